@@ -1,0 +1,92 @@
+"""Carry each repetition's results from where it ran to where the session is summarised.
+
+The payload rides on the test report itself (reports keep extra attributes, and pytest-xdist serialises them
+to the controller), so the same code path serves a plain run and ``-n 2``, and no worker writes a file another
+one could race on. The payload is a JSON string, so any recorded answer crosses the execnet channel intact.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from .records import CallRecord, RepetitionResult
+from .repetition import ActiveRepetition
+
+ATTRIBUTE = "consistency_payload"
+
+
+def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: list[str]) -> str:
+    with state.lock:
+        data: dict[str, Any] = {
+            "task_id": result.task_id,
+            "repeat": result.repeat,
+            "n": result.n,
+            "k": result.k,
+            "min_pass": result.min_pass,
+            "order": result.order,
+            "answer_recorded": state.answer_recorded,
+            "answer": state.answer,
+            "normalized": state.normalized,
+            "calls": [asdict(call) for call in state.calls],
+            "notes": list(state.notes),
+            "equivalence_plugins": hook_plugins,
+        }
+    return json.dumps(data)
+
+
+def _phase_outcome(report: pytest.TestReport) -> str:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if xfail else "passed"
+        if report.skipped:
+            return "xfailed" if xfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "passed"
+
+
+class Collector:
+    """Assembles repetitions from the reports of their setup, call and teardown phases."""
+
+    def __init__(self) -> None:
+        self.repetitions: dict[str, RepetitionResult] = {}
+        self.failed_nodeids: set[str] = set()
+        self.worker_equivalence_plugins: set[str] = set()
+
+    def add(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failed_nodeids.add(report.nodeid)
+        raw = getattr(report, ATTRIBUTE, None)
+        if raw is None:
+            return
+        data = json.loads(raw)
+        self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
+        rep = self.repetitions.get(report.nodeid)
+        if rep is None:
+            rep = RepetitionResult(
+                task_id=data["task_id"], nodeid=report.nodeid, repeat=data["repeat"], n=data["n"],
+                k=data["k"], min_pass=data["min_pass"], order=data["order"],
+            )
+            self.repetitions[report.nodeid] = rep
+        rep.answer_recorded = data["answer_recorded"]
+        rep.answer = data["answer"]
+        rep.normalized = data["normalized"]
+        rep.calls = [CallRecord.from_dict(call) for call in data["calls"]]
+        rep.notes = data["notes"]
+        rep.duration += report.duration
+        outcome = _phase_outcome(report)
+        if report.when == "setup":
+            # A passed setup says nothing yet: the repetition counts once its call phase reports.
+            rep.outcome = "not run" if outcome == "passed" else outcome
+        elif report.when == "call":
+            rep.outcome = outcome
+        elif outcome == "error" and rep.outcome in ("passed", "xpassed", "not run"):
+            rep.outcome = "error"

@@ -1,0 +1,48 @@
+"""Extension points of pytest-consistency, implemented from conftest.py or a plugin.
+
+Every hook is ``firstresult``: the first implementation that returns something other than ``None`` wins, and
+the plugin's own implementation (registered first, so called last) provides the documented default.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .records import SessionSummary
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_consistency_normalize_answer(answer: Any, task_id: str) -> Any:
+    """Return the normalised form of one recorded answer before answers are compared.
+
+    Runs in the process that ran the repetition (an xdist worker, or the main process), right after the
+    test recorded it, so it may live in any conftest.py. The result must be JSON-serialisable. The default
+    strips strings and collapses whitespace, recursively through dicts and lists.
+
+    Return ``None`` to defer to the next implementation; to normalise an answer *to* ``None``, return a
+    sentinel of your own that your equivalence hook understands.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_consistency_answers_equivalent(left: Any, right: Any, task_id: str) -> bool | None:
+    """Say whether two normalised answers of one task count as the same answer.
+
+    Runs at the end of the session in the controlling process, after all repetitions are in. Under
+    pytest-xdist the controller only loads the conftest.py files at or above the paths given on the command
+    line (and ``rootdir``), so put this hook there or in a plugin; the plugin warns when a worker sees an
+    implementation the controller lacks. The default compares canonical JSON (sorted keys). Examples:
+    a numeric tolerance, set semantics for lists, or a semantic comparison with an embedding model.
+    """
+
+
+@pytest.hookspec()
+def pytest_consistency_summary(summary: SessionSummary, config: pytest.Config) -> None:
+    """Receive the computed session summary before it is printed and written.
+
+    Called once, in the controlling process. Use it to push the figures to a dashboard; the summary must not
+    be modified.
+    """

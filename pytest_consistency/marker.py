@@ -1,0 +1,95 @@
+"""The ``repeat_consistency`` marker: its arguments, their validation, and the ids of repetitions.
+
+A repetition's id part is ``rep<i>``, never ``<i>-<n>``: the id of repetition 3 stays ``rep3`` when n changes,
+so selections, history and cassettes keyed on it survive.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+MARKER = "repeat_consistency"
+MARKER_DOC = (
+    f"{MARKER}(n=5, k=None, min_pass=1.0): run the test n times as independent repetitions of one task "
+    "and score its consistency at k (default k = n); the task passes when its pass rate reaches min_pass."
+)
+PARAM = "_consistency_repetition"
+ID_PREFIX = "rep"
+
+
+class MarkerError(ValueError):
+    """A marker argument is invalid; the message names the argument and how to fix it."""
+
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    n: int
+    k: int
+    min_pass: float
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MarkerError(f"{name}={value!r} is not a whole number; use e.g. {name}=5")
+    if value < 1:
+        raise MarkerError(f"{name}={value!r} must be at least 1")
+    return value
+
+
+def _fraction(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
+        raise MarkerError(f"{name}={value!r} is not a number; use a fraction such as {name}=0.8")
+    if not 0.0 <= float(value) <= 1.0:
+        raise MarkerError(f"{name}={value!r} must be within [0, 1] (a pass rate, e.g. 0.8 for 4 of 5)")
+    return float(value)
+
+
+def parse_marker(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    repeat_override: int | None = None,
+    default_min_pass: float = 1.0,
+) -> MarkerSpec:
+    """Validate ``repeat_consistency(...)`` arguments.
+
+    ``--consistency-repeat`` replaces n; a marker's k larger than the new n is lowered to n, since pass^k is
+    undefined for k > n and a quick ``--consistency-repeat=1`` smoke run should not need every marker edited.
+    """
+    known = ("n", "k", "min_pass")
+    if len(args) > len(known):
+        raise MarkerError(f"takes at most {len(known)} positional arguments (n, k, min_pass), got {len(args)}")
+    values: dict[str, Any] = dict(zip(known, args))
+    for name, value in kwargs.items():
+        if name not in known:
+            raise MarkerError(f"unknown argument {name!r}; the arguments are n, k and min_pass")
+        if name in values:
+            raise MarkerError(f"argument {name!r} given twice")
+        values[name] = value
+    n = _positive_int("n", values.get("n", 5))
+    raw_k = values.get("k")
+    k = n if raw_k is None else _positive_int("k", raw_k)
+    if k > n:
+        raise MarkerError(f"k={k} is larger than n={n}; k counts repetitions drawn from the n that ran")
+    raw_min_pass = values.get("min_pass")
+    min_pass = default_min_pass if raw_min_pass is None else _fraction("min_pass", raw_min_pass)
+    if repeat_override is not None:
+        n = repeat_override
+        k = min(k, n) if raw_k is not None else n
+    return MarkerSpec(n=n, k=k, min_pass=min_pass)
+
+
+def repetition_id(index: int) -> str:
+    return f"{ID_PREFIX}{index}"
+
+
+def task_id_of(nodeid: str, repeat: int) -> str:
+    """The node id without the repetition part: ``t.py::f[a-rep2]`` -> ``t.py::f[a]``, ``f[rep2]`` -> ``f``."""
+    part = repetition_id(repeat)
+    if nodeid.endswith(f"[{part}]"):
+        return nodeid[: -len(part) - 2]
+    if nodeid.endswith(f"-{part}]"):
+        return nodeid[: -len(part) - 2] + "]"
+    return nodeid

@@ -1,0 +1,85 @@
+"""Consistency metrics as pure functions of success counts.
+
+The definitions follow tau-bench (pass^k) and IBM's "Closing the Consistency Gap" (gap = Mean@k - pass^k).
+Counts are combined with exact integer binomials and ``Fraction`` so that pass^k and pass@k are the unbiased
+estimators even when n > k, and no cancellation creeps in for large n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from math import comb
+
+
+@dataclass(frozen=True)
+class TaskCounts:
+    """Successes ``c`` out of ``n`` scored repetitions of one task, scored at ``k``."""
+
+    c: int
+    n: int
+    k: int
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"n must be >= 1, got {self.n}")
+        if not 0 <= self.c <= self.n:
+            raise ValueError(f"c must be within 0..n={self.n}, got {self.c}")
+        if not 1 <= self.k <= self.n:
+            raise ValueError(f"k must be within 1..n={self.n}, got {self.k}")
+
+
+def mean_at_k(task: TaskCounts) -> Fraction:
+    """Average success rate of one task (c / n); k does not change it."""
+    return Fraction(task.c, task.n)
+
+
+def pass_hat_k(task: TaskCounts) -> Fraction:
+    """Probability that k repetitions drawn without replacement all succeed: C(c, k) / C(n, k)."""
+    return Fraction(comb(task.c, task.k), comb(task.n, task.k))
+
+
+def pass_at_k(task: TaskCounts) -> Fraction:
+    """Probability that at least one of k repetitions drawn without replacement succeeds."""
+    return 1 - Fraction(comb(task.n - task.c, task.k), comb(task.n, task.k))
+
+
+def gap_pp(task: TaskCounts) -> float:
+    """Consistency gap of one task in percentage points: (Mean@k - pass^k) x 100."""
+    return float((mean_at_k(task) - pass_hat_k(task)) * 100)
+
+
+@dataclass(frozen=True)
+class Overall:
+    """Session-level figures: each task weighs the same, as in the published definitions."""
+
+    task_count: int
+    mean_at_k: float
+    pass_hat_k: float
+    pass_at_k: float
+    consistency_gap_pp: float
+
+
+def overall(tasks: Sequence[TaskCounts]) -> Overall | None:
+    """Average the per-task estimators over tasks; ``None`` when there is nothing to score."""
+    if not tasks:
+        return None
+    t = len(tasks)
+    mean = sum((mean_at_k(x) for x in tasks), Fraction(0)) / t
+    hat = sum((pass_hat_k(x) for x in tasks), Fraction(0)) / t
+    at = sum((pass_at_k(x) for x in tasks), Fraction(0)) / t
+    return Overall(
+        task_count=t,
+        mean_at_k=float(mean),
+        pass_hat_k=float(hat),
+        pass_at_k=float(at),
+        consistency_gap_pp=float((mean - hat) * 100),
+    )
+
+
+def disagreement_pp(disagreeing: int, with_answers: int) -> float | None:
+    """Share of tasks whose answers are not all equivalent, in percentage points."""
+    if with_answers == 0:
+        return None
+    return disagreeing * 100 / with_answers

@@ -1,0 +1,125 @@
+"""The state of the repetition that is running now, and the ``consistency`` handle tests receive.
+
+pytest runs one test at a time per process (xdist workers are processes), so one module-level slot is
+enough to let code that has no access to the test — an HTTP transport, a patched client class — attach
+what it saw to the running repetition, from any thread the agent starts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from .records import CallRecord
+
+
+class ConsistencyWarning(pytest.PytestWarning):
+    """Something about a repetition's recording deserves attention but does not fail it."""
+
+
+@dataclass
+class ActiveRepetition:
+    task_id: str
+    repeat: int
+    n: int
+    marked: bool
+    answer_recorded: bool = False
+    answer: Any = None
+    normalized: Any = None
+    calls: list[CallRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_call(self, call: CallRecord) -> None:
+        with self.lock:
+            self.calls.append(call)
+
+    def note(self, text: str) -> None:
+        with self.lock:
+            if text not in self.notes:
+                self.notes.append(text)
+
+
+_active: ActiveRepetition | None = None
+
+
+def activate(state: ActiveRepetition | None) -> None:
+    global _active
+    _active = state
+
+
+def current() -> ActiveRepetition | None:
+    return _active
+
+
+class Consistency:
+    """Handle of the current repetition, returned by the ``consistency`` fixture.
+
+    In an unmarked test it stands for a single repetition (n = 1) that is not part of the consistency
+    figures, so helpers that call ``record`` work in every test.
+    """
+
+    def __init__(self, state: ActiveRepetition, normalize: Callable[[Any, str], Any]) -> None:
+        self._state = state
+        self._normalize = normalize
+
+    @property
+    def repeat(self) -> int:
+        """1-based index of this repetition."""
+        return self._state.repeat
+
+    @property
+    def n(self) -> int:
+        return self._state.n
+
+    @property
+    def task_id(self) -> str:
+        return self._state.task_id
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """HTTP attempts observed so far in this repetition (a copy)."""
+        with self._state.lock:
+            return list(self._state.calls)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(call.total_tokens for call in self.calls)
+
+    def record(self, answer: Any) -> None:
+        """Record this repetition's answer; it is compared across the task's repetitions.
+
+        The answer must be JSON-serialisable, because it goes into the report and, under xdist, travels from
+        the worker to the controller. Recording twice keeps the last answer and warns.
+        """
+        try:
+            json.dumps(answer)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"consistency.record() needs a JSON-serialisable answer ({exc}); record a str, number, list "
+                "or dict, e.g. the agent's final text or a dict of the fields you compare"
+            ) from None
+        if self._state.answer_recorded:
+            warnings.warn(
+                ConsistencyWarning(
+                    f"{self.task_id} repetition {self.repeat}: record() called again; keeping the last answer"
+                ),
+                stacklevel=2,
+            )
+        normalized = self._normalize(answer, self.task_id)
+        try:
+            json.dumps(normalized)
+        except (TypeError, ValueError):
+            raise TypeError(
+                "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
+                f"{normalized!r}"
+            ) from None
+        self._state.answer = answer
+        self._state.normalized = normalized
+        self._state.answer_recorded = True

@@ -1,0 +1,47 @@
+"""What the plugin keeps for one pytest session, in one object on ``config.stash``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from .collect import Collector
+from .marker import MARKER, MarkerSpec, parse_marker
+from .records import SessionSummary
+from .repetition import ActiveRepetition
+from .settings import Settings
+
+
+@dataclass
+class PluginState:
+    settings: Settings
+    collector: Collector = field(default_factory=Collector)
+    summary: SessionSummary | None = None
+    report_path: str | None = None
+    #: Position of each marked item in the collection order, identical on every xdist worker.
+    order: dict[str, int] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self, marker: pytest.Mark) -> MarkerSpec:
+        return parse_marker(
+            marker.args,
+            dict(marker.kwargs),
+            repeat_override=self.settings["consistency_repeat"],
+            default_min_pass=1.0 if self.settings["consistency_min_pass"] is None
+            else self.settings["consistency_min_pass"],
+        )
+
+
+STATE = pytest.StashKey[PluginState]()
+ACTIVE = pytest.StashKey[ActiveRepetition]()
+SPEC = pytest.StashKey[MarkerSpec]()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def marker_of(item: pytest.Item) -> pytest.Mark | None:
+    return item.get_closest_marker(MARKER)
