@@ -35,9 +35,7 @@ def default_equivalent(left: Any, right: Any) -> bool:
     return canonical_json(left) == canonical_json(right)
 
 
-def distinct_classes(
-    answers: Sequence[tuple[bool, Any]], equivalent: Callable[[Any, Any], bool]
-) -> list[list[int]]:
+def distinct_classes(answers: Sequence[tuple[bool, Any]], equivalent: Callable[[Any, Any], bool]) -> list[list[int]]:
     """Group repetitions (by index) into classes of equivalent answers.
 
     ``answers`` holds ``(recorded, normalised answer)`` per repetition. Repetitions without an answer form

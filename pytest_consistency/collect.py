@@ -72,8 +72,13 @@ class Collector:
         rep = self.repetitions.get(report.nodeid)
         if rep is None:
             rep = RepetitionResult(
-                task_id=data["task_id"], nodeid=report.nodeid, repeat=data["repeat"], n=data["n"],
-                k=data["k"], min_pass=data["min_pass"], order=data["order"],
+                task_id=data["task_id"],
+                nodeid=report.nodeid,
+                repeat=data["repeat"],
+                n=data["n"],
+                k=data["k"],
+                min_pass=data["min_pass"],
+                order=data["order"],
             )
             self.repetitions[report.nodeid] = rep
         rep.answer_recorded = data["answer_recorded"]

@@ -61,7 +61,7 @@ def parse_marker(
     known = ("n", "k", "min_pass")
     if len(args) > len(known):
         raise MarkerError(f"takes at most {len(known)} positional arguments (n, k, min_pass), got {len(args)}")
-    values: dict[str, Any] = dict(zip(known, args))
+    values: dict[str, Any] = dict(zip(known, args, strict=False))
     for name, value in kwargs.items():
         if name not in known:
             raise MarkerError(f"unknown argument {name!r}; the arguments are n, k and min_pass")

@@ -18,8 +18,8 @@ from .answers import default_equivalent, default_normalize
 from .collect import ATTRIBUTE, payload
 from .marker import MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .records import RepetitionResult
-from .report import to_dict, write_atomic
 from .repetition import ActiveRepetition, Consistency, activate
+from .report import to_dict, write_atomic
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
 from .summary import build_summary, finish
 from .terminal import render
@@ -63,8 +63,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     try:
         spec = metafunc.config.stash[STATE].spec(marker)
+        problem = None
     except MarkerError as exc:
-        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {exc}", pytrace=False)
+        problem = str(exc)
+    if problem is not None:  # outside the except block, so the error shows without a chained traceback
+        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
     metafunc.fixturenames.append(PARAM)
     metafunc.parametrize(PARAM, range(1, spec.n + 1), indirect=True, ids=repetition_id)
 
@@ -79,13 +82,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash[STATE]
     for index, item in enumerate(items):
         marker = marker_of(item)
-        if marker is not None and PARAM in getattr(item, "callspec", _NoCallspec).params:
+        callspec = getattr(item, "callspec", None)
+        if marker is not None and callspec is not None and PARAM in callspec.params:
             item.stash[SPEC] = state.spec(marker)
             state.order[item.nodeid] = index
-
-
-class _NoCallspec:
-    params: dict[str, Any] = {}
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -114,8 +114,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if active is not None and spec is not None:
         state = item.config.stash[STATE]
         result = RepetitionResult(
-            task_id=active.task_id, nodeid=item.nodeid, repeat=active.repeat, n=spec.n, k=spec.k,
-            min_pass=spec.min_pass, order=state.order.get(item.nodeid, 0),
+            task_id=active.task_id,
+            nodeid=item.nodeid,
+            repeat=active.repeat,
+            n=spec.n,
+            k=spec.k,
+            min_pass=spec.min_pass,
+            order=state.order.get(item.nodeid, 0),
         )
         plugins = [impl.plugin_name for impl in item.config.hook.pytest_consistency_answers_equivalent.get_hookimpls()]
         setattr(report, ATTRIBUTE, payload(active, result, plugins))
@@ -204,7 +209,7 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
     summary = state.summary
     if summary is None or (not summary.tasks and not summary.gates):
         return
-    width = min(getattr(terminalreporter, "_tw").fullwidth, 120)
+    width = min(terminalreporter._tw.fullwidth, 120)
     terminalreporter.write_sep("=", "consistency")
     for line in render(summary, config.get_verbosity(), width):
         failed = line.endswith("FAILED")

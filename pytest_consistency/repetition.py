@@ -117,8 +117,7 @@ class Consistency:
             json.dumps(normalized)
         except (TypeError, ValueError):
             raise TypeError(
-                "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
-                f"{normalized!r}"
+                f"pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: {normalized!r}"
             ) from None
         self._state.answer = answer
         self._state.normalized = normalized

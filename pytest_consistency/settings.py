@@ -118,66 +118,183 @@ class Option:
 
 
 GATE_OPTIONS = (
-    Option("consistency_gap_max", "--consistency-gap-max", ("gates", "consistency_gap_max"), percentage,
-           "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points", metavar="PP"),
-    Option("answer_disagreement_max", "--answer-disagreement-max", ("gates", "answer_disagreement_max"), percentage,
-           "fail the session when the share of tasks with disagreeing answers exceeds PP percentage points",
-           metavar="PP"),
-    Option("pass_hat_k_min", "--pass-hat-k-min", ("gates", "pass_hat_k_min"), percentage,
-           "fail the session when pass^k falls below PCT percent", metavar="PCT"),
-    Option("route_drift_max", "--route-drift-max", ("gates", "route_drift_max"), percentage,
-           "fail the session when the share of tasks whose repetitions did not share one route exceeds PP "
-           "percentage points (0 is the usual CI value)", metavar="PP"),
+    Option(
+        "consistency_gap_max",
+        "--consistency-gap-max",
+        ("gates", "consistency_gap_max"),
+        percentage,
+        "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points",
+        metavar="PP",
+    ),
+    Option(
+        "answer_disagreement_max",
+        "--answer-disagreement-max",
+        ("gates", "answer_disagreement_max"),
+        percentage,
+        "fail the session when the share of tasks with disagreeing answers exceeds PP percentage points",
+        metavar="PP",
+    ),
+    Option(
+        "pass_hat_k_min",
+        "--pass-hat-k-min",
+        ("gates", "pass_hat_k_min"),
+        percentage,
+        "fail the session when pass^k falls below PCT percent",
+        metavar="PCT",
+    ),
+    Option(
+        "route_drift_max",
+        "--route-drift-max",
+        ("gates", "route_drift_max"),
+        percentage,
+        "fail the session when the share of tasks whose repetitions did not share one route exceeds PP "
+        "percentage points (0 is the usual CI value)",
+        metavar="PP",
+    ),
 )
 
 CORE_OPTIONS = (
-    Option("consistency_config", "--consistency-config", (), text,
-           "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
-           metavar="FILE"),
-    Option("consistency_repeat", "--consistency-repeat", ("repeat",), positive_int,
-           "override n of every repeat_consistency marker", metavar="N"),
-    Option("consistency_min_pass", "--consistency-min-pass", ("min_pass",), fraction,
-           "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
-           metavar="F"),
-    Option("consistency_report", "--consistency-report", ("report",), text,
-           "write the machine-readable JSON report to FILE", metavar="FILE"),
+    Option(
+        "consistency_config",
+        "--consistency-config",
+        (),
+        text,
+        "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
+        metavar="FILE",
+    ),
+    Option(
+        "consistency_repeat",
+        "--consistency-repeat",
+        ("repeat",),
+        positive_int,
+        "override n of every repeat_consistency marker",
+        metavar="N",
+    ),
+    Option(
+        "consistency_min_pass",
+        "--consistency-min-pass",
+        ("min_pass",),
+        fraction,
+        "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
+        metavar="F",
+    ),
+    Option(
+        "consistency_report",
+        "--consistency-report",
+        ("report",),
+        text,
+        "write the machine-readable JSON report to FILE",
+        metavar="FILE",
+    ),
 )
 
 ROUTE_OPTIONS = (
-    Option("consistency_base_url", "--consistency-base-url", ("route", "base_url"), text,
-           "base URL of the OpenAI-compatible API for every repetition (else OPENAI_BASE_URL, else OpenAI's)",
-           metavar="URL"),
-    Option("consistency_model", "--consistency-model", ("route", "model"), text,
-           "model id applied to every request that does not name one", metavar="MODEL"),
-    Option("consistency_api_key_env", "--consistency-api-key-env", ("route", "api_key_env"), text,
-           "name of the environment variable that holds the API key (default OPENAI_API_KEY); "
-           "keys are never taken on the command line", metavar="VAR", default="OPENAI_API_KEY"),
-    Option("consistency_timeout", "--consistency-timeout", ("route", "timeout"), positive_number,
-           "request timeout in seconds (default 60)", metavar="SECONDS", default=60.0),
-    Option("consistency_max_retries", "--consistency-max-retries", ("route", "max_retries"), non_negative_int,
-           "SDK retries per request (default 1)", metavar="N", default=1),
-    Option("consistency_temperature", "--consistency-temperature", ("route", "temperature"), non_negative_number,
-           "temperature applied to requests that do not set one", metavar="T"),
-    Option("consistency_seed", "--consistency-seed", ("route", "seed"), non_negative_int,
-           "seed applied to requests that do not set one", metavar="SEED"),
-    Option("consistency_retries_max", "--consistency-retries-max", ("route", "retries_max"), non_negative_int,
-           "retries per request above which a repetition counts as route drift (default: the route's "
-           "max_retries)", metavar="N"),
-    Option("consistency_token_budget", "--consistency-token-budget", ("route", "token_budget"), positive_int,
-           "stop making live calls once the session used more than N tokens, and fail the session",
-           metavar="N"),
-    Option("consistency_preflight", "--consistency-preflight", ("route", "preflight"), choice("true", "false"),
-           "make one minimal request before the first test and abort on a broken route", is_flag=True),
+    Option(
+        "consistency_base_url",
+        "--consistency-base-url",
+        ("route", "base_url"),
+        text,
+        "base URL of the OpenAI-compatible API for every repetition (else OPENAI_BASE_URL, else OpenAI's)",
+        metavar="URL",
+    ),
+    Option(
+        "consistency_model",
+        "--consistency-model",
+        ("route", "model"),
+        text,
+        "model id applied to every request that does not name one",
+        metavar="MODEL",
+    ),
+    Option(
+        "consistency_api_key_env",
+        "--consistency-api-key-env",
+        ("route", "api_key_env"),
+        text,
+        "name of the environment variable that holds the API key (default OPENAI_API_KEY); "
+        "keys are never taken on the command line",
+        metavar="VAR",
+        default="OPENAI_API_KEY",
+    ),
+    Option(
+        "consistency_timeout",
+        "--consistency-timeout",
+        ("route", "timeout"),
+        positive_number,
+        "request timeout in seconds (default 60)",
+        metavar="SECONDS",
+        default=60.0,
+    ),
+    Option(
+        "consistency_max_retries",
+        "--consistency-max-retries",
+        ("route", "max_retries"),
+        non_negative_int,
+        "SDK retries per request (default 1)",
+        metavar="N",
+        default=1,
+    ),
+    Option(
+        "consistency_temperature",
+        "--consistency-temperature",
+        ("route", "temperature"),
+        non_negative_number,
+        "temperature applied to requests that do not set one",
+        metavar="T",
+    ),
+    Option(
+        "consistency_seed",
+        "--consistency-seed",
+        ("route", "seed"),
+        non_negative_int,
+        "seed applied to requests that do not set one",
+        metavar="SEED",
+    ),
+    Option(
+        "consistency_retries_max",
+        "--consistency-retries-max",
+        ("route", "retries_max"),
+        non_negative_int,
+        "retries per request above which a repetition counts as route drift (default: the route's max_retries)",
+        metavar="N",
+    ),
+    Option(
+        "consistency_token_budget",
+        "--consistency-token-budget",
+        ("route", "token_budget"),
+        positive_int,
+        "stop making live calls once the session used more than N tokens, and fail the session",
+        metavar="N",
+    ),
+    Option(
+        "consistency_preflight",
+        "--consistency-preflight",
+        ("route", "preflight"),
+        choice("true", "false"),
+        "make one minimal request before the first test and abort on a broken route",
+        is_flag=True,
+    ),
 )
 
 CASSETTE_OPTIONS = (
-    Option("consistency_cassettes", "--consistency-cassettes", ("cassettes", "dir"), text,
-           "directory of the per-repetition cassettes, relative to rootdir (default: cassettes)",
-           metavar="DIR", default="cassettes"),
-    Option("consistency_record", "--consistency-record", ("cassettes", "record"),
-           choice("none", "once", "new_episodes", "all", "off"),
-           "cassette mode: none (replay only, network blocked; default), once, new_episodes, all (re-record), "
-           "off (no cassettes, live calls)", metavar="MODE", default="none"),
+    Option(
+        "consistency_cassettes",
+        "--consistency-cassettes",
+        ("cassettes", "dir"),
+        text,
+        "directory of the per-repetition cassettes, relative to rootdir (default: cassettes)",
+        metavar="DIR",
+        default="cassettes",
+    ),
+    Option(
+        "consistency_record",
+        "--consistency-record",
+        ("cassettes", "record"),
+        choice("none", "once", "new_episodes", "all", "off"),
+        "cassette mode: none (replay only, network blocked; default), once, new_episodes, all (re-record), "
+        "off (no cassettes, live calls)",
+        metavar="MODE",
+        default="none",
+    ),
 )
 
 OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
@@ -199,11 +316,23 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
     for option in OPTIONS:
         if option.is_flag:
-            group.addoption(option.flag, action="store_const", const=True, dest=option.dest, default=None,
-                            help=option.help)
+            group.addoption(
+                option.flag,
+                action="store_const",
+                const=True,
+                dest=option.dest,
+                default=None,
+                help=option.help,
+            )
         else:
-            group.addoption(option.flag, dest=option.dest, default=None, type=_cli_type(option),
-                            metavar=option.metavar, help=option.help)
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                type=_cli_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
         parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
@@ -246,7 +375,9 @@ def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, .
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
-        raise pytest.UsageError(f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config")
+        raise pytest.UsageError(
+            f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config"
+        ) from None
     if data is None:
         return {}, lines
     if not isinstance(data, dict):
@@ -326,4 +457,3 @@ def resolve(config: pytest.Config) -> Settings:
         if option.is_flag:
             values[option.dest] = values[option.dest] in (True, "true")
     return Settings(values=values, sources=sources, config_file=config_path)
-

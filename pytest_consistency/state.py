@@ -29,7 +29,8 @@ class PluginState:
             marker.args,
             dict(marker.kwargs),
             repeat_override=self.settings["consistency_repeat"],
-            default_min_pass=1.0 if self.settings["consistency_min_pass"] is None
+            default_min_pass=1.0
+            if self.settings["consistency_min_pass"] is None
             else self.settings["consistency_min_pass"],
         )
 

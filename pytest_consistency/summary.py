@@ -69,9 +69,7 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
 
 
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
-    return [
-        metrics.TaskCounts(c=t.passes, n=t.scored, k=t.k) for t in tasks if t.verdict in ("pass", "fail")
-    ]
+    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=t.k) for t in tasks if t.verdict in ("pass", "fail")]
 
 
 def _common(values: Iterable[int]) -> int | None:
@@ -107,8 +105,17 @@ def evaluate_gates(summary: SessionSummary, thresholds: Mapping[str, float | Non
         else:
             passed = round(value, 9) >= threshold
         name = option.dest.rsplit("_", 1)[0]
-        results.append(GateResult(name=name, option=option.flag, threshold=threshold, value=value,
-                                  passed=passed, comparison=comparison, unit=unit))
+        results.append(
+            GateResult(
+                name=name,
+                option=option.flag,
+                threshold=threshold,
+                value=value,
+                passed=passed,
+                comparison=comparison,
+                unit=unit,
+            )
+        )
     return results
 
 
@@ -134,8 +141,7 @@ def build_summary(
         pass_hat_k=figures.pass_hat_k if figures else None,
         pass_at_k=figures.pass_at_k if figures else None,
         consistency_gap_pp=figures.consistency_gap_pp if figures else None,
-        answer_disagreement_pp=metrics.disagreement_pp(sum(bool(t.disagrees) for t in with_answers),
-                                                       len(with_answers)),
+        answer_disagreement_pp=metrics.disagreement_pp(sum(bool(t.disagrees) for t in with_answers), len(with_answers)),
         gates=[],
         passed=True,
         interrupted=interrupted,

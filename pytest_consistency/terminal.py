@@ -14,7 +14,7 @@ def pp(value: float | None) -> str:
 
 
 def _shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1):]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def verdict_text(task: TaskResult) -> str:
@@ -32,7 +32,7 @@ def task_rows(summary: SessionSummary, width: int) -> list[str]:
     verdict_width = max([7, *(len(v) for v in verdicts)])
     id_width = max(20, width - fixed - verdict_width - 1)
     rows = [f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  verdict"]
-    for task, verdict in zip(summary.tasks, verdicts):
+    for task, verdict in zip(summary.tasks, verdicts, strict=True):
         answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
         rows.append(f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {verdict}")
@@ -43,11 +43,10 @@ def overall_lines(summary: SessionSummary) -> list[str]:
     k = "k" if summary.k is None else str(summary.k)
     n = "mixed" if summary.repeat is None else str(summary.repeat)
     lines = [
-        f"tasks {summary.task_count}, repetitions n={n}, scored at k={k}"
+        f"tasks {summary.task_count}, repetitions n={n}, scored at k={'mixed' if summary.k is None else k}"
         + (" (session interrupted: partial results)" if summary.interrupted else ""),
         f"Mean@{k} {pct(summary.mean_at_k)}   pass^{k} {pct(summary.pass_hat_k)}   pass@{k} {pct(summary.pass_at_k)}",
-        f"consistency gap {pp(summary.consistency_gap_pp)}   "
-        f"answer disagreement {pp(summary.answer_disagreement_pp)}",
+        f"consistency gap {pp(summary.consistency_gap_pp)}   answer disagreement {pp(summary.answer_disagreement_pp)}",
     ]
     lines.extend(summary.extra.get("terminal_lines", []))
     if not summary.gates:

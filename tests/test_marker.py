@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import pytest
+
+from pytest_consistency.marker import MarkerError, MarkerSpec, parse_marker, task_id_of
+
+
+def test_defaults_and_positional() -> None:
+    assert parse_marker((), {}) == MarkerSpec(5, 5, 1.0)
+    assert parse_marker((3,), {"k": 2}) == MarkerSpec(3, 2, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0}, "n=0 must be at least 1"),
+        ({"n": -2}, "n=-2 must be at least 1"),
+        ({"n": "5"}, "n='5' is not a whole number"),
+        ({"n": 2.5}, "n=2.5 is not a whole number"),
+        ({"n": True}, "n=True is not a whole number"),
+        ({"n": 3, "k": 4}, "k=4 is larger than n=3"),
+        ({"k": 0}, "k=0 must be at least 1"),
+        ({"min_pass": 1.5}, "min_pass=1.5 must be within [0, 1]"),
+        ({"min_pass": -0.1}, "min_pass=-0.1 must be within [0, 1]"),
+        ({"min_pass": "high"}, "min_pass='high' is not a number"),
+        ({"m": 3}, "unknown argument 'm'"),
+    ],
+)
+def test_invalid_arguments_name_the_argument(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(MarkerError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_marker((), kwargs)
+
+
+def test_override_replaces_n_and_lowers_k() -> None:
+    assert parse_marker((), {"n": 5, "k": 3}, repeat_override=2) == MarkerSpec(2, 2, 1.0)
+    assert parse_marker((), {"n": 5}, repeat_override=8) == MarkerSpec(8, 8, 1.0)
+    assert parse_marker((), {}, default_min_pass=0.6).min_pass == 0.6
+    assert parse_marker((), {"min_pass": 1.0}, default_min_pass=0.6).min_pass == 1.0
+
+
+def test_task_id_strips_only_the_repetition() -> None:
+    assert task_id_of("t.py::f[rep2]", 2) == "t.py::f"
+    assert task_id_of("t.py::f[a-rep12]", 12) == "t.py::f[a]"
+    assert task_id_of("t.py::C::f[x-rep1-y-rep1]", 1) == "t.py::C::f[x-rep1-y]"
