@@ -7,7 +7,10 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import os
+import tempfile
+from collections.abc import Generator, Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +18,23 @@ import pytest
 
 from . import hookspecs, settings
 from .answers import default_equivalent, default_normalize
+from .budget import Ledger
+from .clients import build_client
 from .collect import ATTRIBUTE, payload
+from .drift import PinnedRoute
 from .marker import MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
+from .preflight import preflight
 from .records import RepetitionResult
 from .repetition import ActiveRepetition, Consistency, activate
 from .report import to_dict, write_atomic
+from .route import Route, resolve_route
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
-from .summary import build_summary, finish
+from .summary import add_route, build_summary, finish
 from .terminal import render
+from .transport import observe_transports
+
+ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
+LEDGER_KEY = "consistency_token_ledger"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -35,7 +47,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
-    config.stash[STATE] = PluginState(settings=settings.resolve(config))
+    state = PluginState(settings=settings.resolve(config))
+    state.route = resolve_route(state.settings, os.environ)
+    budget = state.settings["consistency_token_budget"]
+    if budget:
+        workerinput = getattr(config, "workerinput", {})
+        path = workerinput.get(LEDGER_KEY) or os.path.join(tempfile.mkdtemp(prefix="consistency-"), "tokens")
+        state.ledger = Ledger(Path(path), int(budget))
+    config.stash[STATE] = state
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
 
@@ -86,6 +105,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if marker is not None and callspec is not None and PARAM in callspec.params:
             item.stash[SPEC] = state.spec(marker)
             state.order[item.nodeid] = index
+    route = state.route
+    if (
+        route is not None
+        and route.problems
+        and any(ROUTE_FIXTURES & set(getattr(i, "fixturenames", ())) for i in items)
+    ):
+        raise pytest.UsageError(route_error(route))
+
+
+def route_error(route: Route) -> str:
+    return "pytest-consistency: the pinned route cannot be used:\n" + "\n".join(f"  - {p}" for p in route.problems)
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -100,8 +130,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True
         )
         activate(item.stash[ACTIVE])
+    observing = observe_transports(item.config.stash[STATE].ledger) if spec is not None else nullcontext()
     try:
-        return (yield)
+        with observing:
+            return (yield)
     finally:
         activate(None)
 
@@ -140,6 +172,37 @@ def consistency(request: pytest.FixtureRequest) -> Consistency:
     return Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
 
 
+# --- the route ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pinned_route(pytestconfig: pytest.Config) -> Route:
+    """The session's route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never shown."""
+    route = pytestconfig.stash[STATE].route
+    assert route is not None
+    if route.problems:
+        pytest.fail(route_error(route), pytrace=False)
+    return route
+
+
+@pytest.fixture
+def pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Iterator[Any]:
+    """``openai.OpenAI`` on the pinned route; every HTTP attempt is recorded on the current repetition."""
+    client = build_client(pinned_route, pytestconfig.stash[STATE].ledger)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def async_pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Any:
+    """``openai.AsyncOpenAI`` on the pinned route.
+
+    A plain (sync) fixture, so it works under pytest-asyncio's strict mode and anyio alike; its connections
+    belong to the test's event loop, which is gone at teardown, so it is left to the garbage collector.
+    """
+    return build_client(pinned_route, pytestconfig.stash[STATE].ledger, is_async=True)
+
+
 # --- the controller: collect, summarise, gate, print, write ---------------------------------------------
 
 
@@ -151,6 +214,22 @@ class Controller:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        state = self.config.stash[STATE]
+        if state.settings["consistency_preflight"] and state.route is not None:
+            if state.route.problems:
+                raise pytest.UsageError(route_error(state.route))
+            problem = preflight(state.route)
+            if problem:
+                raise pytest.UsageError(problem)
+            state.preflight = "ok"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        ledger = self.config.stash[STATE].ledger
+        if ledger is not None:
+            node.workerinput[LEDGER_KEY] = str(ledger.path)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.config.stash[STATE].collector.add(report)
@@ -181,6 +260,25 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
+    route = state.route
+    if route is not None:
+        retries_max = state.settings["consistency_retries_max"]
+        pinned = PinnedRoute(
+            base_url=route.base_url,
+            key_fingerprint=route.key_fingerprint,
+            model=route.model,
+            retries_max=route.max_retries if retries_max is None else int(retries_max),
+        )
+        add_route(summary, pinned, route.describe())
+        if state.ledger is not None:
+            spent = state.ledger.spent()
+            summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}
+            if spent > state.ledger.limit:
+                summary.warnings.append(
+                    f"token budget exceeded: {spent} tokens used > --consistency-token-budget={state.ledger.limit}; "
+                    "later live calls were refused"
+                )
+                summary.extra["token_budget"]["exceeded"] = True
     finish(summary, {option.dest: state.settings[option.dest] for option in settings.GATE_OPTIONS})
     state.summary = summary
     config.hook.pytest_consistency_summary(summary=summary, config=config)
@@ -197,7 +295,8 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
     failed = state.collector.failed_nodeids
     if session.exitstatus == pytest.ExitCode.TESTS_FAILED and failed and failed <= tolerated:
         session.exitstatus = pytest.ExitCode.OK
-    if any(not gate.passed for gate in summary.gates) and session.exitstatus in (
+    budget_exceeded = bool(summary.extra.get("token_budget", {}).get("exceeded"))
+    if (budget_exceeded or any(not gate.passed for gate in summary.gates)) and session.exitstatus in (
         pytest.ExitCode.OK,
         pytest.ExitCode.NO_TESTS_COLLECTED,
     ):

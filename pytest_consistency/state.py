@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 
+from .budget import Ledger
 from .collect import Collector
 from .marker import MARKER, MarkerSpec, parse_marker
 from .records import SessionSummary
 from .repetition import ActiveRepetition
+from .route import Route
 from .settings import Settings
 
 
@@ -22,7 +23,9 @@ class PluginState:
     report_path: str | None = None
     #: Position of each marked item in the collection order, identical on every xdist worker.
     order: dict[str, int] = field(default_factory=dict)
-    extras: dict[str, Any] = field(default_factory=dict)
+    route: Route | None = None
+    ledger: Ledger | None = None
+    preflight: str | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

@@ -10,12 +10,13 @@ How repetitions count (documented in the README):
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import metrics
 from .answers import MISSING, distinct_classes
+from .drift import PinnedRoute, attribution, drift_pp, task_drift
 from .records import GateResult, RepetitionResult, SessionSummary, TaskResult
 from .settings import GATE_OPTIONS
 
@@ -151,5 +152,56 @@ def build_summary(
 
 def finish(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:
     summary.gates = evaluate_gates(summary, thresholds)
-    summary.passed = all(g.passed for g in summary.gates) and not any(t.verdict == "fail" for t in summary.tasks)
+    summary.passed = (
+        all(g.passed for g in summary.gates)
+        and not any(t.verdict == "fail" for t in summary.tasks)
+        and not summary.extra.get("token_budget", {}).get("exceeded")
+    )
     return summary
+
+
+def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any]) -> None:
+    """Attach route facts, drift and attribution to every task, and the session's route figures."""
+    drifts = []
+    for task in summary.tasks:
+        drift = task_drift([r.calls for r in task.repetitions], pinned)
+        drifts.append(drift)
+        task.route = drift.to_dict()
+        inconsistent = bool(task.disagrees) or 0 < task.passes < task.scored
+        task.attribution = attribution(inconsistent, drift) if drift.calls else None
+        summary.warnings.extend(f"{task.task_id}: {text}" for text in drift.warnings)
+    total = sum(d.tokens.get("total", 0) for d in drifts)
+    repetitions = sum(t.scored for t in summary.tasks if t.verdict in ("pass", "fail"))
+    drifted = [t for t, d in zip(summary.tasks, drifts, strict=True) if d.drifted]
+    with_calls = sum(1 for d in drifts if d.calls)
+    errors: Counter[str] = Counter()
+    for d in drifts:
+        errors.update(d.errors)
+    figures = {
+        "model": route["model"],
+        "base_url": route["base_url"],
+        "key_fingerprint": route["key_fingerprint"],
+        "route": route,
+        "total_tokens": total,
+        "prompt_tokens": sum(d.tokens.get("prompt", 0) for d in drifts),
+        "completion_tokens": sum(d.tokens.get("completion", 0) for d in drifts),
+        "avg_tokens_per_task": total / repetitions if repetitions else None,
+        "calls": sum(d.calls for d in drifts),
+        "retries": sum(d.retries for d in drifts),
+        "errors": dict(sorted(errors.items())),
+        "route_drift_pp": drift_pp(drifts),
+        "route_drift_tasks": [t.task_id for t in drifted],
+    }
+    summary.extra.update(figures)
+    if not with_calls:
+        return
+    lines = [
+        f"route: {route['base_url']}  model {route['model'] or '(per request)'}  key {route['key_fingerprint']}  "
+        f"timeout {route['timeout']:g}s  retries {route['max_retries']}",
+        f"calls {figures['calls']} (retries {figures['retries']})   tokens {total}   "
+        + (f"avg per task-repetition {figures['avg_tokens_per_task']:.1f}" if repetitions else ""),
+        f"route drift {figures['route_drift_pp']:.1f} pp ({len(drifted)} of {with_calls} tasks with calls)",
+    ]
+    for task in drifted:
+        lines.append(f"  {task.task_id}: " + "; ".join(task.route["drift_details"]))
+    summary.extra["terminal_lines"] = lines

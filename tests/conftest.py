@@ -1,4 +1,7 @@
+from collections.abc import Iterator
+
 import pytest
+from fake_openai import GOOD_KEY, FakeOpenAI
 
 pytest_plugins = ["pytester"]
 
@@ -8,3 +11,20 @@ def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
+@pytest.fixture(scope="session")
+def fake_server() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake(fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    """The loopback server, reset, with the environment of a user whose key is exported."""
+    fake_server.reset()
+    fake_server.keys = {GOOD_KEY, GOOD_KEY + "-second"}
+    monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    return fake_server

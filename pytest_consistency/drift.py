@@ -1,0 +1,161 @@
+"""Route drift: did every repetition of a task travel the same route, the pinned one?
+
+Pure functions over call records. Drift kinds:
+``base_url``, ``key``, ``model_requested``, ``model_served``, ``deployment``, ``fallback``, ``retries`` and
+``errors`` (HTTP errors, timeouts, connection failures, replay mismatches, refused-by-budget). A changing
+``system_fingerprint`` is only a warning: providers rotate it without any change of route.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .records import CallRecord
+
+_SNAPSHOT = re.compile(r"^-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8})$")
+
+
+@dataclass(frozen=True)
+class PinnedRoute:
+    """What the calls are compared with; a field that is None is not compared."""
+
+    base_url: str | None
+    key_fingerprint: str | None
+    model: str | None
+    retries_max: int
+
+
+@dataclass
+class TaskDrift:
+    kinds: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    calls: int = 0
+    unpinned_calls: int = 0
+    retries: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    tokens_per_repetition: list[int] = field(default_factory=list)
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.kinds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "drift": self.kinds,
+            "drift_details": self.details,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "calls": self.calls,
+            "unpinned_calls": self.unpinned_calls,
+            "retries": self.retries,
+            "tokens": self.tokens,
+            "tokens_per_repetition": self.tokens_per_repetition,
+        }
+
+
+def is_snapshot_of(served: str, requested: str) -> bool:
+    """``gpt-4o-2024-08-06`` is a dated snapshot of ``gpt-4o``: the same model, named precisely."""
+    return served == requested or (served.startswith(requested) and bool(_SNAPSHOT.match(served[len(requested) :])))
+
+
+def error_kind(call: CallRecord) -> str | None:
+    if call.error:
+        return call.error
+    if call.status is None or call.status < 400:
+        return None
+    return "5xx" if call.status >= 500 else str(call.status)
+
+
+def _distinct(values: Iterable[str | None]) -> list[str]:
+    return sorted({value for value in values if value})
+
+
+def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute) -> TaskDrift:
+    drift = TaskDrift()
+    calls = [call for rep in repetitions for call in rep]
+    drift.calls = len(calls)
+    drift.unpinned_calls = sum(not call.pinned for call in calls)
+    drift.retries = sum(1 for call in calls if call.retry_index > 0)
+    drift.tokens = {
+        "prompt": sum(c.prompt_tokens for c in calls),
+        "completion": sum(c.completion_tokens for c in calls),
+        "total": sum(c.total_tokens for c in calls),
+    }
+    drift.tokens_per_repetition = [sum(c.total_tokens for c in rep) for rep in repetitions]
+    if not calls:
+        return drift
+
+    def flag(kind: str, detail: str) -> None:
+        if kind not in drift.kinds:
+            drift.kinds.append(kind)
+        drift.details.append(detail)
+
+    def check(kind: str, label: str, values: list[str], pinned_value: str | None) -> None:
+        if len(values) > 1:
+            flag(kind, f"{label}: {len(values)} different ({', '.join(values)})")
+        elif values and pinned_value and values[0] != pinned_value:
+            flag(kind, f"{label}: {values[0]}, not the pinned {pinned_value}")
+
+    check("base_url", "base URL", _distinct(c.base_url for c in calls), pinned.base_url)
+    check("key", "key fingerprint", _distinct(c.key_fingerprint for c in calls), pinned.key_fingerprint)
+    check("model_requested", "model requested", _distinct(c.model_requested for c in calls), pinned.model)
+
+    answered = [c for c in calls if c.model_served and c.status is not None and c.status < 400]
+    served = _distinct(c.model_served for c in answered)
+    if len(served) > 1:
+        flag("model_served", f"model served: {len(served)} different ({', '.join(served)})")
+    for call in answered:
+        if call.model_requested and call.model_served and not is_snapshot_of(call.model_served, call.model_requested):
+            flag("model_served", f"asked for {call.model_requested}, served {call.model_served}")
+            break
+
+    deployments = _distinct(c.gateway.get("x-litellm-model-id") for c in calls)
+    if len(deployments) > 1:
+        flag("deployment", f"gateway deployment: {len(deployments)} different (x-litellm-model-id)")
+    fallbacks = sum(_int(c.gateway.get("x-litellm-attempted-fallbacks")) for c in calls)
+    if fallbacks:
+        flag("fallback", f"gateway fell back {fallbacks} time(s) (x-litellm-attempted-fallbacks)")
+
+    most = max(c.retry_index for c in calls)
+    gateway_retries = max(_int(c.gateway.get("x-litellm-attempted-retries")) for c in calls)
+    if most > pinned.retries_max:
+        flag("retries", f"retries: {most} on one request > allowed {pinned.retries_max}")
+    if gateway_retries > pinned.retries_max:
+        flag("retries", f"gateway retries: {gateway_retries} > allowed {pinned.retries_max}")
+
+    errors = Counter(kind for kind in (error_kind(c) for c in calls) if kind)
+    if errors:
+        drift.errors = dict(sorted(errors.items()))
+        flag("errors", "errors: " + ", ".join(f"{kind} x{count}" for kind, count in drift.errors.items()))
+
+    fingerprints = _distinct(c.system_fingerprint for c in calls)
+    if len(fingerprints) > 1:
+        drift.warnings.append(f"system_fingerprint changed between calls ({', '.join(fingerprints)})")
+    return drift
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(str(value).strip()) if value not in (None, "") else 0
+    except ValueError:
+        return 0
+
+
+def attribution(inconsistent: bool, drift: TaskDrift) -> str | None:
+    """Where to look first for an inconsistent task: the route when it moved, the agent when it did not."""
+    if not inconsistent:
+        return None
+    return "route drift" if drift.drifted else "agent"
+
+
+def drift_pp(drifts: Sequence[TaskDrift]) -> float | None:
+    with_calls = [d for d in drifts if d.calls]
+    if not with_calls:
+        return None
+    return sum(d.drifted for d in with_calls) * 100 / len(with_calls)

@@ -1,0 +1,109 @@
+"""The pinned route: one base URL, one key, one model, one timeout and retry policy for a whole session.
+
+It is resolved once, from the options (CLI > YAML ``route:`` > ini > default) and the environment, and every
+problem a user could fix before spending a call is collected with the fix in its message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .keys import fingerprint, is_placeholder
+from .settings import Settings
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class Route:
+    base_url: str
+    api_key: str | None = field(repr=False)
+    model: str | None
+    timeout: float
+    max_retries: int
+    temperature: float | None = None
+    seed: int | None = None
+    key_env: str = "OPENAI_API_KEY"
+    base_url_source: str = "default"
+    problems: tuple[str, ...] = ()
+
+    @property
+    def key_fingerprint(self) -> str | None:
+        return fingerprint(self.api_key)
+
+    def describe(self) -> dict[str, object]:
+        """What the summary and the report show: never the key itself."""
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "key_fingerprint": self.key_fingerprint,
+            "key_env": self.key_env,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+
+def base_url_problems(url: str, source: str) -> list[str]:
+    parts = urlsplit(url)
+    problems = []
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        problems.append(f"base URL {url!r} (from {source}) is not an http(s) URL; use e.g. {DEFAULT_BASE_URL}")
+        return problems
+    if parts.query or parts.fragment:
+        clean = parts._replace(query="", fragment="").geturl()
+        problems.append(
+            f"base URL from {source} has a query string or fragment ('?{parts.query}' / '#{parts.fragment}'), "
+            f"as a URL pasted from a website does; use the API URL without it: {clean}"
+        )
+    path = parts.path.rstrip("/")
+    if not path:
+        problems.append(
+            f"base URL {url!r} (from {source}) has no API path; OpenAI-compatible APIs usually live under /v1, "
+            f"e.g. {url.rstrip('/')}/v1"
+        )
+    return problems
+
+
+def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
+    """Build the route and list its problems; raising is left to the caller, who knows if it is needed."""
+    problems: list[str] = []
+    key_env = str(settings["consistency_api_key_env"])
+    api_key = env.get(key_env) or None
+    if api_key is None:
+        problems.append(f"no API key: ${key_env} is not set; export {key_env}=<your key> (keys never go in code)")
+    elif is_placeholder(api_key):
+        problems.append(f"${key_env} holds a placeholder ({api_key[:4]}…), not a key; export the real key")
+        api_key = None
+
+    configured = settings["consistency_base_url"]
+    env_url = env.get("OPENAI_BASE_URL") or None
+    if configured:
+        base_url, source = str(configured), settings.sources["consistency_base_url"]
+        if env_url and env_url.rstrip("/") != base_url.rstrip("/"):
+            problems.append(
+                f"OPENAI_BASE_URL={env_url} differs from the configured base URL {base_url} ({source}); "
+                "agent code that builds its own client would use the other one. Unset OPENAI_BASE_URL or make "
+                "them equal"
+            )
+    elif env_url:
+        base_url, source = env_url, "$OPENAI_BASE_URL"
+    else:
+        base_url, source = DEFAULT_BASE_URL, "default"
+    problems.extend(base_url_problems(base_url, source))
+
+    return Route(
+        base_url=base_url.rstrip("/"),
+        api_key=api_key,
+        model=settings["consistency_model"],
+        timeout=float(settings["consistency_timeout"]),
+        max_retries=int(settings["consistency_max_retries"]),
+        temperature=settings["consistency_temperature"],
+        seed=settings["consistency_seed"],
+        key_env=key_env,
+        base_url_source=source,
+        problems=tuple(problems),
+    )

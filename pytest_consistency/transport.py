@@ -1,0 +1,228 @@
+"""Where HTTP attempts are observed: a transport that wraps the SDK's real one, and the transport classes.
+
+Two seams, one recording path (``send`` / ``send_async``):
+
+- the pinned clients get a ``RecordingTransport`` around a real ``HTTPTransport``; vcrpy patches that inner
+  transport's class, so cassettes still see (and replay) the traffic, and every SDK retry is its own attempt;
+- while a marked repetition runs, ``observe_transports`` wraps ``HTTPTransport.handle_request`` and
+  ``AsyncHTTPTransport.handle_async_request`` of httpx and httpx2, so a client the agent builds itself is seen
+  too. Requests of the pinned clients carry an extension that tells the class-level observer to let them pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+from . import wire
+from .budget import Ledger
+from .records import CallRecord
+from .repetition import current
+
+PINNED = "pytest_consistency.pinned"
+SAMPLING_ENDPOINTS = ("/chat/completions", "/responses", "/completions")
+
+
+def http_modules() -> list[ModuleType]:
+    modules = []
+    for name in ("httpx", "httpx2"):
+        with contextlib.suppress(ImportError):
+            modules.append(importlib.import_module(name))
+    return modules
+
+
+def module_of(obj: Any) -> ModuleType:
+    return importlib.import_module(type(obj).__module__.split(".")[0])
+
+
+def with_defaults(request: Any, defaults: dict[str, Any]) -> Any:
+    """Add the route's model and sampling settings to a JSON request that does not set them."""
+    if not defaults or request.method != "POST" or not str(request.url.path).endswith(SAMPLING_ENDPOINTS):
+        return request
+    body = wire.json_body(wire.request_content(request))
+    if body is None:
+        return request
+    missing = {key: value for key, value in defaults.items() if value is not None and key not in body}
+    if not missing:
+        return request
+    content = json.dumps({**body, **missing}).encode()
+    headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+    return type(request)(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
+
+
+class Attempt:
+    """One attempt being recorded: created before sending, completed by the response or the error."""
+
+    def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
+        if ledger is not None:
+            ledger.check()
+        self.ledger = ledger
+        self.record = wire.start_record(request, pinned)
+        self.started = time.perf_counter()
+        state = current()
+        if state is not None:
+            state.add_call(self.record)
+
+    def failed(self, exc: BaseException) -> None:
+        self.record.error = wire.error_kind(exc)
+        self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def tap(self, response: Any) -> wire.ResponseTap:
+        wire.complete_headers(self.record, response)
+        return wire.ResponseTap(self.record, response.headers, self.started, self._done)
+
+    def _done(self, record: CallRecord) -> None:
+        if self.ledger is not None and not record.replayed:
+            self.ledger.add(record.total_tokens)
+
+
+#: Keyed by the module object, not its name: a module imported again (pytester does that) has new classes.
+_STREAM_CLASSES: dict[ModuleType, tuple[type, type]] = {}
+
+
+def _stream_classes(module: ModuleType) -> tuple[type, type]:
+    """Stream wrappers must subclass the module's own stream bases, which httpx checks with isinstance."""
+    if module in _STREAM_CLASSES:
+        return _STREAM_CLASSES[module]
+
+    class TapStream(module.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, tap: wire.ResponseTap) -> None:
+            self.inner, self.tap = inner, tap
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self.inner:
+                _feed(self.tap, chunk)
+                yield chunk
+
+        def close(self) -> None:
+            try:
+                self.inner.close()
+            finally:
+                self.tap.close()
+
+    class AsyncTapStream(module.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, tap: wire.ResponseTap) -> None:
+            self.inner, self.tap = inner, tap
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            async for chunk in self.inner:
+                _feed(self.tap, chunk)
+                yield chunk
+
+        async def aclose(self) -> None:
+            try:
+                await self.inner.aclose()
+            finally:
+                self.tap.close()
+
+    _STREAM_CLASSES[module] = (TapStream, AsyncTapStream)
+    return TapStream, AsyncTapStream
+
+
+def _feed(tap: wire.ResponseTap, chunk: bytes) -> None:
+    try:
+        tap.feed(chunk)
+    except Exception:  # a parsing problem must never break the caller's stream
+        tap.readable = False
+
+
+def send(
+    request: Any,
+    inner: Callable[[Any], Any],
+    pinned: bool,
+    ledger: Ledger | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Any:
+    if pinned:
+        request = with_defaults(request, defaults or {})
+        request.extensions = {**request.extensions, PINNED: True}
+    attempt = Attempt(request, pinned, ledger)
+    try:
+        response = inner(request)
+    except BaseException as exc:
+        attempt.failed(exc)
+        raise
+    response.stream = _stream_classes(module_of(response))[0](response.stream, attempt.tap(response))
+    return response
+
+
+async def send_async(
+    request: Any,
+    inner: Callable[[Any], Awaitable[Any]],
+    pinned: bool,
+    ledger: Ledger | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Any:
+    if pinned:
+        request = with_defaults(request, defaults or {})
+        request.extensions = {**request.extensions, PINNED: True}
+    attempt = Attempt(request, pinned, ledger)
+    try:
+        response = await inner(request)
+    except BaseException as exc:
+        attempt.failed(exc)
+        raise
+    response.stream = _stream_classes(module_of(response))[1](response.stream, attempt.tap(response))
+    return response
+
+
+def recording_transport(
+    module: ModuleType, ledger: Ledger | None, defaults: dict[str, Any], is_async: bool, **transport_kwargs: Any
+) -> Any:
+    """A transport of ``module`` (httpx or httpx2) that records every attempt and sends it on a real one."""
+    if is_async:
+        inner_async = module.AsyncHTTPTransport(**transport_kwargs)
+
+        class AsyncRecordingTransport(module.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+            async def handle_async_request(self, request: Any) -> Any:
+                return await send_async(request, inner_async.handle_async_request, True, ledger, defaults)
+
+            async def aclose(self) -> None:
+                await inner_async.aclose()
+
+        return AsyncRecordingTransport()
+
+    inner = module.HTTPTransport(**transport_kwargs)
+
+    class RecordingTransport(module.BaseTransport):  # type: ignore[name-defined,misc]
+        def handle_request(self, request: Any) -> Any:
+            return send(request, inner.handle_request, True, ledger, defaults)
+
+        def close(self) -> None:
+            inner.close()
+
+    return RecordingTransport()
+
+
+@contextlib.contextmanager
+def observe_transports(ledger: Ledger | None) -> Iterator[None]:
+    """Record traffic of clients built anywhere (the agent's own), for the duration of the block."""
+    saved: list[tuple[type, str, Any]] = []
+    for module in http_modules():
+        sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
+        original = sync_cls.handle_request
+        original_async = async_cls.handle_async_request
+
+        def handle_request(self: Any, request: Any, _original: Any = original) -> Any:
+            if request.extensions.get(PINNED):
+                return _original(self, request)
+            return send(request, lambda r: _original(self, r), False, ledger)
+
+        async def handle_async_request(self: Any, request: Any, _original: Any = original_async) -> Any:
+            if request.extensions.get(PINNED):
+                return await _original(self, request)
+            return await send_async(request, lambda r: _original(self, r), False, ledger)
+
+        saved += [(sync_cls, "handle_request", original), (async_cls, "handle_async_request", original_async)]
+        sync_cls.handle_request = handle_request
+        async_cls.handle_async_request = handle_async_request
+    try:
+        yield
+    finally:
+        for cls, name, original in reversed(saved):
+            setattr(cls, name, original)

@@ -1,0 +1,175 @@
+"""A small OpenAI-compatible server on loopback, for tests: real HTTP, scripted faults and gateway headers.
+
+Chat completions and the Responses API, JSON and SSE streaming, usage in both. What it answers is scripted
+per test through ``FakeOpenAI.script(...)``; every request it received is in ``requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+GOOD_KEY = "sk-test-good-key-0123456789abcdef"
+
+
+@dataclass
+class Step:
+    """One scripted answer: an HTTP error, or a reply with a chosen served model, text and headers."""
+
+    status: int = 200
+    text: str = "OK"
+    served_model: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    system_fingerprint: str = "fp_test"
+    delay: float = 0.0
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.steps: deque[Step] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.keys = {GOOD_KEY}
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                key = (self.headers.get("authorization") or "")[7:]
+                if key not in fake.keys:
+                    msg = f"Incorrect API key provided: {key[:3]}****{key[-4:]}"
+                    return self._send(401, {"error": {"message": msg, "type": "invalid_request_error"}})
+                if not self.path.startswith("/v1/"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                with fake.lock:
+                    step = fake.steps.popleft() if fake.steps else Step()
+                time.sleep(step.delay)
+                if step.status != 200:
+                    headers = {"retry-after-ms": "5", **step.headers}
+                    return self._send(step.status, {"error": {"message": f"scripted {step.status}"}}, headers)
+                model = step.served_model or body.get("model", "fake-model")
+                usage_in, usage_out = 7, 3
+                if self.path.endswith("/responses"):
+                    return self._responses(body, step, model, usage_in, usage_out)
+                return self._chat(body, step, model, usage_in, usage_out)
+
+            def _chat(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
+                usage = {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout}
+                base = {"id": "chatcmpl-1", "created": 1, "model": model, "system_fingerprint": step.system_fingerprint}
+                if not body.get("stream"):
+                    message = {"role": "assistant", "content": step.text}
+                    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                    return self._send(
+                        200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage}, step.headers
+                    )
+                events = [
+                    {
+                        **base,
+                        "object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}],
+                    }
+                    for word in step.text.split(" ")
+                ]
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+                self._stream(events, step.headers)
+
+            def _responses(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
+                usage = {"input_tokens": pin, "output_tokens": pout, "total_tokens": pin + pout}
+                text = {"type": "output_text", "text": step.text, "annotations": []}
+                response = {
+                    "id": "resp_1",
+                    "object": "response",
+                    "created_at": 1,
+                    "model": model,
+                    "status": "completed",
+                    "output": [
+                        {
+                            "type": "message",
+                            "id": "msg_1",
+                            "role": "assistant",
+                            "status": "completed",
+                            "content": [text],
+                        }
+                    ],
+                    "usage": usage,
+                    "parallel_tool_calls": False,
+                    "tool_choice": "auto",
+                    "tools": [],
+                }
+                if not body.get("stream"):
+                    return self._send(200, response, step.headers)
+                events = [
+                    {
+                        "type": "response.output_text.delta",
+                        "delta": step.text,
+                        "item_id": "msg_1",
+                        "output_index": 0,
+                        "content_index": 0,
+                        "sequence_number": 1,
+                    },
+                    {"type": "response.completed", "response": response, "sequence_number": 2},
+                ]
+                self._stream(events, step.headers)
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, events: list[dict[str, Any]], headers: dict[str, str]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for event in [*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]:
+                    chunk = event.encode()
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def start(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def script(self, *steps: Step) -> None:
+        with self.lock:
+            self.steps.clear()
+            self.steps.extend(steps)
+
+    def reset(self) -> None:
+        self.script()
+        self.requests.clear()
