@@ -88,7 +88,8 @@ def litellm_proxy(upstream: str, workdir: Path) -> Iterator[str]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("LiteLLM proxy did not start: " + (workdir / "litellm.log").read_text()[-2000:])
+                    tail = (workdir / "litellm.log").read_text()[-2000:]
+                    raise RuntimeError("LiteLLM proxy did not start: " + tail) from None
                 time.sleep(0.5)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
