@@ -106,11 +106,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.stash[SPEC] = state.spec(marker)
             state.order[item.nodeid] = index
     route = state.route
-    if (
-        route is not None
-        and route.problems
-        and any(ROUTE_FIXTURES & set(getattr(i, "fixturenames", ())) for i in items)
-    ):
+    uses_route = any(ROUTE_FIXTURES & set(getattr(item, "fixturenames", ())) for item in items)
+    if route is not None and route.problems and uses_route and not is_worker(config):
+        # An xdist worker cannot stop the session from collection; there the pinned_route fixture fails every
+        # test that uses it, with the same message, before any call is made.
         raise pytest.UsageError(route_error(route))
 
 

@@ -355,3 +355,14 @@ def test_mix(pinned_client, consistency, task):
                     call.pop("latency_ms")
     assert serial == parallel
     assert serial["summary"]["route_drift_pp"] == 50.0
+
+
+def test_route_problem_under_xdist_errors_each_route_test_without_calls(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    pytester.makepyfile(test_agent="def test_x(pinned_client):\n    pass\n\ndef test_y(pinned_route):\n    pass\n")
+    result = pytester.runpytest("-n", "2", f"--consistency-base-url={fake.base_url}")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*no API key: $OPENAI_API_KEY is not set*"])
+    assert fake.requests == []
