@@ -33,6 +33,7 @@ def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: lis
             "normalized": state.normalized,
             "calls": [asdict(call) for call in state.calls],
             "notes": list(state.notes),
+            "cassette": state.cassette,
             "equivalence_plugins": hook_plugins,
         }
     return json.dumps(data)
@@ -86,6 +87,7 @@ class Collector:
         rep.normalized = data["normalized"]
         rep.calls = [CallRecord.from_dict(call) for call in data["calls"]]
         rep.notes = data["notes"]
+        rep.cassette = data["cassette"]
         rep.duration += report.duration
         outcome = _phase_outcome(report)
         if report.when == "setup":

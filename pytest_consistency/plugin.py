@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, settings
+from . import cassettes, hookspecs, settings
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
@@ -35,6 +35,7 @@ from .transport import observe_transports
 
 ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
 LEDGER_KEY = "consistency_token_ledger"
+CASSETTE_EXISTED = pytest.StashKey[bool]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -54,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
         workerinput = getattr(config, "workerinput", {})
         path = workerinput.get(LEDGER_KEY) or os.path.join(tempfile.mkdtemp(prefix="consistency-"), "tokens")
         state.ledger = Ledger(Path(path), int(budget))
+    state.cassette_root = config.rootpath / str(state.settings["consistency_cassettes"])
     config.stash[STATE] = state
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
@@ -129,12 +131,39 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True
         )
         activate(item.stash[ACTIVE])
-    observing = observe_transports(item.config.stash[STATE].ledger) if spec is not None else nullcontext()
+    state = item.config.stash[STATE]
+    scope: Any = nullcontext()
+    if spec is not None:
+        active = item.stash[ACTIVE]
+        mode = state.settings["consistency_record"]
+        path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
+        active.cassette = str(path.relative_to(item.config.rootpath)) if mode != "off" else None
+        active.recording = mode != "none"
+        item.stash[CASSETTE_EXISTED] = path.is_file()
+        route = state.route
+        scope = cassettes.repetition_scope(
+            path,
+            mode,
+            route.api_key if route else None,
+            lambda: not active.broken,
+            lambda: observe_transports(state.ledger),
+        )
     try:
-        with observing:
+        with scope:
             return (yield)
     finally:
         activate(None)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    state = item.config.stash[STATE]
+    if SPEC in item.stash and item.get_closest_marker("vcr") and state.settings["consistency_record"] != "off":
+        pytest.fail(
+            f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
+            "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
+            "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
+            pytrace=False,
+        )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -144,6 +173,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     spec = item.stash.get(SPEC, None)
     if active is not None and spec is not None:
         state = item.config.stash[STATE]
+        if report.failed:
+            expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
+            if not expected and not state.settings["consistency_record_on_exception"]:
+                active.broken = True  # an unfinished trajectory: its recording is dropped
+            if active.cassette and any(c.error == "replay_mismatch" for c in active.calls):
+                report.longrepr = (
+                    cassettes.mismatch_message(
+                        item.nodeid,
+                        active.repeat,
+                        active.cassette,
+                        item.stash.get(CASSETTE_EXISTED, False),
+                        active.calls,
+                    )
+                    + f"\n\n(the SDK reported: {call.excinfo.exconly() if call.excinfo else report.longrepr})"
+                )
         result = RepetitionResult(
             task_id=active.task_id,
             nodeid=item.nodeid,
@@ -216,7 +260,9 @@ class Controller:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         state = self.config.stash[STATE]
-        if state.settings["consistency_preflight"] and state.route is not None:
+        if state.settings["consistency_preflight"] and state.settings["consistency_record"] == "none":
+            state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
+        elif state.settings["consistency_preflight"] and state.route is not None:
             if state.route.problems:
                 raise pytest.UsageError(route_error(state.route))
             problem = preflight(state.route)
@@ -269,6 +315,9 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
             retries_max=route.max_retries if retries_max is None else int(retries_max),
         )
         add_route(summary, pinned, route.describe())
+        summary.extra["record_mode"] = state.settings["consistency_record"]
+        if state.preflight:
+            summary.extra["preflight"] = state.preflight
         if state.ledger is not None:
             spent = state.ledger.spent()
             summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}

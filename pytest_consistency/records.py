@@ -61,6 +61,7 @@ class RepetitionResult:
     duration: float = 0.0
     calls: list[CallRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    cassette: str | None = None
 
     @property
     def scored(self) -> bool:

@@ -34,6 +34,11 @@ class ActiveRepetition:
     normalized: Any = None
     calls: list[CallRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The cassette of this repetition, and whether it is being recorded (not only replayed).
+    cassette: str | None = None
+    recording: bool = False
+    #: Set when the repetition raised something other than an assertion: its recording is not kept.
+    broken: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

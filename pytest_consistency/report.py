@@ -40,6 +40,7 @@ def task_dict(task: TaskResult) -> dict[str, Any]:
                 "nodeid": r.nodeid,
                 "outcome": r.outcome,
                 "duration_s": round(r.duration, 6),
+                "cassette": r.cassette,
                 "calls": [call.to_dict() for call in r.calls],
                 "notes": r.notes,
             }

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from .cassettes import REPLAY_KEY
 from .keys import fingerprint, is_placeholder
 from .settings import Settings
 
@@ -30,8 +31,13 @@ class Route:
     problems: tuple[str, ...] = ()
 
     @property
+    def replay_only(self) -> bool:
+        """No key was needed: cassettes are replayed and the placeholder key matches any recorded one."""
+        return self.api_key == REPLAY_KEY
+
+    @property
     def key_fingerprint(self) -> str | None:
-        return fingerprint(self.api_key)
+        return None if self.replay_only else fingerprint(self.api_key)
 
     def describe(self) -> dict[str, object]:
         """What the summary and the report show: never the key itself."""
@@ -40,6 +46,7 @@ class Route:
             "model": self.model,
             "key_fingerprint": self.key_fingerprint,
             "key_env": self.key_env,
+            "replay_only": self.replay_only,
             "timeout": self.timeout,
             "max_retries": self.max_retries,
             "temperature": self.temperature,
@@ -69,11 +76,17 @@ def base_url_problems(url: str, source: str) -> list[str]:
 
 
 def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
-    """Build the route and list its problems; raising is left to the caller, who knows if it is needed."""
+    """Build the route and list its problems; raising is left to the caller, who knows if it is needed.
+
+    When cassettes are replayed only (``--consistency-record=none``) no call goes out, so a missing or
+    placeholder key is no problem: the clients then carry a placeholder that matches any recorded key.
+    """
     problems: list[str] = []
     key_env = str(settings["consistency_api_key_env"])
     api_key = env.get(key_env) or None
-    if api_key is None:
+    if settings["consistency_record"] == "none" and (api_key is None or is_placeholder(api_key)):
+        api_key = REPLAY_KEY
+    elif api_key is None:
         problems.append(f"no API key: ${key_env} is not set; export {key_env}=<your key> (keys never go in code)")
     elif is_placeholder(api_key):
         problems.append(f"${key_env} holds a placeholder ({api_key[:4]}…), not a key; export the real key")

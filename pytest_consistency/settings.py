@@ -295,6 +295,14 @@ CASSETTE_OPTIONS = (
         metavar="MODE",
         default="none",
     ),
+    Option(
+        "consistency_record_on_exception",
+        "--consistency-record-on-exception",
+        ("cassettes", "record_on_exception"),
+        choice("true", "false"),
+        "keep the cassette of a repetition that raised something other than an assertion (default: drop it)",
+        is_flag=True,
+    ),
 )
 
 OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,7 @@ class PluginState:
     route: Route | None = None
     ledger: Ledger | None = None
     preflight: str | None = None
+    cassette_root: Path = Path("cassettes")
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import wire
 from .budget import Ledger
+from .cassettes import SENT_AT_HEADER
 from .records import CallRecord
 from .repetition import current
 
@@ -67,6 +68,8 @@ class Attempt:
         state = current()
         if state is not None:
             state.add_call(self.record)
+            if state.recording:  # lets the cassette store the latency measured now (read and removed there)
+                request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
         self.record.error = wire.error_kind(exc)

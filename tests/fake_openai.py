@@ -59,7 +59,7 @@ class FakeOpenAI:
                     step = fake.steps.popleft() if fake.steps else Step()
                 time.sleep(step.delay)
                 if step.status != 200:
-                    headers = {"retry-after-ms": "5", **step.headers}
+                    headers = step.headers or {"retry-after-ms": "5"}
                     return self._send(step.status, {"error": {"message": f"scripted {step.status}"}}, headers)
                 model = step.served_model or body.get("model", "fake-model")
                 usage_in, usage_out = 7, 3
@@ -131,6 +131,8 @@ class FakeOpenAI:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
+                self.send_header("set-cookie", "session=cookie-secret-value; Path=/")
+                self.send_header("openai-organization", "org-secret-organization")
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()

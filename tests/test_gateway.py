@@ -11,6 +11,12 @@ from fake_openai import FakeOpenAI
 from gateways import MASTER_KEY, UPSTREAM_KEY, litellm_proxy
 
 
+@pytest.fixture(autouse=True)
+def _live(pytester: pytest.Pytester) -> None:
+    """These sessions talk to live loopback servers: no cassettes (``--consistency-record=off``)."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nconsistency_record = off\n")
+
+
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[FakeOpenAI]:
     server = FakeOpenAI().start()

@@ -18,6 +18,12 @@ def ask(client, model="fake-model"):
 """
 
 
+@pytest.fixture(autouse=True)
+def _live(pytester: pytest.Pytester) -> None:
+    """These sessions talk to live loopback servers: no cassettes (``--consistency-record=off``)."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nconsistency_record = off\n")
+
+
 def run(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunResult:
     return pytester.runpytest(
         f"--consistency-base-url={fake.base_url}",
