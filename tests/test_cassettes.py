@@ -111,7 +111,8 @@ def test_a_changed_request_is_a_replay_mismatch_and_route_drift(recorded: pytest
         [
             "*replay mismatch in repetition 1: POST */v1/chat/completions (model other-model) was not recorded: "
             "no recorded request in cassettes/test_agent/test_task/rep-1.yaml matches it*",
-            "*No live call was made. To record it: pytest 'test_agent.py::test_task[[]rep1[]]' --consistency-record=once*",
+            "*No live call was made. To record it: "
+            "pytest 'test_agent.py::test_task[[]rep1[]]' --consistency-record=once*",
         ]
     )
     task = report(recorded)["tasks"][0]
@@ -180,7 +181,7 @@ def test_the_live_key_in_any_form_refuses_the_write(tmp_path: Path) -> None:
     key = "sk-live-abcdefghijklmnop1234"
     target = tmp_path / "rep-1.yaml"
     encoded = base64.b64encode(key.encode()).decode()
-    for body in (key, json.dumps(key), encoded, "x%s" % base64.b64encode(f":{key}".encode()).decode()):
+    for body in (key, json.dumps(key), encoded, "x" + base64.b64encode(f":{key}".encode()).decode()):
         request = Request("POST", "http://127.0.0.1/v1/chat/completions", b"{}", {})
         data = {
             "requests": [request],
@@ -188,7 +189,7 @@ def test_the_live_key_in_any_form_refuses_the_write(tmp_path: Path) -> None:
                 {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": f"echo {body}"}}
             ],
         }
-        with pytest.raises(SecretInCassetteError, match="refusing to write .*rep-1.yaml.*nothing was written"):
+        with pytest.raises(SecretInCassetteError, match=r"refusing to write .*rep-1\.yaml.*nothing was written"):
             Persister(key).save_cassette(target, data, yamlserializer)
         assert not target.exists() and not list(tmp_path.iterdir())
     assert scrub(f"x {key} y", key) == "x <redacted> y"
