@@ -186,7 +186,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                         item.stash.get(CASSETTE_EXISTED, False),
                         active.calls,
                     )
-                    + f"\n\n(the SDK reported: {call.excinfo.exconly() if call.excinfo else report.longrepr})"
+                    + f"\n\n(original error: {call.excinfo.exconly() if call.excinfo else report.longrepr})"
                 )
         result = RepetitionResult(
             task_id=active.task_id,

@@ -177,10 +177,22 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
+    key = route["key_fingerprint"]
+    if key is None:  # replayed without a key: the keys the cassettes were recorded with
+        recorded = sorted(
+            {
+                c.key_fingerprint
+                for t in summary.tasks
+                for r in t.repetitions
+                for c in r.calls
+                if c.replayed and c.key_fingerprint
+            }
+        )
+        key = ", ".join(recorded) + " (recorded)" if recorded else None
     figures = {
         "model": route["model"],
         "base_url": route["base_url"],
-        "key_fingerprint": route["key_fingerprint"],
+        "key_fingerprint": key,
         "route": route,
         "total_tokens": total,
         "prompt_tokens": sum(d.tokens.get("prompt", 0) for d in drifts),
@@ -196,7 +208,7 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
     if not with_calls:
         return
     lines = [
-        f"route: {route['base_url']}  model {route['model'] or '(per request)'}  key {route['key_fingerprint']}  "
+        f"route: {route['base_url']}  model {route['model'] or '(per request)'}  key {key}  "
         f"timeout {route['timeout']:g}s  retries {route['max_retries']}",
         f"calls {figures['calls']} (retries {figures['retries']})   tokens {total}   "
         + (f"avg per task-repetition {figures['avg_tokens_per_task']:.1f}" if repetitions else ""),

@@ -1,6 +1,14 @@
 from collections.abc import Iterator
 
+# Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
+# a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions.
+import httpcore  # noqa: F401
+import httpcore2  # noqa: F401
+import httpx  # noqa: F401
+import httpx2  # noqa: F401
+import openai  # noqa: F401
 import pytest
+import vcr  # noqa: F401
 from fake_openai import GOOD_KEY, FakeOpenAI
 
 pytest_plugins = ["pytester"]
