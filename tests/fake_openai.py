@@ -7,6 +7,7 @@ per test through ``FakeOpenAI.script(...)``; every request it received is in ``r
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -42,6 +43,11 @@ class FakeOpenAI:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                # Unbuffered header writes plus Nagle's algorithm would add ~40 ms to every response.
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_GET(self) -> None:
                 self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
