@@ -21,16 +21,13 @@ from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
 from .collect import ATTRIBUTE, payload
-from .drift import PinnedRoute
+from .finish import print_summary, summarise
 from .marker import MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
 from .records import RepetitionResult
 from .repetition import ActiveRepetition, Consistency, activate
-from .report import to_dict, write_atomic
 from .route import Route, resolve_route
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
-from .summary import add_route, build_summary, finish
-from .terminal import render
 from .transport import observe_transports
 
 ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
@@ -112,11 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if route is not None and route.problems and uses_route and not is_worker(config):
         # An xdist worker cannot stop the session from collection; there the pinned_route fixture fails every
         # test that uses it, with the same message, before any call is made.
-        raise pytest.UsageError(route_error(route))
-
-
-def route_error(route: Route) -> str:
-    return "pytest-consistency: the pinned route cannot be used:\n" + "\n".join(f"  - {p}" for p in route.problems)
+        raise pytest.UsageError(route.error_message())
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -224,7 +217,7 @@ def pinned_route(pytestconfig: pytest.Config) -> Route:
     route = pytestconfig.stash[STATE].route
     assert route is not None
     if route.problems:
-        pytest.fail(route_error(route), pytrace=False)
+        pytest.fail(route.error_message(), pytrace=False)
     return route
 
 
@@ -264,7 +257,7 @@ class Controller:
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
         elif state.settings["consistency_preflight"] and state.route is not None:
             if state.route.problems:
-                raise pytest.UsageError(route_error(state.route))
+                raise pytest.UsageError(state.route.error_message())
             problem = preflight(state.route)
             if problem:
                 raise pytest.UsageError(problem)
@@ -285,86 +278,3 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         print_summary(terminalreporter, self.config)
-
-
-def summarise(session: pytest.Session, exitstatus: int) -> None:
-    config = session.config
-    state = config.stash[STATE]
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
-
-    def equivalent(left: Any, right: Any, task_id: str) -> bool:
-        return bool(config.hook.pytest_consistency_answers_equivalent(left=left, right=right, task_id=task_id))
-
-    summary = build_summary(state.collector.repetitions.values(), equivalent, interrupted=interrupted)
-    local = {impl.plugin_name for impl in config.hook.pytest_consistency_answers_equivalent.get_hookimpls()}
-    unseen = sorted(state.collector.worker_equivalence_plugins - local)
-    if unseen:
-        summary.warnings.append(
-            "pytest_consistency_answers_equivalent is implemented in "
-            + ", ".join(unseen)
-            + ", which the controlling process did not load; answers were compared without it. "
-            "Move the hook to a conftest.py at or above the paths given on the command line."
-        )
-    route = state.route
-    if route is not None:
-        retries_max = state.settings["consistency_retries_max"]
-        pinned = PinnedRoute(
-            base_url=route.base_url,
-            key_fingerprint=route.key_fingerprint,
-            model=route.model,
-            retries_max=route.max_retries if retries_max is None else int(retries_max),
-        )
-        add_route(summary, pinned, route.describe())
-        summary.extra["record_mode"] = state.settings["consistency_record"]
-        if state.preflight:
-            summary.extra["preflight"] = state.preflight
-        if state.ledger is not None:
-            spent = state.ledger.spent()
-            summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}
-            if spent > state.ledger.limit:
-                summary.warnings.append(
-                    f"token budget exceeded: {spent} tokens used > --consistency-token-budget={state.ledger.limit}; "
-                    "later live calls were refused"
-                )
-                summary.extra["token_budget"]["exceeded"] = True
-    finish(summary, {option.dest: state.settings[option.dest] for option in settings.GATE_OPTIONS})
-    state.summary = summary
-    config.hook.pytest_consistency_summary(summary=summary, config=config)
-
-    report_path = state.settings["consistency_report"]
-    if report_path:
-        path = Path(report_path)
-        if not path.is_absolute():
-            path = Path(config.invocation_params.dir) / path
-        write_atomic(path, to_dict(summary))
-        state.report_path = str(path)
-
-    tolerated = {r.nodeid for t in summary.tasks if t.verdict == "pass" for r in t.repetitions}
-    failed = state.collector.failed_nodeids
-    if session.exitstatus == pytest.ExitCode.TESTS_FAILED and failed and failed <= tolerated:
-        session.exitstatus = pytest.ExitCode.OK
-    budget_exceeded = bool(summary.extra.get("token_budget", {}).get("exceeded"))
-    if (budget_exceeded or any(not gate.passed for gate in summary.gates)) and session.exitstatus in (
-        pytest.ExitCode.OK,
-        pytest.ExitCode.NO_TESTS_COLLECTED,
-    ):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    state = config.stash[STATE]
-    summary = state.summary
-    if summary is None or (not summary.tasks and not summary.gates):
-        return
-    width = min(terminalreporter._tw.fullwidth, 120)
-    terminalreporter.write_sep("=", "consistency")
-    for line in render(summary, config.get_verbosity(), width):
-        failed = line.endswith("FAILED")
-        terminalreporter.write_line(line, red=failed, bold=failed)
-    tolerated = sum(
-        1 for t in summary.tasks if t.verdict == "pass" for r in t.repetitions if r.outcome not in ("passed", "xpassed")
-    )
-    if tolerated:
-        terminalreporter.write_line(f"{tolerated} failed repetition(s) tolerated by min_pass")
-    if state.report_path:
-        terminalreporter.write_line(f"report: {state.report_path}")

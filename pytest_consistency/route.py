@@ -39,6 +39,9 @@ class Route:
     def key_fingerprint(self) -> str | None:
         return None if self.replay_only else fingerprint(self.api_key)
 
+    def error_message(self) -> str:
+        return "pytest-consistency: the pinned route cannot be used:\n" + "\n".join(f"  - {p}" for p in self.problems)
+
     def describe(self) -> dict[str, object]:
         """What the summary and the report show: never the key itself."""
         return {

@@ -134,6 +134,18 @@ def _feed(tap: wire.ResponseTap, chunk: bytes) -> None:
         tap.readable = False
 
 
+def _begin(request: Any, pinned: bool, ledger: Ledger | None, defaults: dict[str, Any] | None) -> tuple[Any, Attempt]:
+    if pinned:
+        request = with_defaults(request, defaults or {})
+        request.extensions = {**request.extensions, PINNED: True}
+    return request, Attempt(request, pinned, ledger)
+
+
+def _tapped(response: Any, attempt: Attempt, is_async: bool) -> Any:
+    response.stream = _stream_classes(module_of(response))[is_async](response.stream, attempt.tap(response))
+    return response
+
+
 def send(
     request: Any,
     inner: Callable[[Any], Any],
@@ -141,17 +153,13 @@ def send(
     ledger: Ledger | None = None,
     defaults: dict[str, Any] | None = None,
 ) -> Any:
-    if pinned:
-        request = with_defaults(request, defaults or {})
-        request.extensions = {**request.extensions, PINNED: True}
-    attempt = Attempt(request, pinned, ledger)
+    request, attempt = _begin(request, pinned, ledger, defaults)
     try:
         response = inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise
-    response.stream = _stream_classes(module_of(response))[0](response.stream, attempt.tap(response))
-    return response
+    return _tapped(response, attempt, is_async=False)
 
 
 async def send_async(
@@ -161,17 +169,13 @@ async def send_async(
     ledger: Ledger | None = None,
     defaults: dict[str, Any] | None = None,
 ) -> Any:
-    if pinned:
-        request = with_defaults(request, defaults or {})
-        request.extensions = {**request.extensions, PINNED: True}
-    attempt = Attempt(request, pinned, ledger)
+    request, attempt = _begin(request, pinned, ledger, defaults)
     try:
         response = await inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise
-    response.stream = _stream_classes(module_of(response))[1](response.stream, attempt.tap(response))
-    return response
+    return _tapped(response, attempt, is_async=True)
 
 
 def recording_transport(

@@ -39,3 +39,13 @@ def published_patterns(all_pass: int = 89, successes: int = 650, tasks: int = 16
         c = base + (1 if j < extra else 0)
         patterns[f"t{all_pass + j:03d}"] = "P" * c + "F" * (5 - c)
     return patterns
+
+
+def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without wall-clock figures (durations, latencies), which differ run to run."""
+    for task in report["tasks"]:
+        for rep in task["repetitions"]:
+            rep.pop("duration_s")
+            for call in rep["calls"]:
+                call.pop("latency_ms")
+    return report

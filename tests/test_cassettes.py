@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import without_timings
 
 from pytest_consistency.cassettes import Persister, SecretInCassetteError, cassette_path, scrub
 from pytest_consistency.keys import fingerprint
@@ -95,11 +96,7 @@ def test_replay_under_xdist_equals_serial_replay(recorded: pytest.Pytester, fake
     serial = report(recorded)
     run(recorded, fake, "none", "-n", "2")
     parallel = report(recorded)
-    for data in (serial, parallel):
-        for task in data["tasks"]:
-            for rep in task["repetitions"]:
-                rep.pop("duration_s")
-    assert serial == parallel
+    assert without_timings(serial) == without_timings(parallel)
 
 
 def test_a_changed_request_is_a_replay_mismatch_and_route_drift(recorded: pytest.Pytester, fake: FakeOpenAI) -> None:

@@ -7,19 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import pattern_suite, published_patterns
+from suites import pattern_suite, published_patterns, without_timings
 
 
 def load_report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
     return json.loads((pytester.path / name).read_text())
-
-
-def comparable(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without wall-clock durations, which differ run to run."""
-    for task in report["tasks"]:
-        for rep in task["repetitions"]:
-            rep.pop("duration_s")
-    return report
 
 
 def consistency_section(result: pytest.RunResult) -> list[str]:
@@ -76,7 +68,9 @@ def test_xdist_gives_the_same_summary_and_report(published: pytest.Pytester) -> 
     serial = published.runpytest("--consistency-gap-max=24.5", "--consistency-report=serial.json")
     parallel = published.runpytest("-n", "2", "--consistency-gap-max=24.5", "--consistency-report=xdist.json")
     assert serial.ret == parallel.ret == 0
-    assert comparable(load_report(published, "serial.json")) == comparable(load_report(published, "xdist.json"))
+    assert without_timings(load_report(published, "serial.json")) == without_timings(
+        load_report(published, "xdist.json")
+    )
 
     assert consistency_section(serial)[:-1] == consistency_section(parallel)[:-1]  # all but the report path
 
