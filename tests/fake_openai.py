@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 GOOD_KEY = "sk-test-good-key-0123456789abcdef"
+#: The server a test in an inner (in-process) pytest session should talk to, when it needs the object itself.
+ACTIVE: FakeOpenAI | None = None
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     system_fingerprint: str = "fp_test"
     delay: float = 0.0
+    #: Streaming only: after the first event, wait (up to 5 s) until this is set before sending the rest.
+    hold: threading.Event | None = None
 
 
 class FakeOpenAI:
@@ -35,6 +39,8 @@ class FakeOpenAI:
         self.steps: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
         self.keys = {GOOD_KEY}
+        self.holding = False
+        self.release: threading.Event | None = None
         self.lock = threading.Lock()
         fake = self
 
@@ -92,7 +98,7 @@ class FakeOpenAI:
                 ]
                 if (body.get("stream_options") or {}).get("include_usage"):
                     events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
-                self._stream(events, step.headers)
+                self._stream(events, step.headers, step.hold)
 
             def _responses(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
                 usage = {"input_tokens": pin, "output_tokens": pout, "total_tokens": pin + pout}
@@ -144,17 +150,23 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, events: list[dict[str, Any]], headers: dict[str, str]) -> None:
+            def _stream(
+                self, events: list[dict[str, Any]], headers: dict[str, str], hold: threading.Event | None = None
+            ) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                for event in [*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]:
+                for index, event in enumerate([*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]):
                     chunk = event.encode()
                     self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                     self.wfile.flush()
+                    if index == 0 and hold is not None:
+                        fake.holding = True
+                        hold.wait(5)
+                        fake.holding = False
                 self.wfile.write(b"0\r\n\r\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

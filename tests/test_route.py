@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
+import fake_openai
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import without_timings
@@ -367,3 +369,31 @@ def test_route_problem_under_xdist_errors_each_route_test_without_calls(
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*no API key: $OPENAI_API_KEY is not set*"])
     assert fake.requests == []
+
+
+def test_streaming_is_not_buffered_by_the_recorder(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """The server holds the stream after its first event until the test has read it: a buffering recorder
+    would deliver that event only after the server stopped holding (5 s later)."""
+    fake.release = threading.Event()
+    fake.script(Step(text="first second third", hold=fake.release))
+    fake_openai.ACTIVE = fake  # the inner session runs in this process and imports the same module
+    pytester.makepyfile(
+        test_agent="""
+import fake_openai
+import pytest
+
+@pytest.mark.repeat_consistency(n=1)
+def test_stream(pinned_client, pinned_route, consistency):
+    server = fake_openai.ACTIVE
+    stream = pinned_client.chat.completions.create(
+        model=pinned_route.model, messages=[{"role": "user", "content": "x"}], stream=True)
+    chunks = iter(stream)
+    first = next(chunks)
+    assert server.holding, "the first chunk arrived only after the server finished"
+    server.release.set()
+    consistency.record(first.choices[0].delta.content + "".join(c.choices[0].delta.content for c in chunks))
+"""
+    )
+    result = run(pytester, fake)
+    assert result.ret == 0, result.stdout.str()
+    assert report(pytester)["tasks"][0]["answers"] == ["firstsecondthird"]
