@@ -159,12 +159,12 @@ class FakeOpenAI:
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
+                fake.holding = hold is not None  # set before the first event leaves, so a reader never races it
                 for index, event in enumerate([*(f"data: {json.dumps(e)}\n\n" for e in events), "data: [DONE]\n\n"]):
                     chunk = event.encode()
                     self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                     self.wfile.flush()
                     if index == 0 and hold is not None:
-                        fake.holding = True
                         hold.wait(5)
                         fake.holding = False
                 self.wfile.write(b"0\r\n\r\n")
