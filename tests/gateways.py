@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-MASTER_KEY = "sk-litellm-master-0123456789abcdef"
-UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
+MASTER_KEY = "sk-test-litellm-master-0123456789abcdef"
+UPSTREAM_KEY = "sk-test-upstream-0123456789abcdef"
 ROOT = Path(__file__).resolve().parent.parent
 
 

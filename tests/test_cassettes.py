@@ -175,7 +175,7 @@ def test_the_live_key_in_any_form_refuses_the_write(tmp_path: Path) -> None:
     from vcr.request import Request
     from vcr.serializers import yamlserializer
 
-    key = "sk-live-abcdefghijklmnop1234"
+    key = "sk-test-live-abcdefghijklmnop1234"
     target = tmp_path / "rep-1.yaml"
     encoded = base64.b64encode(key.encode()).decode()
     for body in (key, json.dumps(key), encoded, "x" + base64.b64encode(f":{key}".encode()).decode()):

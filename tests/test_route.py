@@ -260,7 +260,7 @@ def test_spend(pinned_client, consistency):
 def test_preflight_turns_a_401_into_one_message_before_any_test(
     pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0000000000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000000000000000")
     pytester.makepyfile(
         test_agent=AGENT
         + """
@@ -273,7 +273,7 @@ def test_x(pinned_client, consistency):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert len(fake.requests) == 1
     result.stderr.fnmatch_lines(["*preflight: * rejected the API key (401, key sha256:*); set $OPENAI_API_KEY*"])
-    assert "sk-wrong-key" not in result.stdout.str() + result.stderr.str()
+    assert "sk-test-wrong-key" not in result.stdout.str() + result.stderr.str()
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
     fake.reset()
     wrong = fake.base_url.replace("/v1", "/api")
@@ -322,7 +322,7 @@ def test_route_problems_stop_the_session_before_any_test(
 
 def test_route_from_yaml(pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEAM_KEY", GOOD_KEY)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused-0000000000000000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unused-00000000000000000000")
     pytester.makefile(
         ".yaml",
         c=f"route:\n  base_url: {fake.base_url}\n  model: fake-model\n  api_key_env: TEAM_KEY\n"
