@@ -13,6 +13,7 @@ import pytest
 
 from . import settings
 from .drift import PinnedRoute
+from .records import FAILURE
 from .report import to_dict, write_atomic
 from .state import STATE
 from .summary import add_route, build_summary, finish
@@ -93,9 +94,7 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
     for line in render(summary, config.get_verbosity(), width):
         failed = line.endswith("FAILED")
         terminalreporter.write_line(line, red=failed, bold=failed)
-    tolerated = sum(
-        1 for t in summary.tasks if t.verdict == "pass" for r in t.repetitions if r.outcome not in ("passed", "xpassed")
-    )
+    tolerated = sum(1 for t in summary.tasks if t.verdict == "pass" for r in t.repetitions if r.outcome in FAILURE)
     if tolerated:
         terminalreporter.write_line(f"{tolerated} failed repetition(s) tolerated by min_pass")
     if state.report_path:
