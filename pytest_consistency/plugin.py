@@ -118,21 +118,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     spec = item.stash.get(SPEC, None)
-    if spec is not None:
-        repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
-        item.stash[ACTIVE] = ActiveRepetition(
-            task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True
-        )
-        activate(item.stash[ACTIVE])
-    state = item.config.stash[STATE]
     scope: Any = nullcontext()
     if spec is not None:
-        active = item.stash[ACTIVE]
+        state = item.config.stash[STATE]
+        repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
+        active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
+        item.stash[ACTIVE] = active
+        activate(active)
         mode = state.settings["consistency_record"]
         path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
-        active.cassette = str(path.relative_to(item.config.rootpath)) if mode != "off" else None
+        if mode != "off":
+            active.cassette = str(path.relative_to(item.config.rootpath))
+            item.stash[CASSETTE_EXISTED] = path.is_file()
         active.recording = mode != "none"
-        item.stash[CASSETTE_EXISTED] = path.is_file()
         route = state.route
         scope = cassettes.repetition_scope(
             path,
