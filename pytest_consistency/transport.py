@@ -72,7 +72,7 @@ class Attempt:
                 request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
-        self.record.error = wire.error_kind(exc)
+        self.record.error = wire.exception_kind(exc)
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
 
     def tap(self, response: Any) -> wire.ResponseTap:

@@ -171,7 +171,7 @@ def complete_headers(record: CallRecord, response: Any) -> None:
             record.latency_ms = None
 
 
-def error_kind(exc: BaseException) -> str:
+def exception_kind(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
     if "cannotoverwrite" in name:
         return "replay_mismatch"
