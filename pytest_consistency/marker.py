@@ -7,17 +7,44 @@ so selections, history and cassettes keyed on it survive.
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
 MARKER = "repeat_consistency"
+#: Most repetitions of one task (n, k and ``--consistency-repeat``). Each repetition is a test item, so a
+#: mistyped ``n=10**6`` would spend minutes collecting; a larger study is several tasks or several sessions.
+MAX_REPETITIONS = 1000
 MARKER_DOC = (
-    f"{MARKER}(n=5, k=None, min_pass=1.0): run the test n times as independent repetitions of one task "
-    "and score its consistency at k (default k = n); the task passes when its pass rate reaches min_pass."
+    f"{MARKER}(n=5, k=None, min_pass=1.0): run the test n times (at most {MAX_REPETITIONS}) as independent "
+    "repetitions of one task and score its consistency at k (default k = n); the task passes when its pass "
+    "rate reaches min_pass."
 )
 PARAM = "_consistency_repetition"
 ID_PREFIX = "rep"
+
+
+class _ShortRepr(reprlib.Repr):
+    """``repr`` for error messages: long strings and containers are shortened, huge integers are described."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 256:  # repr() of an int over 4300 digits raises ValueError, and a long one helps no one
+            return f"<integer of about {int(x.bit_length() * math.log10(2)) + 1} digits>"
+        return super().repr_int(x, level)
+
+
+_SHORT_REPR = _ShortRepr()
+_SHORT_REPR.maxstring = 60
+_SHORT_REPR.maxother = 60
+
+
+def shown(value: Any) -> str:
+    """A short ``repr`` of a value a user gave, safe for any value (error messages quote it)."""
+    try:
+        return _SHORT_REPR.repr(value)
+    except Exception:  # a message must not fail on the value it describes
+        return f"<{type(value).__name__}>"
 
 
 class MarkerError(ValueError):
@@ -31,20 +58,34 @@ class MarkerSpec:
     min_pass: float
 
 
+def above_maximum(value: Any) -> str:
+    """The message for a repetition count above :data:`MAX_REPETITIONS` (shared with ``--consistency-repeat``)."""
+    return (
+        f"{shown(value)} is above the maximum of {MAX_REPETITIONS} repetitions per task; each repetition is a "
+        "test item, so split a larger study into several tasks or sessions"
+    )
+
+
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MarkerError(f"{name}={value!r} is not a whole number; use e.g. {name}=5")
+        raise MarkerError(f"{name}={shown(value)} is not a whole number; use e.g. {name}=5")
     if value < 1:
-        raise MarkerError(f"{name}={value!r} must be at least 1")
+        raise MarkerError(f"{name}={shown(value)} must be at least 1")
+    if value > MAX_REPETITIONS:
+        raise MarkerError(f"{name}={above_maximum(value)}")
     return value
 
 
 def _fraction(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
-        raise MarkerError(f"{name}={value!r} is not a number; use a fraction such as {name}=0.8")
-    if not 0.0 <= float(value) <= 1.0:
-        raise MarkerError(f"{name}={value!r} must be within [0, 1] (a pass rate, e.g. 0.8 for 4 of 5)")
-    return float(value)
+    try:
+        number = None if isinstance(value, bool) or not isinstance(value, Real) else float(value)
+    except (OverflowError, ValueError):  # an int too large for a float
+        number = None
+    if number is None or not math.isfinite(number):
+        raise MarkerError(f"{name}={shown(value)} is not a number; use a fraction such as {name}=0.8")
+    if not 0.0 <= number <= 1.0:
+        raise MarkerError(f"{name}={shown(value)} must be within [0, 1] (a pass rate, e.g. 0.8 for 4 of 5)")
+    return number
 
 
 def parse_marker(
@@ -76,7 +117,7 @@ def parse_marker(
     raw_min_pass = values.get("min_pass")
     min_pass = default_min_pass if raw_min_pass is None else _fraction("min_pass", raw_min_pass)
     if repeat_override is not None:
-        n = repeat_override
+        n = _positive_int("--consistency-repeat", repeat_override)
         k = min(k, n) if raw_k is not None else n
     return MarkerSpec(n=n, k=k, min_pass=min_pass)
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from .answers import check_answer
+from .marker import shown
 from .records import CallRecord
 
 
@@ -39,6 +41,10 @@ class ActiveRepetition:
     recording: bool = False
     #: Set when the repetition raised something other than an assertion: its recording is not kept.
     broken: bool = False
+    #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.
+    open_attempts: list[Any] = field(default_factory=list)
+    #: Cassette exchanges that no observed client made (set when the cassette closes).
+    unobserved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
@@ -101,10 +107,13 @@ class Consistency:
         """Record this repetition's answer; it is compared across the task's repetitions.
 
         The answer must be JSON-serialisable, because it goes into the report and, under xdist, travels from
-        the worker to the controller. Recording twice keeps the last answer and warns.
+        the worker to the controller. Recording twice keeps the last answer and warns. NaN and infinities (not
+        valid JSON), nesting deeper than ``MAX_ANSWER_DEPTH`` and more than ``MAX_ANSWER_ITEMS`` values are a
+        ValueError, checked without recursion before anything else touches the answer.
         """
+        check_answer(answer)
         try:
-            json.dumps(answer)
+            json.dumps(answer, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(
                 f"consistency.record() needs a JSON-serialisable answer ({exc}); record a str, number, list "
@@ -118,11 +127,13 @@ class Consistency:
                 stacklevel=2,
             )
         normalized = self._normalize(answer, self.task_id)
+        check_answer(normalized, "the value pytest_consistency_normalize_answer returned")
         try:
-            json.dumps(normalized)
+            json.dumps(normalized, allow_nan=False)
         except (TypeError, ValueError):
             raise TypeError(
-                f"pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: {normalized!r}"
+                "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
+                f"{shown(normalized)}"
             ) from None
         self._state.answer = answer
         self._state.normalized = normalized

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
+from .marker import MAX_REPETITIONS, above_maximum, shown
+
+#: Largest YAML config file read; a settings file is a few lines, so a bigger one is the wrong file.
+MAX_CONFIG_BYTES = 1_000_000
+#: Deepest nesting of mappings and lists in the YAML config (the settings themselves use two levels).
+MAX_CONFIG_DEPTH = 20
+#: Largest request timeout: the HTTP stack overflows on timeouts of some 10**10 seconds.
+MAX_TIMEOUT = 86_400.0
+
 
 class SettingError(ValueError):
     pass
@@ -24,13 +34,26 @@ class SettingError(ValueError):
 
 def positive_int(raw: Any) -> int:
     if isinstance(raw, bool):
-        raise SettingError(f"{raw!r} is not a whole number")
-    try:
-        value = int(str(raw).strip()) if not isinstance(raw, int) else raw
-    except ValueError:
-        raise SettingError(f"{raw!r} is not a whole number") from None
+        raise SettingError(f"{shown(raw)} is not a whole number")
+    if isinstance(raw, int):
+        value = raw
+    else:
+        digits = str(raw).strip()
+        try:
+            value = int(digits)
+        except ValueError:
+            problem = "is too large" if digits.lstrip("+-").isdecimal() else "is not a whole number"
+            raise SettingError(f"{shown(raw)} {problem}") from None
     if value < 1:
-        raise SettingError(f"{raw!r} must be at least 1")
+        raise SettingError(f"{shown(raw)} must be at least 1")
+    return value
+
+
+def repetitions(raw: Any) -> int:
+    """A whole number of repetitions per task, 1..:data:`~pytest_consistency.marker.MAX_REPETITIONS`."""
+    value = positive_int(raw)
+    if value > MAX_REPETITIONS:
+        raise SettingError(above_maximum(raw))
     return value
 
 
@@ -42,55 +65,81 @@ def non_negative_int(raw: Any) -> int:
 
 def _number(raw: Any) -> float:
     if isinstance(raw, bool):
-        raise SettingError(f"{raw!r} is not a number")
+        raise SettingError(f"{shown(raw)} is not a number")
     try:
         value = float(str(raw).strip()) if not isinstance(raw, (int, float)) else float(raw)
     except ValueError:
-        raise SettingError(f"{raw!r} is not a number") from None
+        raise SettingError(f"{shown(raw)} is not a number") from None
+    except OverflowError:  # an int beyond the float range, e.g. a 400-digit YAML number
+        raise SettingError(f"{shown(raw)} is not a finite number") from None
     if not math.isfinite(value):
-        raise SettingError(f"{raw!r} is not a finite number")
+        raise SettingError(f"{shown(raw)} is not a finite number")
     return value
 
 
 def percentage(raw: Any) -> float:
     value = _number(raw)
     if not 0.0 <= value <= 100.0:
-        raise SettingError(f"{raw!r} must be within 0..100 (percentage points)")
+        raise SettingError(f"{shown(raw)} must be within 0..100 (percentage points)")
     return value
 
 
 def fraction(raw: Any) -> float:
     value = _number(raw)
     if not 0.0 <= value <= 1.0:
-        raise SettingError(f"{raw!r} must be within 0..1")
+        raise SettingError(f"{shown(raw)} must be within 0..1")
     return value
 
 
 def positive_number(raw: Any) -> float:
     value = _number(raw)
     if value <= 0:
-        raise SettingError(f"{raw!r} must be greater than 0")
+        raise SettingError(f"{shown(raw)} must be greater than 0")
     return value
 
 
 def non_negative_number(raw: Any) -> float:
     value = _number(raw)
     if value < 0:
-        raise SettingError(f"{raw!r} must not be negative")
+        raise SettingError(f"{shown(raw)} must not be negative")
+    return value
+
+
+def timeout_seconds(raw: Any) -> float:
+    value = positive_number(raw)
+    if value > MAX_TIMEOUT:
+        raise SettingError(f"{shown(raw)} must be at most {MAX_TIMEOUT:.0f} seconds (one day)")
+    return value
+
+
+def regex(raw: Any) -> str:
+    value = text(raw)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise SettingError(f"{shown(value)} is not a regular expression ({exc})") from None
     return value
 
 
 def text(raw: Any) -> str:
     if not isinstance(raw, (str, int, float)) or isinstance(raw, bool) or str(raw).strip() == "":
-        raise SettingError(f"{raw!r} is not a non-empty string")
+        raise SettingError(f"{shown(raw)} is not a non-empty string")
     return str(raw).strip()
+
+
+def file_path(raw: Any) -> str:
+    """A file or directory name; see :meth:`Settings.path` for what a relative one is relative to."""
+    value = text(raw)
+    if "\x00" in value:
+        raise SettingError(f"{shown(raw)} contains a NUL character, which no file name can hold")
+    return value
 
 
 def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
-        value = str(raw).strip().lower()
-        if value not in allowed:
-            raise SettingError(f"{raw!r} is not one of {', '.join(allowed)}")
+        value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
+        if value is None or value not in allowed:
+            raise SettingError(f"{shown(raw)} is not one of {', '.join(allowed)}")
         return value
 
     parse.__name__ = "one of " + "/".join(allowed)
@@ -158,7 +207,7 @@ CORE_OPTIONS = (
         "consistency_config",
         "--consistency-config",
         (),
-        text,
+        file_path,
         "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
         metavar="FILE",
     ),
@@ -166,8 +215,8 @@ CORE_OPTIONS = (
         "consistency_repeat",
         "--consistency-repeat",
         ("repeat",),
-        positive_int,
-        "override n of every repeat_consistency marker",
+        repetitions,
+        f"override n of every repeat_consistency marker (at most {MAX_REPETITIONS})",
         metavar="N",
     ),
     Option(
@@ -182,7 +231,7 @@ CORE_OPTIONS = (
         "consistency_report",
         "--consistency-report",
         ("report",),
-        text,
+        file_path,
         "write the machine-readable JSON report to FILE",
         metavar="FILE",
     ),
@@ -219,8 +268,8 @@ ROUTE_OPTIONS = (
         "consistency_timeout",
         "--consistency-timeout",
         ("route", "timeout"),
-        positive_number,
-        "request timeout in seconds (default 60)",
+        timeout_seconds,
+        "request timeout in seconds (default 60, at most 86400)",
         metavar="SECONDS",
         default=60.0,
     ),
@@ -273,6 +322,15 @@ ROUTE_OPTIONS = (
         "make one minimal request before the first test and abort on a broken route",
         is_flag=True,
     ),
+    Option(
+        "consistency_ignore_url",
+        "--consistency-ignore-url",
+        ("route", "ignore_url"),
+        regex,
+        "regular expression of request URLs that are neither recorded, replayed nor counted (background "
+        "telemetry, e.g. /traces/ingest); join several with |",
+        metavar="REGEX",
+    ),
 )
 
 CASSETTE_OPTIONS = (
@@ -280,8 +338,8 @@ CASSETTE_OPTIONS = (
         "consistency_cassettes",
         "--consistency-cassettes",
         ("cassettes", "dir"),
-        text,
-        "directory of the per-repetition cassettes, relative to rootdir (default: cassettes)",
+        file_path,
+        "directory of the per-repetition cassettes (default: cassettes under rootdir)",
         metavar="DIR",
         default="cassettes",
     ),
@@ -344,103 +402,208 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
+def _absolute(value: Any, base: Path | None) -> Path:
+    path = Path(str(value))
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # "~user" of an unknown user, or no home directory: keep the name as written
+        pass
+    if path.is_absolute():
+        return path
+    return (base if base is not None else Path.cwd()) / path
+
+
 @dataclass
 class Settings:
     values: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
     config_file: Path | None = None
+    #: Per option, the directory a relative path value is relative to (see :meth:`path`).
+    bases: dict[str, Path] = field(default_factory=dict)
 
     def __getitem__(self, dest: str) -> Any:
         return self.values.get(dest)
 
+    def path(self, dest: str) -> Path | None:
+        """The value of a file or directory option as an absolute path; None when the option is not set.
 
-def _yaml_lines(text_: str) -> dict[tuple[str, ...], int]:
-    """Line of every mapping key, so errors in the YAML file point at the line."""
-    lines: dict[tuple[str, ...], int] = {}
+        ``~`` is expanded. A relative value is relative to where it was given: the invocation directory for the
+        command line (and ``-o``), the ini file's directory for the ini file, the YAML file's directory for the
+        YAML file, and rootdir for the default.
+        """
+        value = self.values.get(dest)
+        if value is None:
+            return None
+        return _absolute(value, self.bases.get(dest))
 
-    def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                sub = (*path, str(key.value))
-                lines[sub] = key.start_mark.line + 1
-                walk(value, sub)
 
-    root = yaml.compose(text_, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, ())
-    return lines
+def _read_config(path: Path) -> str:
+    """The text of the YAML file: it must be a readable, reasonably small UTF-8 file."""
+    if not path.is_file():
+        if path.is_dir():
+            what = "is a directory"
+        elif path.exists():  # a FIFO or a device: reading it could block or never end
+            what = "is not a regular file"
+        else:
+            what = "does not exist"
+        raise pytest.UsageError(f"--consistency-config: {path} {what}; pass the path of a YAML file")
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--consistency-config: cannot read {path} ({exc.strerror or exc}); pass the path of a readable YAML file"
+        ) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise pytest.UsageError(
+            f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a consistency config is a few lines of YAML, "
+            "so this is probably not the file you meant"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise pytest.UsageError(f"{path}:{line}: not UTF-8 text; save it as UTF-8") from None
+
+
+def _check_events(source: str, path: Path) -> None:
+    """Refuse anchors, aliases and deep nesting from the parser's events, before any node or object exists.
+
+    An alias makes a document a graph: ``a: &x [*x]`` is a cycle, and nine lines of nested aliases expand to
+    gigabytes once anything walks or prints the value. Settings never need them, so any anchor is refused, in
+    one linear pass. Deep nesting is refused here because composing it recurses once per level.
+    """
+    depth = 0
+    for event in yaml.parse(source, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise pytest.UsageError(
+                f"anchors and aliases (&x / *x) are not supported in {path}:{line}; write the value out"
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                raise pytest.UsageError(
+                    f"{path}:{line}: nested more than {MAX_CONFIG_DEPTH} levels deep; settings are at most two "
+                    "levels deep (e.g. gates: consistency_gap_max: 12)"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _node_kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    return "list" if isinstance(node, yaml.SequenceNode) else "scalar"
 
 
 def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], int]]:
-    """Flatten the YAML file to ``{key path: value}``; unknown keys and bad structure are usage errors."""
-    if not path.is_file():
-        raise pytest.UsageError(f"--consistency-config: {path} does not exist; pass the path of a YAML file")
-    source = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(source)
-        lines = _yaml_lines(source)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise pytest.UsageError(
-            f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config"
-        ) from None
-    if data is None:
-        return {}, lines
-    if not isinstance(data, dict):
-        raise pytest.UsageError(f"{path}:1: the top level must be a mapping of settings, not {type(data).__name__}")
+    """Flatten the YAML file to ``{key path: value}`` and ``{key path: line}``.
+
+    Unknown keys, bad structure, keys given twice and values that cannot be read are usage errors that name the
+    file and line. The document is composed to nodes and walked; only the values of known settings are
+    constructed, so nothing is built for a key that is refused anyway.
+    """
+    source = _read_config(path)
     known = {option.yaml_path for option in OPTIONS if option.yaml_path}
     sections = {path_[:1] for path_ in known if len(path_) > 1}
     flat: dict[tuple[str, ...], Any] = {}
+    lines: dict[tuple[str, ...], int] = {}
 
-    def walk(node: dict[Any, Any], prefix: tuple[str, ...]) -> None:
-        for key, value in node.items():
-            sub = (*prefix, str(key))
+    def construct(loader: yaml.SafeLoader, node: yaml.Node, where: str) -> Any:
+        try:
+            return loader.construct_object(node, deep=True)
+        except (ValueError, OverflowError) as exc:  # e.g. an int of more than 4300 digits
+            reason = str(exc).split(";")[0]
+            raise pytest.UsageError(f"{where}: {shown(node.value)} cannot be read ({reason})") from None
+
+    def walk(loader: yaml.SafeLoader, node: yaml.MappingNode, prefix: tuple[str, ...]) -> None:
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise pytest.UsageError(f"{path}:{line}: a key must be a name, not a {_node_kind(key_node)}")
+            sub = (*prefix, str(key_node.value))
+            dotted = ".".join(sub)
+            if sub in lines:
+                raise pytest.UsageError(f"{path}:{line}: '{dotted}' is set twice (also on line {lines[sub]}); keep one")
+            lines[sub] = line
             if sub in sections:
-                if not isinstance(value, dict):
-                    raise pytest.UsageError(f"{path}:{lines.get(sub, 1)}: '{'.'.join(sub)}' must be a mapping")
-                walk(value, sub)
+                if not isinstance(value_node, yaml.MappingNode):
+                    raise pytest.UsageError(f"{path}:{line}: '{dotted}' must be a mapping")
+                walk(loader, value_node, sub)
             elif sub in known:
-                flat[sub] = value
+                flat[sub] = construct(loader, value_node, f"{path}:{line}: {dotted}")
             else:
                 valid = sorted(".".join(p) for p in known)
                 raise pytest.UsageError(
-                    f"{path}:{lines.get(sub, 1)}: unknown setting '{'.'.join(sub)}'; valid settings: "
-                    + ", ".join(valid)
+                    f"{path}:{line}: unknown setting '{dotted}'; valid settings: " + ", ".join(valid)
                 )
 
-    walk(data, ())
+    try:
+        _check_events(source, path)
+        loader = yaml.SafeLoader(source)
+        try:
+            root = loader.get_single_node()
+            if root is None or (isinstance(root, yaml.ScalarNode) and root.tag == "tag:yaml.org,2002:null"):
+                return {}, lines
+            if not isinstance(root, yaml.MappingNode):
+                line = root.start_mark.line + 1
+                kind = (
+                    "list" if isinstance(root, yaml.SequenceNode) else type(construct(loader, root, str(path))).__name__
+                )
+                raise pytest.UsageError(f"{path}:{line}: the top level must be a mapping of settings, not {kind}")
+            walk(loader, root, ())
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        position = getattr(exc, "position", None)  # a ReaderError (a character YAML forbids) has no mark
+        if mark is not None:
+            where = f"{path}:{mark.line + 1}"
+        elif isinstance(position, int):
+            where = f"{path}:{source.count(chr(10), 0, position) + 1}"
+        else:
+            where = str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and getattr(exc, "problem", None):
+            problem = f"{context}, {problem}"
+        raise pytest.UsageError(
+            f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config"
+        ) from None
     return flat, lines
 
 
+def _overridden_ini(config: pytest.Config) -> set[str]:
+    """Ini keys set on the command line with ``-o key=value``."""
+    entries = config.getoption("override_ini", None) or []
+    return {str(entry).split("=", 1)[0].strip() for entry in entries if "=" in str(entry)}
+
+
 def resolve(config: pytest.Config) -> Settings:
-    """Apply precedence CLI > YAML > ini > default, validating each value where it came from."""
+    """Apply precedence CLI > YAML > ini > default, validating each value where it came from.
+
+    Also records, per option, the directory a relative path is relative to (:meth:`Settings.path`).
+    """
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    bases: dict[str, Path] = {}
     inifile = str(config.inipath) if config.inipath else "ini file"
-
-    def ini_value(option: Option) -> Any:
-        raw = config.getini(option.ini)
-        return None if raw in (None, "") else raw
-
+    invocation_dir = Path(config.invocation_params.dir)
+    ini_dir = config.inipath.parent if config.inipath else config.rootpath
+    overridden = _overridden_ini(config)
     config_path: Path | None = None
-    raw_config = config.getoption("consistency_config") or ini_value(BY_DEST["consistency_config"])
     yaml_values: dict[tuple[str, ...], Any] = {}
     yaml_lines: dict[tuple[str, ...], int] = {}
-    if raw_config:
-        config_path = Path(str(raw_config))
-        if not config_path.is_absolute():
-            config_path = Path(config.invocation_params.dir) / config_path
-        yaml_values, yaml_lines = load_yaml(config_path)
 
-    for option in OPTIONS:
+    def pick(option: Option) -> None:
         cli = config.getoption(option.dest)
         if cli is not None:
             values[option.dest] = cli
             sources[option.dest] = option.flag
-            continue
-        if option.yaml_path in yaml_values:
+            bases[option.dest] = invocation_dir
+            return
+        if option.yaml_path in yaml_values and config_path is not None:
             raw = yaml_values[option.yaml_path]
             where = f"{config_path}:{yaml_lines.get(option.yaml_path, 1)}"
             if option.is_flag:
@@ -450,18 +613,30 @@ def resolve(config: pytest.Config) -> Settings:
             except SettingError as exc:
                 raise pytest.UsageError(f"{where}: {option.yaml_key}: {exc} (see {option.flag} in --help)") from None
             sources[option.dest] = f"{config_path} ({option.yaml_key})"
-            continue
-        raw = ini_value(option)
-        if raw is not None:
+            bases[option.dest] = config_path.parent
+            return
+        raw = config.getini(option.ini)
+        if raw not in (None, ""):
+            from_cli = option.ini in overridden
+            origin = f"-o {option.ini}" if from_cli else inifile
             try:
                 values[option.dest] = option.parse(raw)
             except SettingError as exc:
-                raise pytest.UsageError(f"{inifile}: {option.ini} = {raw}: {exc} (twin of {option.flag})") from None
-            sources[option.dest] = f"{inifile} ({option.ini})"
-            continue
+                raise pytest.UsageError(f"{origin}: {option.ini} = {raw}: {exc} (twin of {option.flag})") from None
+            sources[option.dest] = f"-o {option.ini}" if from_cli else f"{inifile} ({option.ini})"
+            bases[option.dest] = invocation_dir if from_cli else ini_dir
+            return
         values[option.dest] = option.default
         sources[option.dest] = "default"
+        bases[option.dest] = config.rootpath
+
+    pick(BY_DEST["consistency_config"])
+    if values["consistency_config"] is not None:
+        config_path = _absolute(values["consistency_config"], bases["consistency_config"])
+        yaml_values, yaml_lines = load_yaml(config_path)
+    for option in OPTIONS:
+        pick(option)
     for option in OPTIONS:
         if option.is_flag:
             values[option.dest] = values[option.dest] in (True, "true")
-    return Settings(values=values, sources=sources, config_file=config_path)
+    return Settings(values=values, sources=sources, config_file=config_path, bases=bases)
