@@ -9,36 +9,39 @@ cassette as response headers, so a replay with a dummy key reports the recorded 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from .keys import KEY_LIKE, credential_of, fingerprint
+from .keys import credential_of, fingerprint
+from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
+from .repetition import current
 from .wire import RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER
 
 MODES = ("none", "once", "new_episodes", "all")
 #: Request header the recording transport adds while recording; read and removed before anything is stored.
 SENT_AT_HEADER = "x-consistency-sent-at"
-#: Key used by the pinned clients when replaying without a key; its fingerprint matches any recorded one.
+#: Digest of the request body as it was sent, before any redaction: what replays are matched on.
+BODY_DIGEST_HEADER = "x-consistency-body-digest"
+#: Key used by the pinned clients when replaying: replay-only mode never sends, so it never needs a real one.
 REPLAY_KEY = "consistency-replay-placeholder"
-REPLAY_FINGERPRINT = fingerprint(REPLAY_KEY)
-SECRET_REQUEST_HEADERS = ("authorization", "api-key", "x-api-key", "cookie", "openai-organization", "openai-project")
-SECRET_RESPONSE_HEADERS = ("set-cookie", "openai-organization", "openai-project")
-REDACTED = b"<redacted>"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class SecretInCassetteError(RuntimeError):
-    """The cassette about to be written still holds the live key; nothing was written."""
+class CassetteError(RuntimeError):
+    """A cassette cannot be read or written; the message names the file and the fix. Fails one repetition."""
+
+
+class SecretInCassetteError(CassetteError):
+    """The cassette about to be written still holds a secret; nothing was written."""
 
 
 def safe_name(text: str) -> str:
@@ -56,24 +59,14 @@ def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
     return root / module_dir / safe_name(task or module) / f"rep-{repeat}.yaml"
 
 
-def secret_forms(key: str) -> list[str]:
-    """Ways a key can appear in a file: raw, JSON- and URL-escaped, base64 (alone or as basic auth)."""
-    forms = {key, json.dumps(key)[1:-1], quote(key, safe=""), base64.b64encode(key.encode()).decode()}
-    for basic in (f":{key}", f"{key}:", f"api:{key}"):
-        forms.add(base64.b64encode(basic.encode()).decode().rstrip("="))
-    return sorted(f for f in forms if len(f) >= 8)
-
-
-def scrub(body: Any, key: str | None) -> Any:
-    """Remove key-like strings (masked ones included) and the live key from a body."""
-    if body is None:
-        return body
-    data = body.encode() if isinstance(body, str) else bytes(body)
-    if key:
-        for form in secret_forms(key):
-            data = data.replace(form.encode(), REDACTED)
-    data = KEY_LIKE.sub(REDACTED, data)
-    return data.decode() if isinstance(body, str) else data
+def body_digest(body: Any) -> str:
+    """sha256 of the body as sent; JSON is canonicalised first, so key order and spacing do not matter."""
+    data = body.encode() if isinstance(body, str) else bytes(body or b"")
+    try:
+        data = json.dumps(json.loads(data), sort_keys=True, separators=(",", ":")).encode()
+    except ValueError:
+        pass
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
 
 
 def _header(headers: Any, name: str) -> str | None:
@@ -83,36 +76,53 @@ def _header(headers: Any, name: str) -> str | None:
     return None if value is None else str(value)
 
 
-def before_record_request(key: str | None) -> Any:
-    def hook(request: Any) -> Any:
+class Scrubber:
+    """vcrpy's request and response filters, and the secrets they saw (scanned for again before each write).
+
+    vcrpy runs the request filter on live requests and *again* on requests loaded from a cassette; a loaded
+    request carries ``x-consistency-key-fingerprint`` already and is left as recorded, so its fingerprint and body
+    digest survive ``new_episodes`` re-saves.
+    """
+
+    def __init__(self, key: str | None, ignore: tuple[re.Pattern[str], ...] = ()) -> None:
+        self.secrets: set[str] = {key} if key else set()
+        self.ignore = ignore
+
+    def request(self, request: Any) -> Any:
         headers = request.headers
-        fp = fingerprint(credential_of(headers))
+        if RECORDED_KEY_HEADER in headers:  # loaded from a cassette: already scrubbed, keep what was recorded
+            return request
+        if any(pattern.search(request.uri) for pattern in self.ignore):
+            return None  # neither recorded nor replayed (see --consistency-ignore-url)
+        self.secrets.update(url_credentials(request.uri))
+        fp = fingerprint(credential_of(headers, request.uri))
         sent_at = _header(headers, SENT_AT_HEADER)
-        for name in (*SECRET_REQUEST_HEADERS, SENT_AT_HEADER):
-            if name in headers:
+        for name in list(headers):
+            value = _header(headers, name) or ""
+            secret = header_credential(name, value)
+            if secret:
+                self.secrets.add(secret)
+            if secret or name.lower() == SENT_AT_HEADER:
                 del headers[name]
         headers[RECORDED_KEY_HEADER] = fp or ""
+        headers[BODY_DIGEST_HEADER] = body_digest(request.body)
         if sent_at is not None:
             with contextlib.suppress(ValueError):
                 headers[RECORDED_LATENCY_HEADER] = f"{(time.perf_counter() - float(sent_at)) * 1000:.3f}"
-        request.body = scrub(request.body, key)
+        request.uri = redact_url(request.uri, self.secrets)
+        request.body = redact_body(request.body, self.secrets, fields=True)
         return request
 
-    return hook
-
-
-def before_record_response(key: str | None) -> Any:
-    def hook(response: dict[str, Any]) -> dict[str, Any]:
+    def response(self, response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})
         for name in list(headers):
-            if name.lower() in SECRET_RESPONSE_HEADERS:
+            values = headers[name] if isinstance(headers[name], list) else [headers[name]]
+            if name_is_secret(name) or any(header_credential(name, str(v)) for v in values):
                 del headers[name]
         body = response.get("body", {})
         if "string" in body:
-            body["string"] = scrub(body["string"], key)
+            body["string"] = redact_body(body["string"], self.secrets)
         return response
-
-    return hook
 
 
 def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -126,7 +136,12 @@ def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any
 
 
 def match_body(r1: Any, r2: Any) -> None:
-    """Bytes first (the SDK serialises deterministically); parsed JSON only when the bytes differ."""
+    """The digests of the bodies as sent; cassettes without one (recorded before digests) compare bodies."""
+    d1, d2 = _header(r1.headers, BODY_DIGEST_HEADER), _header(r2.headers, BODY_DIGEST_HEADER)
+    if d1 and d2:
+        if d1 != d2:
+            raise AssertionError("request bodies differ (model, prompt or parameters changed)")
+        return
     if r1.body == r2.body:
         return
     try:
@@ -138,67 +153,100 @@ def match_body(r1: Any, r2: Any) -> None:
 
 
 def match_key(r1: Any, r2: Any) -> None:
-    """Same key fingerprint, unless one side is the replay placeholder (CI replays without a key)."""
+    """Same key fingerprint, when both requests carried a key."""
     a, b = _header(r1.headers, RECORDED_KEY_HEADER), _header(r2.headers, RECORDED_KEY_HEADER)
-    if a == b or REPLAY_FINGERPRINT in (a, b) or not a or not b:
+    if a == b or not a or not b:
         return
     raise AssertionError(f"key fingerprint differs ({a} recorded vs {b})")
 
 
 class Persister:
-    """Loads cassettes with replayed retries made instant; writes them atomically, after a secret scan."""
+    """Loads cassettes with replayed retries made instant; writes them atomically, after a secret scan.
 
-    def __init__(self, key: str | None) -> None:
-        self.key = key
+    Every way a file can be bad (unreadable, not YAML, a merge conflict, the wrong shape, an unknown tag) becomes a
+    ``CassetteError`` naming the file and the fix, raised in the repetition's setup: one bad file fails one
+    repetition, never the session.
+    """
+
+    def __init__(self, scrubber: Scrubber, rerecord: str) -> None:
+        self.scrubber = scrubber
+        self.rerecord = rerecord
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
-        from vcr.persisters.filesystem import FilesystemPersister
+        from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 
-        requests, responses, *rest = FilesystemPersister.load_cassette(cassette_path, serializer)
-        for response in responses:
-            headers = response.get("headers", {})
-            if any(name.lower() in ("retry-after", "retry-after-ms") for name in headers):
-                for name in [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]:
-                    del headers[name]
-                headers["retry-after-ms"] = ["1"]  # the SDK sleeps 1 ms instead of the recorded backoff
+        path = Path(cassette_path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            raise CassetteNotFoundError() from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CassetteError(f"cannot read cassette {path}: {exc}; {self.rerecord}") from None
+        if "\n<<<<<<< " in "\n" + text or "\n>>>>>>> " in text:
+            raise CassetteError(
+                f"cassette {path} contains git merge conflict markers (<<<<<<< / >>>>>>>); keep one side of the "
+                f"conflict, {self.rerecord.removeprefix('to fix it, ')}"
+            )
+        try:
+            requests, responses, *rest = FilesystemPersister.load_cassette(cassette_path, serializer)
+            for response in responses:
+                headers = response.get("headers", {})
+                if any(name.lower() in ("retry-after", "retry-after-ms") for name in headers):
+                    for name in [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]:
+                        del headers[name]
+                    headers["retry-after-ms"] = ["1"]  # the SDK sleeps 1 ms instead of the recorded backoff
+        except CassetteNotFoundError:
+            raise
+        except Exception as exc:
+            what = getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}"
+            raise CassetteError(f"cassette {path} is not a valid cassette ({what}); {self.rerecord}") from None
         return (requests, responses, *rest)
 
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
-        from vcr.serialize import serialize
+        from vcr.serialize import deserialize, serialize
 
-        text = serialize(cassette_dict, serializer)
-        if self.key:
-            for form in secret_forms(self.key):
-                if form in text:
-                    raise SecretInCassetteError(
-                        f"refusing to write {cassette_path}: it contains the live API key "
-                        f"(as {_describe(form, self.key)}); nothing was written. A header or body escaped "
-                        "scrubbing: please report it."
-                    )
         path = Path(cassette_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        text = serialize(cassette_dict, serializer)
+        found = find_secret(cassette_dict, self.scrubber.secrets) or find_secret(text, self.scrubber.secrets)
+        if found is None:
+            found = find_secret(deserialize(text, serializer), self.scrubber.secrets)
+        if found:
+            raise SecretInCassetteError(
+                f"refusing to write {path}: it contains {found} sent in this repetition (a key, token or "
+                "password); nothing was written. A header or body escaped redaction: please report it."
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise CassetteError(
+                f"cannot write cassette {path}: {exc.strerror or exc}; make {path.parent} writable or point "
+                "--consistency-cassettes at a writable directory"
+            ) from None
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(tmp, path)
+        except OSError as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise CassetteError(f"cannot write cassette {path}: {exc.strerror or exc}") from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
 
 
-def _describe(form: str, key: str) -> str:
-    return "the raw key" if form == key else "an encoded form of the key"
-
-
-def make_vcr(mode: str, key: str | None) -> Any:
+def make_vcr(mode: str, scrubber: Scrubber, rerecord: str) -> Any:
     import vcr
 
+    # Replay-only mode never sends, so the environment's key (none, a placeholder, a dummy, a real one) must not
+    # decide what replays: keys are then compared across the recorded repetitions (drift), not with the
+    # environment. Recording modes do compare it: another key is another route.
+    matchers = ("method", "uri", "consistency_body") + (() if mode == "none" else ("consistency_key",))
     recorder = vcr.VCR(
         record_mode=mode,
-        match_on=("method", "uri", "consistency_body", "consistency_key"),
-        before_record_request=before_record_request(key),
-        before_record_response=before_record_response(key),
+        match_on=matchers,
+        before_record_request=scrubber.request,
+        before_record_response=scrubber.response,
         before_save_interaction=before_save_interaction,
         decode_compressed_response=True,
         record_on_exception=False,
@@ -206,20 +254,75 @@ def make_vcr(mode: str, key: str | None) -> Any:
     )
     recorder.register_matcher("consistency_body", match_body)
     recorder.register_matcher("consistency_key", match_key)
-    recorder.register_persister(Persister(key))
+    recorder.register_persister(Persister(scrubber, rerecord))
     return recorder
 
 
+#: vcrpy patches these too, but their traffic never leaves the process: it needs no cassette in any mode.
+_IN_PROCESS = (
+    ("httpx", "MockTransport", "handle_request", "_HttpxMockTransport_handle_request"),
+    ("httpx", "MockTransport", "handle_async_request", "_HttpxMockTransport_handle_async_request"),
+    ("httpx", "WSGITransport", "handle_request", "_HttpxWsgiTransport_handle_request"),
+    ("httpx", "ASGITransport", "handle_async_request", "_HttpxAsgiTransport_handle_async_request"),
+    ("httpx2", "MockTransport", "handle_request", "_Httpx2MockTransport_handle_request"),
+    ("httpx2", "MockTransport", "handle_async_request", "_Httpx2MockTransport_handle_async_request"),
+    ("httpx2", "WSGITransport", "handle_request", "_Httpx2WsgiTransport_handle_request"),
+    ("httpx2", "ASGITransport", "handle_async_request", "_Httpx2AsgiTransport_handle_async_request"),
+)
+#: The unpatched network transports, for requests that an in-process mock (respx) answers below them.
+_NETWORK = {
+    ("httpx", False): "_HttpxHttpTransport_handle_request",
+    ("httpx", True): "_HttpxAsyncHttpTransport_handle_async_request",
+    ("httpx2", False): "_Httpx2HttpTransport_handle_request",
+    ("httpx2", True): "_Httpx2AsyncHttpTransport_handle_async_request",
+}
+
+
+def unpatched_network(module_name: str, is_async: bool) -> Any:
+    """vcrpy's saved original of ``HTTPTransport.handle_request`` (or the async one), or None."""
+    vcr_patch = sys.modules.get("vcr.patch")
+    return getattr(vcr_patch, _NETWORK.get((module_name, is_async), ""), None) if vcr_patch else None
+
+
+def respx_active(module_name: str) -> bool:
+    """respx mocks httpcore below ``HTTPTransport``: while a router is started, httpx traffic stays in-process."""
+    respx_mocks = sys.modules.get("respx.mocks")
+    if respx_mocks is None or module_name != "httpx":
+        return False
+    mocker = respx_mocks.Mocker.registry.get("httpcore")
+    return bool(mocker is not None and mocker.routers and getattr(mocker, "_patches", None))
+
+
 @contextlib.contextmanager
-def use_cassette(path: Path, mode: str, key: str | None, keep: Any) -> Iterator[Any]:
+def in_process_unpatched() -> Iterator[None]:
+    vcr_patch = sys.modules.get("vcr.patch")
+    saved: list[tuple[type, str, Any]] = []
+    for module_name, class_name, method, original_name in _IN_PROCESS:
+        module = sys.modules.get(module_name)
+        original = getattr(vcr_patch, original_name, None)
+        cls = getattr(module, class_name, None) if module else None
+        if cls is not None and original is not None:
+            saved.append((cls, method, getattr(cls, method)))
+            setattr(cls, method, original)
+    try:
+        yield
+    finally:
+        for cls, method, patched in reversed(saved):
+            setattr(cls, method, patched)
+
+
+@contextlib.contextmanager
+def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep: Any) -> Iterator[Any]:
     """Enter the cassette; on the way out save it only if ``keep()`` says the repetition is worth keeping."""
-    manager = make_vcr(mode, key).use_cassette(str(path))
+    manager = make_vcr(mode, scrubber, rerecord).use_cassette(str(path))
     cassette = manager.__enter__()
     try:
-        yield cassette
+        with in_process_unpatched():
+            yield cassette
     except BaseException as exc:
         manager.__exit__(type(exc), exc, exc.__traceback__)
         raise
+    count_unobserved(cassette)
     if keep():
         manager.__exit__(None, None, None)
     else:
@@ -227,8 +330,28 @@ def use_cassette(path: Path, mode: str, key: str | None, keep: Any) -> Iterator[
         manager.__exit__(RuntimeError, error, None)
 
 
-def record_command(nodeid: str) -> str:
-    return f"pytest '{nodeid}' --consistency-record=once"
+def count_unobserved(cassette: Any) -> None:
+    """Exchanges the cassette served or recorded beyond the answered calls the plugin observed.
+
+    vcrpy also patches requests, urllib3, aiohttp and others that the plugin does not observe; their traffic
+    would otherwise read as "no calls, no drift" while it reached some host.
+    """
+    state = current()
+    if state is None:
+        return
+    served = sum(cassette.play_counts.values()) + max(0, len(cassette.data) - getattr(cassette, "_loaded_count", 0))
+    answered = sum(1 for call in state.calls if call.status is not None)
+    state.unobserved += max(0, served - answered)
+
+
+def record_command(nodeid: str, existed: bool) -> str:
+    """The command that records this repetition: ``once`` never replaces an existing cassette, ``all`` does."""
+    mode = "all" if existed else "once"
+    return f"pytest '{nodeid}' --consistency-record={mode}"
+
+
+def rerecord_advice(nodeid: str) -> str:
+    return f"to fix it, delete the file or re-record it: {record_command(nodeid, existed=True)}"
 
 
 def vcr_available() -> bool:
@@ -240,7 +363,9 @@ def vcr_available() -> bool:
 
 
 @contextlib.contextmanager
-def repetition_scope(path: Path | None, mode: str, key: str | None, keep: Any, observe: Any) -> Iterator[None]:
+def repetition_scope(
+    path: Path | None, mode: str, scrubber: Scrubber, rerecord: str, keep: Any, observe: Any
+) -> Iterator[None]:
     """Everything around one marked repetition, innermost last: cassette, network block, transport observer.
 
     The observer goes inside the cassette so that it wraps vcrpy's patch and sees replayed attempts too.
@@ -249,11 +374,25 @@ def repetition_scope(path: Path | None, mode: str, key: str | None, keep: Any, o
 
     with contextlib.ExitStack() as stack:
         if path is not None and mode != "off" and vcr_available():
-            stack.enter_context(use_cassette(path, mode, key, keep))
+            stack.enter_context(use_cassette(path, mode, scrubber, rerecord, keep))
         if mode == "none":
             stack.enter_context(blocked("cassettes are replayed only (--consistency-record=none)"))
         stack.enter_context(observe())
         yield
+
+
+def mismatch_detail(exc: BaseException) -> str | None:
+    """What vcrpy found closest to an unmatched request, in the plugin's words (None for other errors)."""
+    reason = getattr(exc, "reason", None)
+    if reason is None or not hasattr(exc, "similar_requests"):
+        return None
+    if reason == "cassette_not_found":
+        return "no cassette"
+    if reason == "already_played":
+        return "every matching recorded request was already replayed (this repetition made more calls than recorded)"
+    names = {"match_body": "body", "match_key": "key fingerprint", "uri": "URI", "method": "method"}
+    failed = sorted({names.get(str(name), str(name)) for _, _, fails in exc.similar_requests for name, _ in fails})
+    return f"closest recorded request differs in: {', '.join(failed)}" if failed else "nothing similar was recorded"
 
 
 def mismatch_message(nodeid: str, repeat: int, path: str, existed: bool, calls: list[Any]) -> str:
@@ -265,9 +404,16 @@ def mismatch_message(nodeid: str, repeat: int, path: str, existed: bool, calls: 
         else f"no recorded request in {path} matches it (method, URI, body and key fingerprint are compared: "
         "another model, prompt, parameter or key changes the request)"
     )
+    detail = f" [{first.detail}]" if first.detail and existed else ""
+    client = "" if first.pinned else " (sent by a client the agent built itself)"
+    advice = (
+        f"To re-record this repetition: {record_command(nodeid, existed)} (or --consistency-record=new_episodes "
+        "to keep what matches and add what is new)"
+        if existed
+        else f"To record it: {record_command(nodeid, existed)}"
+    )
     return (
-        f"replay mismatch in repetition {repeat}: {first.method} {first.url} (model {first.model_requested}) "
-        f"was not recorded: {what}.\n"
-        f"No live call was made. To record it: {record_command(nodeid)} (or --consistency-record=all to "
-        "re-record); this counts as route drift (errors: replay_mismatch)."
+        f"replay mismatch in repetition {repeat}: {first.method} {first.url} (model {first.model_requested})"
+        f"{client} was not recorded: {what}{detail}.\n"
+        f"No live call was made. {advice}; this counts as route drift (errors: replay_mismatch)."
     )

@@ -40,7 +40,7 @@ def build_client(route: Route, ledger: Ledger | None, is_async: bool = False, ap
     """``openai.OpenAI`` (or ``AsyncOpenAI``) on the route: its base URL, key, timeout and retries."""
     openai = _sdk()
     module = _http_module(openai, is_async)
-    transport = recording_transport(module, ledger, defaults_of(route), is_async)
+    transport = recording_transport(module, ledger, defaults_of(route), is_async, replay_only=route.replay_only)
     http_class = openai.DefaultAsyncHttpxClient if is_async else openai.DefaultHttpxClient
     client_class = openai.AsyncOpenAI if is_async else openai.OpenAI
     return client_class(

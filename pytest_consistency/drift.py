@@ -2,7 +2,8 @@
 
 Pure functions over call records. Drift kinds:
 ``base_url``, ``key``, ``model_requested``, ``model_served``, ``deployment``, ``fallback``, ``retries`` and
-``errors`` (HTTP errors, timeouts, connection failures, replay mismatches, refused-by-budget). A changing
+``errors`` (HTTP errors, timeouts, connection failures, replay mismatches, refused-by-budget) and ``unobserved``
+(cassette exchanges made by a client the plugin does not observe: the route is unknown, never "no drift"). A changing
 ``system_fingerprint`` is only a warning: providers rotate it without any change of route.
 """
 
@@ -36,6 +37,7 @@ class TaskDrift:
     errors: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     calls: int = 0
+    unobserved: int = 0
     unpinned_calls: int = 0
     retries: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class TaskDrift:
             "errors": self.errors,
             "warnings": self.warnings,
             "calls": self.calls,
+            "unobserved": self.unobserved,
             "unpinned_calls": self.unpinned_calls,
             "retries": self.retries,
             "tokens": self.tokens,
@@ -76,8 +79,9 @@ def _distinct(values: Iterable[str | None]) -> list[str]:
     return sorted({value for value in values if value})
 
 
-def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute) -> TaskDrift:
+def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute, unobserved: int = 0) -> TaskDrift:
     drift = TaskDrift()
+    drift.unobserved = unobserved
     calls = [call for rep in repetitions for call in rep]
     drift.calls = len(calls)
     drift.unpinned_calls = sum(not call.pinned for call in calls)
@@ -88,13 +92,20 @@ def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute)
         "total": sum(c.total_tokens for c in calls),
     }
     drift.tokens_per_repetition = [sum(c.total_tokens for c in rep) for rep in repetitions]
-    if not calls:
-        return drift
 
     def flag(kind: str, detail: str) -> None:
         if kind not in drift.kinds:
             drift.kinds.append(kind)
         drift.details.append(detail)
+
+    if unobserved:
+        flag(
+            "unobserved",
+            f"{unobserved} HTTP exchange(s) in the cassettes were made by a client the plugin does not observe "
+            "(aiohttp, requests, urllib3, ...): their route is unknown",
+        )
+    if not calls:
+        return drift
 
     def check(kind: str, label: str, values: list[str], pinned_value: str | None) -> None:
         if len(values) > 1:
@@ -155,7 +166,7 @@ def attribution(inconsistent: bool, drift: TaskDrift) -> str | None:
 
 
 def drift_pp(drifts: Sequence[TaskDrift]) -> float | None:
-    with_calls = [d for d in drifts if d.calls]
+    with_calls = [d for d in drifts if d.calls or d.unobserved]
     if not with_calls:
         return None
     return sum(d.drifted for d in with_calls) * 100 / len(with_calls)

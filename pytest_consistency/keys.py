@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import re
+
+from .redact import header_credential, url_credentials
 
 #: Values people leave in place of a key; compared case-insensitively after stripping.
 PLACEHOLDERS = frozenset(
@@ -32,9 +33,6 @@ PLACEHOLDERS = frozenset(
     }
 )
 
-#: Strings that look like secrets in bodies: OpenAI-style keys (masked ones included) and bearer tokens.
-KEY_LIKE = re.compile(rb"(sk-[A-Za-z0-9_*\-]{8,}|Bearer\s+[A-Za-z0-9._~+/=\-]{8,})")
-
 
 def fingerprint(key: str | None) -> str | None:
     """``sha256:`` and 8 hex digits: enough to tell keys apart, useless for recovering one."""
@@ -48,13 +46,32 @@ def is_placeholder(key: str) -> bool:
     return text in PLACEHOLDERS or text.startswith("your") or ("xxxx" in text and len(set(text)) <= 5)
 
 
-def credential_of(headers: object) -> str | None:
-    """The key a request actually carries, from ``Authorization: Bearer`` or ``api-key``."""
-    get = getattr(headers, "get", None)
-    if get is None:
+def key_problem(key: str) -> str | None:
+    """What is wrong with a key's characters, described without showing it (it would reach logs and JUnit)."""
+    if key != key.strip():
+        return "has leading or trailing whitespace or a line break (a .env file with CRLF, or `echo` output)"
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in key):
+        return "contains whitespace or control characters"
+    if not key.isascii():
+        return "contains non-ASCII characters (HTTP headers cannot carry them; was it pasted with smart quotes?)"
+    return None
+
+
+def credential_of(headers: object, url: str = "") -> str | None:
+    """The credential a request actually carries: ``Authorization: Bearer``, ``api-key``, ``x-api-key``, then any
+    other credential header, then the URL's password or credential query parameter."""
+    items = getattr(headers, "items", None)
+    if items is None:
         return None
-    auth = get("authorization") or ""
-    if auth.lower().startswith("bearer "):
-        return str(auth[7:].strip()) or None
-    api_key = get("api-key") or get("x-api-key")
-    return str(api_key) if api_key else None
+    found: list[tuple[int, str]] = []
+    for name, value in items():
+        name = str(name).lower()
+        value = value[0] if isinstance(value, list) and value else value
+        secret = header_credential(name, str(value)) if isinstance(value, (str, bytes)) else None
+        if secret:
+            rank = {"authorization": 0, "api-key": 1, "x-api-key": 1}.get(name, 2)
+            found.append((rank, secret))
+    if found:
+        return min(found)[1]
+    from_url = url_credentials(url) if url else []
+    return from_url[0] if from_url else None

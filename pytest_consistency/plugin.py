@@ -8,9 +8,10 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Generator, Iterator
-from contextlib import nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from .budget import Ledger
 from .clients import build_client
 from .collect import ATTRIBUTE, payload
 from .finish import print_summary, summarise
-from .marker import MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
+from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
 from .records import RepetitionResult
 from .repetition import ActiveRepetition, Consistency, activate
@@ -33,6 +34,7 @@ from .transport import observe_transports
 ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
 LEDGER_KEY = "consistency_token_ledger"
 CASSETTE_EXISTED = pytest.StashKey[bool]()
+SCOPE = pytest.StashKey[ExitStack]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -52,7 +54,9 @@ def pytest_configure(config: pytest.Config) -> None:
         workerinput = getattr(config, "workerinput", {})
         path = workerinput.get(LEDGER_KEY) or os.path.join(tempfile.mkdtemp(prefix="consistency-"), "tokens")
         state.ledger = Ledger(Path(path), int(budget))
-    state.cassette_root = config.rootpath / str(state.settings["consistency_cassettes"])
+    state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
+    ignore = state.settings["consistency_ignore_url"]
+    state.ignore = (re.compile(ignore),) if ignore else ()
     config.stash[STATE] = state
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
@@ -118,43 +122,105 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     spec = item.stash.get(SPEC, None)
-    scope: Any = nullcontext()
     if spec is not None:
-        state = item.config.stash[STATE]
         repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
         active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
         item.stash[ACTIVE] = active
         activate(active)
-        mode = state.settings["consistency_record"]
-        path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
-        if mode != "off":
-            active.cassette = str(path.relative_to(item.config.rootpath))
-            item.stash[CASSETTE_EXISTED] = path.is_file()
-        active.recording = mode != "none"
-        route = state.route
-        scope = cassettes.repetition_scope(
-            path,
-            mode,
-            route.api_key if route else None,
-            lambda: not active.broken,
-            lambda: observe_transports(state.ledger),
-        )
     try:
-        with scope:
-            return (yield)
+        return (yield)
     finally:
         activate(None)
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Enter the repetition's cassette, network block and observer before its fixtures are set up.
+
+    In setup, not around the whole protocol, so that a cassette that cannot be read fails this repetition (a
+    setup error naming the file) instead of the session.
+    """
     state = item.config.stash[STATE]
-    if SPEC in item.stash and item.get_closest_marker("vcr") and state.settings["consistency_record"] != "off":
-        pytest.fail(
-            f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
-            "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
-            "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
-            pytrace=False,
+    problem = marker_problem(item)
+    if problem:
+        pytest.fail(f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
+    active = item.stash.get(ACTIVE, None)
+    mode = state.settings["consistency_record"]
+    if active is not None and active.marked:
+        if item.get_closest_marker("vcr") and mode != "off":
+            pytest.fail(
+                f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
+                "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
+                "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
+                pytrace=False,
+            )
+        path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
+        if mode != "off":
+            active.cassette = display_path(path, item.config.rootpath)
+            item.stash[CASSETTE_EXISTED] = path.is_file()
+        active.recording = mode != "none"
+        route = state.route
+        key = route.api_key if route is not None and not route.replay_only else None
+        stack = ExitStack()
+        item.stash[SCOPE] = stack
+        scrubber = cassettes.Scrubber(key, state.ignore)
+
+        def scope(cassette: Path | None) -> Any:
+            return cassettes.repetition_scope(
+                cassette,
+                mode,
+                scrubber,
+                cassettes.rerecord_advice(item.nodeid),
+                lambda: not active.broken,
+                lambda: observe_transports(state.ledger, state.ignore),
+            )
+
+        try:
+            stack.enter_context(scope(path))
+        except cassettes.CassetteError as exc:
+            # pytest's own setup must still run (its teardown expects it), under the network block but with no
+            # cassette; then this repetition errors with the message that names the file.
+            stack.enter_context(scope(None))
+            yield
+            raise exc from None
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """After the fixtures are torn down: charge unclosed responses, then save the cassette (errors fail here)."""
+    try:
+        return (yield)
+    finally:
+        active = item.stash.get(ACTIVE, None)
+        if active is not None:
+            for attempt in list(active.open_attempts):
+                attempt.finish()
+        stack = item.stash.get(SCOPE, None)
+        if stack is not None:
+            del item.stash[SCOPE]
+            stack.close()
+
+
+def marker_problem(item: pytest.Item) -> str | None:
+    """A marker that would otherwise be ignored silently: stacked twice, or on a unittest.TestCase method."""
+    own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
+    if len(own) > 1:
+        return f"applied {len(own)} times to one test; keep one marker (the arguments of the others would be lost)"
+    if marker_of(item) is not None and SPEC not in item.stash:
+        return (
+            "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
+            "write the task as a plain pytest test function or method"
         )
+    return None
+
+
+def display_path(path: Path, rootpath: Path) -> str:
+    """The path relative to rootdir when it is inside it, else absolute."""
+    try:
+        return str(path.relative_to(rootpath))
+    except ValueError:
+        return str(path)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -168,17 +234,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings["consistency_record_on_exception"]:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
-            if active.cassette and any(c.error == "replay_mismatch" for c in active.calls):
-                report.longrepr = (
-                    cassettes.mismatch_message(
-                        item.nodeid,
-                        active.repeat,
-                        active.cassette,
-                        item.stash.get(CASSETTE_EXISTED, False),
-                        active.calls,
-                    )
-                    + f"\n\n(original error: {call.excinfo.exconly() if call.excinfo else report.longrepr})"
-                )
+            cassette_error = call.excinfo is not None and call.excinfo.errisinstance(cassettes.CassetteError)
+            if active.cassette and not cassette_error and any(c.error == "replay_mismatch" for c in active.calls):
+                report.longrepr = cassettes.mismatch_message(
+                    item.nodeid,
+                    active.repeat,
+                    active.cassette,
+                    item.stash.get(CASSETTE_EXISTED, False),
+                    active.calls,
+                ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
         result = RepetitionResult(
             task_id=active.task_id,
             nodeid=item.nodeid,
@@ -191,6 +255,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         plugins = [impl.plugin_name for impl in item.config.hook.pytest_consistency_answers_equivalent.get_hookimpls()]
         setattr(report, ATTRIBUTE, payload(active, result, plugins))
     return report
+
+
+def _first_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """The exception in one line; vcrpy's own message (advice about options that do not exist here) is left out."""
+    if type(excinfo.value).__name__ == "CannotOverwriteExistingCassetteException":
+        return "no recorded response (vcrpy's CannotOverwriteExistingCassetteException)"
+    lines = excinfo.exconly().splitlines()
+    return lines[0][:300] if lines else excinfo.typename
 
 
 @pytest.fixture
@@ -269,6 +341,10 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.config.stash[STATE].collector.add(report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.config.stash[STATE].collection_errors += 1
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

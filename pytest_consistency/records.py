@@ -25,6 +25,8 @@ class CallRecord:
     system_fingerprint: str | None = None
     status: int | None = None
     error: str | None = None
+    #: Why a replay did not match, or that token counts were estimated; None when there is nothing to add.
+    detail: str | None = None
     retry_index: int = 0
     latency_ms: float | None = None
     prompt_tokens: int = 0
@@ -34,6 +36,8 @@ class CallRecord:
     pinned: bool = True
     replayed: bool = False
     gateway: dict[str, str] = field(default_factory=dict)
+    #: Token counts were estimated (a stream closed before its usage arrived), not read from the response.
+    tokens_estimated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,6 +66,10 @@ class RepetitionResult:
     calls: list[CallRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     cassette: str | None = None
+    #: Times pytest-rerunfailures ran this repetition again; the first outcome is the one that counts.
+    reruns: int = 0
+    #: HTTP exchanges in the cassette that no observed client made (aiohttp, requests, ...): unseen route.
+    unobserved: int = 0
 
     @property
     def scored(self) -> bool:
@@ -111,6 +119,8 @@ class TaskResult:
     attribution: str | None = None
     #: Route facts of this task (drift kinds, tokens, errors), filled by the route module.
     route: dict[str, Any] = field(default_factory=dict)
+    #: Errors that left a figure of this task undetermined (an equivalence hook that raised).
+    errors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -129,3 +139,7 @@ class SessionSummary:
     tasks: list[TaskResult]
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Errors of the plugin's outputs and of user hooks, each naming itself.
+    errors: list[str] = field(default_factory=list)
+    #: The session's exit status as settled by the plugin (None until settled).
+    exit_status: int | None = None

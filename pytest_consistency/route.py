@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from .cassettes import REPLAY_KEY
-from .keys import fingerprint, is_placeholder
+from .keys import fingerprint, is_placeholder, key_problem
+from .redact import redact_url
 from .settings import Settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -58,22 +59,44 @@ class Route:
 
 
 def base_url_problems(url: str, source: str) -> list[str]:
-    parts = urlsplit(url)
+    """What is wrong with a base URL; messages show it with any credential redacted."""
     problems = []
+    shown = redact_url(url.strip())
+    if url != url.strip() or any(ch.isspace() or ord(ch) < 32 for ch in url):
+        problems.append(
+            f"base URL {shown!r} (from {source}) contains whitespace or a line break (a trailing space becomes "
+            "'%20' in every request path); remove it"
+        )
+        url = url.strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError as exc:
+        return [*problems, f"base URL {shown!r} (from {source}) is malformed ({exc}); use e.g. {DEFAULT_BASE_URL}"]
+    if parts.username is not None or parts.password is not None:
+        clean = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        problems.append(
+            f"base URL from {source} carries credentials (user:password@): the HTTP client would send them as "
+            f"Basic auth instead of the pinned key, and they would reach logs. Put the key in the API key "
+            f"variable and use {redact_url(clean)}"
+        )
+        url = clean
+        parts = urlsplit(clean)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        problems.append(f"base URL {url!r} (from {source}) is not an http(s) URL; use e.g. {DEFAULT_BASE_URL}")
+        problems.append(f"base URL {shown!r} (from {source}) is not an http(s) URL; use e.g. {DEFAULT_BASE_URL}")
         return problems
     if parts.query or parts.fragment:
         clean = parts._replace(query="", fragment="").geturl()
+        shown_query = redact_url(f"http://h/?{parts.query}").partition("?")[2]
         problems.append(
-            f"base URL from {source} has a query string or fragment ('?{parts.query}' / '#{parts.fragment}'), "
+            f"base URL from {source} has a query string or fragment ('?{shown_query}' / '#{parts.fragment}'), "
             f"as a URL pasted from a website does; use the API URL without it: {clean}"
         )
     path = parts.path.rstrip("/")
     if not path:
         problems.append(
-            f"base URL {url!r} (from {source}) has no API path; OpenAI-compatible APIs usually live under /v1, "
-            f"e.g. {url.rstrip('/')}/v1"
+            f"base URL {redact_url(url)!r} (from {source}) has no API path; OpenAI-compatible APIs usually live "
+            f"under /v1, e.g. {redact_url(url).rstrip('/')}/v1"
         )
     return problems
 
@@ -81,27 +104,35 @@ def base_url_problems(url: str, source: str) -> list[str]:
 def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
     """Build the route and list its problems; raising is left to the caller, who knows if it is needed.
 
-    When cassettes are replayed only (``--consistency-record=none``) no call goes out, so a missing or
-    placeholder key is no problem: the clients then carry a placeholder that matches any recorded key.
+    When cassettes are replayed only (``--consistency-record=none``) no call goes out, so the environment's key
+    is not used at all, whatever it holds (none, a placeholder, a dummy, a real key as CI jobs often have): the
+    clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
     problems: list[str] = []
     key_env = str(settings["consistency_api_key_env"])
     api_key = env.get(key_env) or None
-    if settings["consistency_record"] == "none" and (api_key is None or is_placeholder(api_key)):
+    if settings["consistency_record"] == "none":
         api_key = REPLAY_KEY
     elif api_key is None:
         problems.append(f"no API key: ${key_env} is not set; export {key_env}=<your key> (keys never go in code)")
     elif is_placeholder(api_key):
-        problems.append(f"${key_env} holds a placeholder ({api_key[:4]}…), not a key; export the real key")
+        problems.append(f"${key_env} holds a placeholder, not a key; export the real key")
+        api_key = None
+    elif key_problem(api_key):
+        problems.append(
+            f"${key_env} {key_problem(api_key)}; export it without them, e.g. "
+            f'export {key_env}="$(printf %s "${key_env}" | tr -d \'[:space:]\')"'
+        )
         api_key = None
 
     configured = settings["consistency_base_url"]
     env_url = env.get("OPENAI_BASE_URL") or None
     if configured:
         base_url, source = str(configured), settings.sources["consistency_base_url"]
-        if env_url and env_url.rstrip("/") != base_url.rstrip("/"):
+        if env_url and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
             problems.append(
-                f"OPENAI_BASE_URL={env_url} differs from the configured base URL {base_url} ({source}); "
+                f"OPENAI_BASE_URL={redact_url(env_url)} differs from the configured base URL "
+                f"{redact_url(base_url)} ({source}); "
                 "agent code that builds its own client would use the other one. Unset OPENAI_BASE_URL or make "
                 "them equal"
             )
@@ -112,7 +143,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
     problems.extend(base_url_problems(base_url, source))
 
     return Route(
-        base_url=base_url.rstrip("/"),
+        base_url=redact_url(base_url.strip()).rstrip("/"),  # a URL with credentials is refused above anyway
         api_key=api_key,
         model=settings["consistency_model"],
         timeout=float(settings["consistency_timeout"]),

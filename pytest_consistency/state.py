@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,12 @@ class PluginState:
     ledger: Ledger | None = None
     preflight: str | None = None
     cassette_root: Path = Path("cassettes")
+    #: URL patterns (``--consistency-ignore-url``) that are neither recorded, replayed nor counted.
+    ignore: tuple[re.Pattern[str], ...] = ()
+    #: Collection errors seen by the controller: tolerated repetitions never hide them.
+    collection_errors: int = 0
+    #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
+    errors: list[str] = field(default_factory=list)
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

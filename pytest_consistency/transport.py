@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import ModuleType
@@ -21,7 +22,7 @@ from typing import Any
 
 from . import wire
 from .budget import Ledger
-from .cassettes import SENT_AT_HEADER
+from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
 from .records import CallRecord
 from .repetition import current
 
@@ -56,32 +57,65 @@ def with_defaults(request: Any, defaults: dict[str, Any]) -> Any:
     return type(request)(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
 
 
+class LiveCallRefused(ConnectionError):
+    """A pinned client tried to go live outside a marked repetition while cassettes are replay-only."""
+
+
 class Attempt:
-    """One attempt being recorded: created before sending, completed by the response or the error."""
+    """One attempt being recorded: created before sending, completed by the response or the error.
+
+    A call refused by the token budget is recorded too (``error: token_budget``) before the refusal is raised.
+    """
 
     def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
-        if ledger is not None:
-            ledger.check()
         self.ledger = ledger
         self.record = wire.start_record(request, pinned)
         self.started = time.perf_counter()
+        self.tap_: wire.ResponseTap | None = None
+        self.request_bytes = len(wire.request_content(request))
         state = current()
         if state is not None:
             state.add_call(self.record)
-            if state.recording:  # lets the cassette store the latency measured now (read and removed there)
-                request.headers[SENT_AT_HEADER] = repr(self.started)
+            state.open_attempts.append(self)
+        if ledger is not None:
+            try:
+                ledger.check()
+            except BaseException as exc:
+                self.failed(exc)
+                raise
+        if state is not None and state.recording:  # lets the cassette store the latency measured now
+            request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
         self.record.error = wire.exception_kind(exc)
+        self.record.detail = mismatch_detail(exc)
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
+        self._forget()
 
     def tap(self, response: Any) -> wire.ResponseTap:
         wire.complete_headers(self.record, response)
-        return wire.ResponseTap(self.record, response.headers, self.started, self._done)
+        self.tap_ = wire.ResponseTap(self.record, response.headers, self.started, self._done)
+        return self.tap_
+
+    def finish(self) -> None:
+        """The repetition ended with this response unread or unclosed: charge what it cost, as an estimate."""
+        if self.tap_ is not None and not self.tap_.done:
+            self.tap_.close()
 
     def _done(self, record: CallRecord) -> None:
+        sampling = record.method == "POST" and record.url.endswith(SAMPLING_ENDPOINTS)
+        ok = record.status is not None and record.status < 400
+        if self.tap_ is not None and sampling and ok and not record.replayed and not record.total_tokens:
+            wire.estimate_tokens(record, self.request_bytes, self.tap_)
         if self.ledger is not None and not record.replayed:
             self.ledger.add(record.total_tokens)
+        self._forget()
+
+    def _forget(self) -> None:
+        state = current()
+        if state is not None:
+            with contextlib.suppress(ValueError):
+                state.open_attempts.remove(self)
 
 
 #: Keyed by the module object, not its name: a module imported again (pytester does that) has new classes.
@@ -101,6 +135,7 @@ def _stream_classes(module: ModuleType) -> tuple[type, type]:
             for chunk in self.inner:
                 _feed(self.tap, chunk)
                 yield chunk
+            self.tap.complete = True
 
         def close(self) -> None:
             try:
@@ -116,6 +151,7 @@ def _stream_classes(module: ModuleType) -> tuple[type, type]:
             async for chunk in self.inner:
                 _feed(self.tap, chunk)
                 yield chunk
+            self.tap.complete = True
 
         async def aclose(self) -> None:
             try:
@@ -139,6 +175,20 @@ def _begin(request: Any, pinned: bool, ledger: Ledger | None, defaults: dict[str
         request = with_defaults(request, defaults or {})
         request.extensions = {**request.extensions, PINNED: True}
     return request, Attempt(request, pinned, ledger)
+
+
+def refuse_outside_repetition() -> None:
+    state = current()
+    if state is None or not state.marked:
+        raise LiveCallRefused(
+            "pinned_client sent a request outside a @pytest.mark.repeat_consistency repetition while cassettes are "
+            "replay-only (--consistency-record=none): only marked repetitions have cassettes, so it would be a live "
+            "call, and none is made. Mark the test, or run it with --consistency-record=off to call the API."
+        )
+
+
+def ignored(request: Any, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    return bool(patterns) and any(p.search(str(request.url)) for p in patterns)
 
 
 def _tapped(response: Any, attempt: Attempt, is_async: bool) -> Any:
@@ -179,14 +229,25 @@ async def send_async(
 
 
 def recording_transport(
-    module: ModuleType, ledger: Ledger | None, defaults: dict[str, Any], is_async: bool, **transport_kwargs: Any
+    module: ModuleType,
+    ledger: Ledger | None,
+    defaults: dict[str, Any],
+    is_async: bool,
+    replay_only: bool = False,
+    **transport_kwargs: Any,
 ) -> Any:
-    """A transport of ``module`` (httpx or httpx2) that records every attempt and sends it on a real one."""
+    """A transport of ``module`` (httpx or httpx2) that records every attempt and sends it on a real one.
+
+    With ``replay_only`` it refuses to send outside a marked repetition: there is no cassette to answer, so the
+    request would go live with a placeholder key (or a real one exported in CI).
+    """
     if is_async:
         inner_async = module.AsyncHTTPTransport(**transport_kwargs)
 
         class AsyncRecordingTransport(module.AsyncBaseTransport):  # type: ignore[name-defined,misc]
             async def handle_async_request(self, request: Any) -> Any:
+                if replay_only:
+                    refuse_outside_repetition()
                 return await send_async(request, inner_async.handle_async_request, True, ledger, defaults)
 
             async def aclose(self) -> None:
@@ -198,6 +259,8 @@ def recording_transport(
 
     class RecordingTransport(module.BaseTransport):  # type: ignore[name-defined,misc]
         def handle_request(self, request: Any) -> Any:
+            if replay_only:
+                refuse_outside_repetition()
             return send(request, inner.handle_request, True, ledger, defaults)
 
         def close(self) -> None:
@@ -207,23 +270,41 @@ def recording_transport(
 
 
 @contextlib.contextmanager
-def observe_transports(ledger: Ledger | None) -> Iterator[None]:
-    """Record traffic of clients built anywhere (the agent's own), for the duration of the block."""
+def observe_transports(ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...] = ()) -> Iterator[None]:
+    """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
+
+    Requests matching ``ignore`` (background telemetry) are neither recorded nor replayed: they reach the
+    unpatched transport, which the network block refuses in replay-only mode. While respx mocks httpcore, httpx
+    traffic never leaves the process, so it skips the cassette too.
+    """
     saved: list[tuple[type, str, Any]] = []
     for module in http_modules():
+        name = module.__name__
         sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
         original = sync_cls.handle_request
         original_async = async_cls.handle_async_request
+        network = unpatched_network(name, False) or original
+        network_async = unpatched_network(name, True) or original_async
 
-        def handle_request(self: Any, request: Any, _original: Any = original) -> Any:
+        def handle_request(
+            self: Any, request: Any, _original: Any = original, _network: Any = network, _name: str = name
+        ) -> Any:
             if request.extensions.get(PINNED):
                 return _original(self, request)
-            return send(request, lambda r: _original(self, r), False, ledger)
+            if ignored(request, ignore):
+                return _network(self, request)
+            through = _network if respx_active(_name) else _original
+            return send(request, lambda r: through(self, r), False, ledger)
 
-        async def handle_async_request(self: Any, request: Any, _original: Any = original_async) -> Any:
+        async def handle_async_request(
+            self: Any, request: Any, _original: Any = original_async, _network: Any = network_async, _name: str = name
+        ) -> Any:
             if request.extensions.get(PINNED):
                 return await _original(self, request)
-            return await send_async(request, lambda r: _original(self, r), False, ledger)
+            if ignored(request, ignore):
+                return await _network(self, request)
+            through = _network if respx_active(_name) else _original
+            return await send_async(request, lambda r: through(self, r), False, ledger)
 
         saved += [(sync_cls, "handle_request", original), (async_cls, "handle_async_request", original_async)]
         sync_cls.handle_request = handle_request
@@ -231,5 +312,5 @@ def observe_transports(ledger: Ledger | None) -> Iterator[None]:
     try:
         yield
     finally:
-        for cls, name, original in reversed(saved):
-            setattr(cls, name, original)
+        for cls, attr, original in reversed(saved):
+            setattr(cls, attr, original)

@@ -29,14 +29,15 @@ MAX_JSON_BODY = 8 * 1024 * 1024
 
 
 def split_url(url: str) -> tuple[str, str]:
-    """``(scheme://host/path, base URL)``: the query is dropped (it can carry secrets), the endpoint removed."""
+    """``(scheme://host/path, base URL)``: query and credentials dropped (they can carry secrets), endpoint removed."""
     parts = urlsplit(url)
-    clean = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    netloc = parts.netloc.rpartition("@")[2]  # never the user:password of a URL
+    clean = f"{parts.scheme}://{netloc}{parts.path}"
     base = clean
     for endpoint in ENDPOINTS:
         index = parts.path.find(endpoint)
         if index >= 0:
-            base = f"{parts.scheme}://{parts.netloc}{parts.path[:index]}"
+            base = f"{parts.scheme}://{netloc}{parts.path[:index]}"
             break
     return clean, base.rstrip("/")
 
@@ -59,7 +60,8 @@ def request_content(request: Any) -> bytes:
 
 
 def start_record(request: Any, pinned: bool) -> CallRecord:
-    url, base = split_url(str(request.url))
+    raw_url = str(request.url)
+    url, base = split_url(raw_url)
     body = json_body(request_content(request)) or {}
     try:
         retry = int(request.headers.get("x-stainless-retry-count", "0"))
@@ -70,7 +72,7 @@ def start_record(request: Any, pinned: bool) -> CallRecord:
         method=str(request.method),
         url=url,
         base_url=base,
-        key_fingerprint=fingerprint(credential_of(request.headers)),
+        key_fingerprint=fingerprint(credential_of(request.headers, raw_url)),
         model_requested=model if isinstance(model, str) else None,
         retry_index=retry,
         stream=bool(body.get("stream")),
@@ -118,8 +120,13 @@ class ResponseTap:
             self.decoder = zlib.decompressobj(wbits=47)
         self.buffer = bytearray()
         self.pending = b""
+        #: The body was read to its end (set by the stream wrapper), and how much of it arrived.
+        self.complete = False
+        self.events = 0
+        self.received = 0
 
     def feed(self, chunk: bytes) -> None:
+        self.received += len(chunk)
         if not self.readable or not chunk:
             return
         data = self.decoder.decompress(chunk) if self.decoder else chunk
@@ -137,6 +144,7 @@ class ResponseTap:
         if not line.startswith(b"data:"):
             return
         event = json_body(line[5:].strip())
+        self.events += 1
         if event is not None:
             apply_payload(self.record, event)
 
@@ -154,6 +162,23 @@ class ResponseTap:
         if self.record.latency_ms is None:
             self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self.on_done(self.record)
+
+
+def estimate_tokens(record: CallRecord, request_bytes: int, tap: ResponseTap) -> None:
+    """Charge a response whose usage never arrived (a stream closed early, or one without usage) by size.
+
+    About four bytes of JSON per prompt token, one SSE event (or four bytes) per completion token: rough, but a
+    budget that counts an unread stream as free can be spent many times over.
+    """
+    record.prompt_tokens = request_bytes // 4
+    record.completion_tokens = tap.events if tap.sse else tap.received // 4
+    record.total_tokens = record.prompt_tokens + record.completion_tokens
+    record.tokens_estimated = True
+    record.detail = record.detail or (
+        "usage estimated: the response was closed before it was read to the end"
+        if not tap.complete
+        else "usage estimated: the response carried no usage"
+    )
 
 
 def complete_headers(record: CallRecord, response: Any) -> None:

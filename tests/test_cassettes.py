@@ -11,8 +11,9 @@ import yaml
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import without_timings
 
-from pytest_consistency.cassettes import Persister, SecretInCassetteError, cassette_path, scrub
+from pytest_consistency.cassettes import Persister, Scrubber, SecretInCassetteError, cassette_path
 from pytest_consistency.keys import fingerprint
+from pytest_consistency.redact import redact_body
 
 AGENT = """
 import pytest
@@ -108,8 +109,8 @@ def test_a_changed_request_is_a_replay_mismatch_and_route_drift(recorded: pytest
         [
             "*replay mismatch in repetition 1: POST */v1/chat/completions (model other-model) was not recorded: "
             "no recorded request in cassettes/test_agent/test_task/rep-1.yaml matches it*",
-            "*No live call was made. To record it: "
-            "pytest 'test_agent.py::test_task[[]rep1[]]' --consistency-record=once*",
+            "*No live call was made. To re-record this repetition: "
+            "pytest 'test_agent.py::test_task[[]rep1[]]' --consistency-record=all*",
         ]
     )
     task = report(recorded)["tasks"][0]
@@ -187,9 +188,9 @@ def test_the_live_key_in_any_form_refuses_the_write(tmp_path: Path) -> None:
             ],
         }
         with pytest.raises(SecretInCassetteError, match=r"refusing to write .*rep-1\.yaml.*nothing was written"):
-            Persister(key).save_cassette(target, data, yamlserializer)
+            Persister(Scrubber(key), "re-record").save_cassette(target, data, yamlserializer)
         assert not target.exists() and not list(tmp_path.iterdir())
-    assert scrub(f"x {key} y", key) == "x <redacted> y"
+    assert redact_body(f"x {key} y", [key]) == "x <redacted> y"
 
 
 def test_recorded_retries_replay_in_order_without_backoff(
@@ -203,7 +204,7 @@ def test_recorded_retries_replay_in_order_without_backoff(
     assert stored["retry-after-ms"] == ["50"]  # the file keeps what the server said; loading rewrites it
     from vcr.serializers import yamlserializer
 
-    _, responses, *_ = Persister(None).load_cassette(path, yamlserializer)
+    _, responses, *_ = Persister(Scrubber(None), "re-record").load_cassette(path, yamlserializer)
     assert responses[0]["headers"]["retry-after-ms"] == ["1"]
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
