@@ -41,6 +41,17 @@ def published_patterns(all_pass: int = 89, successes: int = 650, tasks: int = 16
     return patterns
 
 
+def run_recorded(pytester: Any, base_url: str, mode: str, *args: str) -> Any:
+    """An inner session on the loopback route in cassette mode ``mode``, writing ``report.json``."""
+    return pytester.runpytest(
+        f"--consistency-base-url={base_url}",
+        "--consistency-model=fake-model",
+        f"--consistency-record={mode}",
+        "--consistency-report=report.json",
+        *args,
+    )
+
+
 def without_timings(report: dict[str, Any]) -> dict[str, Any]:
     """The report without wall-clock figures (durations, latencies), which differ run to run."""
     for task in report["tasks"]:

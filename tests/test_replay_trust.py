@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import without_timings
+from suites import run_recorded, without_timings
 
 from pytest_consistency.keys import fingerprint
 
@@ -33,13 +33,7 @@ def test_task(pinned_client, consistency):
 
 
 def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--consistency-base-url={fake.base_url}",
-        "--consistency-model=fake-model",
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        *args,
-    )
+    return run_recorded(pytester, fake.base_url, mode, *args)
 
 
 def report(pytester: pytest.Pytester) -> dict[str, Any]:

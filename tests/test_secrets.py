@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import run_recorded
 
 GATEWAY_TOKEN = "helicone-token-9f8e7d6c5b4a"
 PORTKEY = "portkey-secret-4242aaaa"
@@ -28,14 +29,7 @@ def leftovers(pytester: pytest.Pytester, result: pytest.RunResult) -> str:
 
 
 def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--consistency-base-url={fake.base_url}",
-        "--consistency-model=fake-model",
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "--junitxml=junit.xml",
-        *args,
-    )
+    return run_recorded(pytester, fake.base_url, mode, "--junitxml=junit.xml", *args)
 
 
 def test_credentials_other_than_the_api_key_never_reach_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
