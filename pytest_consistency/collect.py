@@ -34,6 +34,7 @@ def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: lis
             "calls": [asdict(call) for call in state.calls],
             "notes": list(state.notes),
             "cassette": state.cassette,
+            "unobserved": state.unobserved,
             "equivalence_plugins": hook_plugins,
         }
     return json.dumps(data)
@@ -61,6 +62,18 @@ class Collector:
         self.repetitions: dict[str, RepetitionResult] = {}
         self.failed_nodeids: set[str] = set()
         self.worker_equivalence_plugins: set[str] = set()
+        #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
+        self.settled: set[str] = set()
+
+    def expect(self, nodeid: str, task_id: str, repeat: int, n: int, k: int, min_pass: float, order: int) -> bool:
+        """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
+        rep = self.repetitions.get(nodeid)
+        if rep is None:
+            self.repetitions[nodeid] = RepetitionResult(
+                task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
+            )
+            return True
+        return rep.outcome == "not run"
 
     def add(self, report: pytest.TestReport) -> None:
         if report.failed:
@@ -82,13 +95,28 @@ class Collector:
                 order=data["order"],
             )
             self.repetitions[report.nodeid] = rep
-        rep.answer_recorded = data["answer_recorded"]
-        rep.answer = data["answer"]
-        rep.normalized = data["normalized"]
         rep.calls = [CallRecord.from_dict(call) for call in data["calls"]]
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
+        rep.unobserved = data["unobserved"]
         rep.duration += report.duration
+        if str(report.outcome) == "rerun":
+            # pytest-rerunfailures hides a failure behind a later pass: the first attempt is the repetition.
+            rep.reruns += 1
+            if report.nodeid not in self.settled:
+                self.settled.add(report.nodeid)
+                rep.outcome = "failed" if report.when == "call" else "error"  # setup or teardown raised
+                rep.answer_recorded, rep.answer, rep.normalized = (
+                    data["answer_recorded"],
+                    data["answer"],
+                    data["normalized"],
+                )
+            return
+        if report.nodeid in self.settled:
+            return
+        rep.answer_recorded = data["answer_recorded"]
+        rep.answer = data["answer"]
+        rep.normalized = data["normalized"]
         outcome = _phase_outcome(report)
         if report.when == "setup":
             # A passed setup says nothing yet: the repetition counts once its call phase reports.

@@ -1,11 +1,16 @@
-"""The end of a session, in the process that saw every report: summarise, gate, write the report, print.
+"""The end of a session, in the process that saw every report: summarise, gate, settle, write, call hooks, print.
 
-The exit status is settled here too: failed repetitions that ``min_pass`` tolerates no longer fail the run, and an
-exceeded gate or token budget fails a run whose tests all passed.
+The order is the promise: figures and gates first (pure), then the exit status, then the report (before any user
+code runs, so a crashing hook loses nothing), then the ``pytest_consistency_summary`` hook. Failed repetitions that
+``min_pass`` tolerates no longer fail the run; an exceeded gate, a failed task, an exceeded token budget or an
+equivalence hook that raised fails a run whose tests all passed. ``passed`` in the report is exactly "the exit
+status is 0". A report that cannot be written or a summary hook that raises is an error that names itself; it
+does not change the verdict the gates reached.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +18,60 @@ import pytest
 
 from . import settings
 from .drift import PinnedRoute
-from .records import FAILURE
+from .marker import PARAM, task_id_of
+from .records import FAILURE, SessionSummary
+from .redact import redact_strings, redact_text
 from .report import to_dict, write_atomic
-from .state import STATE
-from .summary import add_route, build_summary, finish
+from .state import SPEC, STATE, PluginState
+from .summary import EquivalenceError, add_route, build_summary, finish
 from .terminal import render
+
+#: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
+#: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.
+NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "show_fixtures_per_test", "cacheshow")
+
+
+def runs_no_test(config: pytest.Config) -> bool:
+    """A run that executes no test has nothing to score, so nothing to gate, print or write."""
+    return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
+
+
+def known_secrets(state: PluginState) -> list[str]:
+    """The keys this process knows: the route's, and the environment's (replay-only mode does not use it)."""
+    secrets = []
+    route = state.route
+    if route is not None:
+        if route.api_key and not route.replay_only:
+            secrets.append(route.api_key)
+        env_key = os.environ.get(route.key_env)
+        if env_key:
+            secrets += [env_key, env_key.strip()]
+    return secrets
 
 
 def summarise(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash[STATE]
-    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+    if runs_no_test(config):
+        return
+    # ``-x``/``--maxfail`` set ``shouldfail``, ``--sw`` and xdist set ``shouldstop``; ``pytest.exit()`` sets
+    # neither but leaves selected repetitions unrun, which is what "stopped early" means.
+    unreached = expect_selected(session, state)
+    interrupted = (
+        exitstatus == pytest.ExitCode.INTERRUPTED
+        or bool(session.shouldstop)
+        or bool(session.shouldfail)
+        or unreached > 0
+    )
 
     def equivalent(left: Any, right: Any, task_id: str) -> bool:
-        return bool(config.hook.pytest_consistency_answers_equivalent(left=left, right=right, task_id=task_id))
+        try:
+            return bool(config.hook.pytest_consistency_answers_equivalent(left=left, right=right, task_id=task_id))
+        except Exception as exc:
+            raise EquivalenceError(
+                f"{task_id}: pytest_consistency_answers_equivalent raised {type(exc).__name__}: {exc}; "
+                "this task's answers could not be compared"
+            ) from exc
 
     summary = build_summary(state.collector.repetitions.values(), equivalent, interrupted=interrupted)
     local = {impl.plugin_name for impl in config.hook.pytest_consistency_answers_equivalent.get_hookimpls()}
@@ -38,64 +83,129 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    route = state.route
-    if route is not None:
-        retries_max = state.settings["consistency_retries_max"]
-        pinned = PinnedRoute(
-            base_url=route.base_url,
-            key_fingerprint=route.key_fingerprint,
-            model=route.model,
-            retries_max=route.max_retries if retries_max is None else int(retries_max),
+    reruns = sum(r.reruns for t in summary.tasks for r in t.repetitions)
+    if reruns:
+        summary.warnings.append(
+            f"pytest-rerunfailures re-ran {reruns} repetition attempt(s); each repetition counts with its first "
+            "outcome, since a failure that passes on rerun is the inconsistency being measured"
         )
-        add_route(summary, pinned, route.describe())
-        summary.extra["record_mode"] = state.settings["consistency_record"]
-        if state.preflight:
-            summary.extra["preflight"] = state.preflight
-        if state.ledger is not None:
-            spent = state.ledger.spent()
-            summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}
-            if spent > state.ledger.limit:
-                summary.warnings.append(
-                    f"token budget exceeded: {spent} tokens used > --consistency-token-budget={state.ledger.limit}; "
-                    "later live calls were refused"
-                )
-                summary.extra["token_budget"]["exceeded"] = True
+    add_route_facts(summary, state)
     finish(summary, {option.dest: state.settings[option.dest] for option in settings.GATE_OPTIONS})
+    summary.errors.extend(error for task in summary.tasks for error in task.errors)
+    settle_exit_status(session, summary, state)
     state.summary = summary
-    config.hook.pytest_consistency_summary(summary=summary, config=config)
 
-    report_path = state.settings["consistency_report"]
-    if report_path:
-        path = Path(report_path)
-        if not path.is_absolute():
-            path = Path(config.invocation_params.dir) / path
-        write_atomic(path, to_dict(summary))
-        state.report_path = str(path)
+    path = state.settings.path("consistency_report")
+    if path is not None:
+        write_report(path, summary, state)
+    try:
+        config.hook.pytest_consistency_summary(summary=summary, config=config)
+    except Exception as exc:
+        summary.errors.append(
+            f"a pytest_consistency_summary hook raised {type(exc).__name__}: {exc} (the verdict above stands)"
+        )
+        if path is not None:
+            write_report(path, summary, state)
 
+
+def expect_selected(session: pytest.Session, state: PluginState) -> int:
+    """List every selected repetition, run or not, so a task the session never reached is ``incomplete``.
+
+    Only the process that collected knows the selection; under xdist the controller has no items and the
+    tasks it lists are those some worker reported on. Returns how many selected repetitions never ran.
+    """
+    unreached = 0
+    for item in getattr(session, "items", ()):
+        spec = item.stash.get(SPEC, None)
+        callspec = getattr(item, "callspec", None)
+        if spec is None or callspec is None or PARAM not in callspec.params:
+            continue
+        repeat = int(callspec.params[PARAM])
+        task_id = task_id_of(item.nodeid, repeat)
+        order = state.order.get(item.nodeid, 0)
+        unreached += state.collector.expect(item.nodeid, task_id, repeat, spec.n, spec.k, spec.min_pass, order)
+    return unreached
+
+
+def add_route_facts(summary: SessionSummary, state: PluginState) -> None:
+    route = state.route
+    if route is None:
+        return
+    retries_max = state.settings["consistency_retries_max"]
+    pinned = PinnedRoute(
+        base_url=route.base_url,
+        key_fingerprint=route.key_fingerprint,
+        model=route.model,
+        retries_max=route.max_retries if retries_max is None else int(retries_max),
+    )
+    add_route(summary, pinned, route.describe())
+    summary.extra["record_mode"] = state.settings["consistency_record"]
+    if state.preflight:
+        summary.extra["preflight"] = state.preflight
+    if state.ledger is not None:
+        spent = state.ledger.spent()
+        summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}
+        if spent > state.ledger.limit:
+            summary.warnings.append(
+                f"token budget exceeded: {spent} tokens used > --consistency-token-budget={state.ledger.limit}; "
+                "later live calls were refused"
+            )
+            summary.extra["token_budget"]["exceeded"] = True
+
+
+def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: PluginState) -> None:
+    """One story: tolerated failures do not fail the run; a failed verdict or gate does; ``passed`` follows."""
     tolerated = {r.nodeid for t in summary.tasks if t.verdict == "pass" for r in t.repetitions}
     failed = state.collector.failed_nodeids
-    if session.exitstatus == pytest.ExitCode.TESTS_FAILED and failed and failed <= tolerated:
+    if (
+        session.exitstatus == pytest.ExitCode.TESTS_FAILED
+        and failed
+        and failed <= tolerated
+        and not state.collection_errors
+        and not summary.interrupted  # a run stopped early (``-x``) by a tolerated failure did not run everything
+    ):
         session.exitstatus = pytest.ExitCode.OK
-    budget_exceeded = bool(summary.extra.get("token_budget", {}).get("exceeded"))
-    if (budget_exceeded or any(not gate.passed for gate in summary.gates)) and session.exitstatus in (
+    if (not summary.passed or summary.errors) and session.exitstatus in (
         pytest.ExitCode.OK,
         pytest.ExitCode.NO_TESTS_COLLECTED,
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    summary.exit_status = int(session.exitstatus)
+    summary.passed = summary.exit_status == pytest.ExitCode.OK
+
+
+def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
+    try:
+        write_atomic(path, redact_strings(to_dict(summary), known_secrets(state)))
+    except (OSError, ValueError, TypeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        error = f"cannot write the report to {path} ({reason}); choose a writable path with --consistency-report"
+        if error not in summary.errors:
+            summary.errors.append(error)
+        state.report_path = None
+    else:
+        state.report_path = str(path)
 
 
 def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     state = config.stash[STATE]
     summary = state.summary
-    if summary is None or (not summary.tasks and not summary.gates):
+    if summary is None or (not summary.tasks and not summary.gates and not summary.errors):
         return
+    secrets = known_secrets(state)
     width = min(terminalreporter._tw.fullwidth, 120)
     terminalreporter.write_sep("=", "consistency")
     for line in render(summary, config.get_verbosity(), width):
         failed = line.endswith("FAILED")
-        terminalreporter.write_line(line, red=failed, bold=failed)
+        terminalreporter.write_line(redact_text(line, secrets), red=failed, bold=failed)
     tolerated = sum(1 for t in summary.tasks if t.verdict == "pass" for r in t.repetitions if r.outcome in FAILURE)
-    if tolerated:
+    if tolerated and summary.interrupted:
+        terminalreporter.write_line(
+            f"{tolerated} failed repetition(s) within min_pass, not tolerated: the session stopped early", red=True
+        )
+    elif tolerated:
         terminalreporter.write_line(f"{tolerated} failed repetition(s) tolerated by min_pass")
+    for error in summary.errors:
+        terminalreporter.write_line(redact_text(f"error: {error}", secrets), red=True, bold=True)
     if state.report_path:
         terminalreporter.write_line(f"report: {state.report_path}")

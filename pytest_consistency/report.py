@@ -11,7 +11,7 @@ from typing import Any
 
 from .records import SessionSummary, TaskResult
 
-SCHEMA = "pytest-consistency/report/1"
+SCHEMA = "pytest-consistency/report/2"
 
 
 def task_dict(task: TaskResult) -> dict[str, Any]:
@@ -34,6 +34,7 @@ def task_dict(task: TaskResult) -> dict[str, Any]:
         "consistency_gap_pp": task.gap_pp,
         "attribution": task.attribution,
         "route": task.route,
+        "errors": task.errors,
         "repetitions": [
             {
                 "repeat": r.repeat,
@@ -41,6 +42,8 @@ def task_dict(task: TaskResult) -> dict[str, Any]:
                 "outcome": r.outcome,
                 "duration_s": round(r.duration, 6),
                 "cassette": r.cassette,
+                "reruns": r.reruns,
+                "unobserved": r.unobserved,
                 "calls": [call.to_dict() for call in r.calls],
                 "notes": r.notes,
             }
@@ -50,25 +53,25 @@ def task_dict(task: TaskResult) -> dict[str, Any]:
 
 
 def to_dict(summary: SessionSummary) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA,
-        "summary": {
-            "repeat": summary.repeat,
-            "k": summary.k,
-            "task_count": summary.task_count,
-            "mean_at_k": summary.mean_at_k,
-            "pass_hat_k": summary.pass_hat_k,
-            "pass_at_k": summary.pass_at_k,
-            "consistency_gap_pp": summary.consistency_gap_pp,
-            "answer_disagreement_pp": summary.answer_disagreement_pp,
-            "gates": [asdict(gate) for gate in summary.gates],
-            "passed": summary.passed,
-            "interrupted": summary.interrupted,
-            "warnings": summary.warnings,
-            **{key: value for key, value in summary.extra.items() if key != "terminal_lines"},
-        },
-        "tasks": [task_dict(task) for task in summary.tasks],
+    core = {
+        "repeat": summary.repeat,
+        "k": summary.k,
+        "task_count": summary.task_count,
+        "mean_at_k": summary.mean_at_k,
+        "pass_hat_k": summary.pass_hat_k,
+        "pass_at_k": summary.pass_at_k,
+        "consistency_gap_pp": summary.consistency_gap_pp,
+        "answer_disagreement_pp": summary.answer_disagreement_pp,
+        "gates": [asdict(gate) for gate in summary.gates],
+        "passed": summary.passed,
+        "exit_status": summary.exit_status,
+        "interrupted": summary.interrupted,
+        "warnings": summary.warnings,
+        "errors": summary.errors,
     }
+    # Extra figures (route, tokens) follow; none may shadow a field above, which would change the verdict's story.
+    extra = {key: value for key, value in summary.extra.items() if key != "terminal_lines" and key not in core}
+    return {"schema": SCHEMA, "summary": {**core, **extra}, "tasks": [task_dict(task) for task in summary.tasks]}
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -77,7 +80,7 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False)
+            json.dump(data, handle, indent=2, sort_keys=False, allow_nan=False)  # strict JSON, or nothing
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

@@ -21,6 +21,12 @@ from .records import GateResult, RepetitionResult, SessionSummary, TaskResult
 from .settings import GATE_OPTIONS
 
 Equivalence = Callable[[Any, Any, str], bool]
+#: Verdicts of tasks that count in the figures.
+SCORED = ("pass", "fail", "xfail")
+
+
+class EquivalenceError(RuntimeError):
+    """The answer equivalence hook raised: the task's answers cannot be compared."""
 
 
 def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Equivalence) -> TaskResult:
@@ -35,10 +41,15 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
     answers = [(r.answer_recorded, r.normalized if r.answer_recorded else MISSING) for r in scored]
     distinct: int | None = None
     disagrees: bool | None = None
+    errors: list[str] = []
     if any(recorded for recorded, _ in answers):
-        classes = distinct_classes(answers, lambda a, b: equivalent(a, b, task_id))
-        distinct = len(classes)
-        disagrees = distinct > 1
+        try:
+            classes = distinct_classes(answers, lambda a, b: equivalent(a, b, task_id))
+        except EquivalenceError as exc:
+            errors.append(str(exc))
+        else:
+            distinct = len(classes)
+            disagrees = distinct > 1
 
     counts: metrics.TaskCounts | None = None
     if missing_reps:
@@ -49,7 +60,9 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
         verdict = "incomplete"
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
-        verdict = "pass" if passes / len(scored) >= min_pass - 1e-12 else "fail"
+        verdict = "pass" if passes * 10**9 >= round(min_pass * 10**9) * len(scored) else "fail"
+        if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
+            verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 
     return TaskResult(
         task_id=task_id,
@@ -66,11 +79,12 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
         pass_hat_k=float(metrics.pass_hat_k(counts)) if counts else None,
         pass_at_k=float(metrics.pass_at_k(counts)) if counts else None,
         gap_pp=metrics.gap_pp(counts) if counts else None,
+        errors=errors,
     )
 
 
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
-    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=t.k) for t in tasks if t.verdict in ("pass", "fail")]
+    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=t.k) for t in tasks if t.verdict in SCORED]
 
 
 def _common(values: Iterable[int]) -> int | None:
@@ -131,9 +145,12 @@ def build_summary(
         by_task[repetition.task_id].append(repetition)
     ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
     tasks = [build_task(task_id, reps, equivalent) for task_id, reps in ordered]
-    scored = [t for t in tasks if t.verdict in ("pass", "fail")]
+    scored = [t for t in tasks if t.verdict in SCORED]
     figures = metrics.overall(scored_counts(tasks))
-    with_answers = [t for t in tasks if t.disagrees is not None]
+    with_answers = [t for t in scored if t.disagrees is not None]  # incomplete tasks are in no figure
+    # A scored task whose answers could not be compared (its equivalence hook raised) might agree or not: the
+    # share is unknown, so the figure is not measurable rather than computed over the other tasks.
+    undetermined = any(t.errors for t in scored)
     return SessionSummary(
         repeat=_common(t.n for t in scored),
         k=_common(t.k for t in scored),
@@ -142,7 +159,9 @@ def build_summary(
         pass_hat_k=figures.pass_hat_k if figures else None,
         pass_at_k=figures.pass_at_k if figures else None,
         consistency_gap_pp=figures.consistency_gap_pp if figures else None,
-        answer_disagreement_pp=metrics.disagreement_pp(sum(bool(t.disagrees) for t in with_answers), len(with_answers)),
+        answer_disagreement_pp=None
+        if undetermined
+        else metrics.disagreement_pp(sum(bool(t.disagrees) for t in with_answers), len(with_answers)),
         gates=[],
         passed=True,
         interrupted=interrupted,
@@ -164,16 +183,19 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
     """Attach route facts, drift and attribution to every task, and the session's route figures."""
     drifts = []
     for task in summary.tasks:
-        drift = task_drift([r.calls for r in task.repetitions], pinned)
+        drift = task_drift([r.calls for r in task.repetitions], pinned, sum(r.unobserved for r in task.repetitions))
         drifts.append(drift)
         task.route = drift.to_dict()
         inconsistent = bool(task.disagrees) or 0 < task.passes < task.scored
-        task.attribution = attribution(inconsistent, drift) if drift.calls else None
+        task.attribution = attribution(inconsistent, drift) if drift.calls or drift.unobserved else None
         summary.warnings.extend(f"{task.task_id}: {text}" for text in drift.warnings)
     total = sum(d.tokens.get("total", 0) for d in drifts)
-    repetitions = sum(t.scored for t in summary.tasks if t.verdict in ("pass", "fail"))
-    drifted = [t for t, d in zip(summary.tasks, drifts, strict=True) if d.drifted]
-    with_calls = sum(1 for d in drifts if d.calls)
+    # Drift is a figure like the others: incomplete tasks (``-k rep1``, Ctrl-C) are left out of it.
+    pairs = [(t, d) for t, d in zip(summary.tasks, drifts, strict=True) if t.verdict in SCORED]
+    scored_total = sum(d.tokens.get("total", 0) for _, d in pairs)
+    repetitions = sum(t.scored for t, _ in pairs)
+    drifted = [t for t, d in pairs if d.drifted]
+    with_calls = sum(1 for _, d in pairs if d.calls or d.unobserved)
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
@@ -188,7 +210,7 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
                 if c.replayed and c.key_fingerprint
             }
         )
-        key = ", ".join(recorded) + " (recorded)" if recorded else None
+        key = ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
     figures = {
         "model": route["model"],
         "base_url": route["base_url"],
@@ -197,11 +219,12 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
         "total_tokens": total,
         "prompt_tokens": sum(d.tokens.get("prompt", 0) for d in drifts),
         "completion_tokens": sum(d.tokens.get("completion", 0) for d in drifts),
-        "avg_tokens_per_task": total / repetitions if repetitions else None,
+        "avg_tokens_per_task": scored_total / repetitions if repetitions else None,
         "calls": sum(d.calls for d in drifts),
         "retries": sum(d.retries for d in drifts),
-        "errors": dict(sorted(errors.items())),
-        "route_drift_pp": drift_pp(drifts),
+        # ``route_errors``, not ``errors``: ``summary.errors`` is the list of the session's errors.
+        "route_errors": dict(sorted(errors.items())),
+        "route_drift_pp": drift_pp([d for _, d in pairs]),
         "route_drift_tasks": [t.task_id for t in drifted],
     }
     summary.extra.update(figures)

@@ -21,6 +21,8 @@ def verdict_text(task: TaskResult) -> str:
     text = task.verdict
     if task.verdict == "pass" and task.passes < task.scored:
         text = f"pass (min_pass {task.min_pass:g})"
+    if task.verdict == "xfail":
+        text = "xfail (expected failure)"
     if task.attribution:
         text += f", {task.attribution}"
     return text
@@ -33,7 +35,10 @@ def task_rows(summary: SessionSummary, width: int) -> list[str]:
     id_width = max(20, width - fixed - verdict_width - 1)
     rows = [f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  verdict"]
     for task, verdict in zip(summary.tasks, verdicts, strict=True):
-        answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
+        if task.errors:
+            answers = "error"  # could not be compared: named on an ``error:`` line below
+        else:
+            answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
         rows.append(f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {verdict}")
     return rows
@@ -42,9 +47,12 @@ def task_rows(summary: SessionSummary, width: int) -> list[str]:
 def overall_lines(summary: SessionSummary) -> list[str]:
     k = "k" if summary.k is None else str(summary.k)
     n = "mixed" if summary.repeat is None else str(summary.repeat)
+    if summary.task_count:
+        scored = f"tasks {summary.task_count}, repetitions n={n}, scored at k={'mixed' if summary.k is None else k}"
+    else:
+        scored = "tasks 0, nothing scored"
     lines = [
-        f"tasks {summary.task_count}, repetitions n={n}, scored at k={'mixed' if summary.k is None else k}"
-        + (" (session interrupted: partial results)" if summary.interrupted else ""),
+        scored + (" (session interrupted: partial results)" if summary.interrupted else ""),
         f"Mean@{k} {pct(summary.mean_at_k)}   pass^{k} {pct(summary.pass_hat_k)}   pass@{k} {pct(summary.pass_at_k)}",
         f"consistency gap {pp(summary.consistency_gap_pp)}   answer disagreement {pp(summary.answer_disagreement_pp)}",
     ]
