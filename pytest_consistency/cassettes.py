@@ -323,11 +323,17 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
         manager.__exit__(type(exc), exc, exc.__traceback__)
         raise
     count_unobserved(cassette)
+    dropped = RuntimeError("repetition failed while recording")
     if keep():
-        manager.__exit__(None, None, None)
+        try:
+            manager.__exit__(None, None, None)
+        except BaseException:
+            # vcrpy saves before it unpatches: after a refused or failed write, finish the exit without saving,
+            # or every later request in the process would still go through this cassette's patches.
+            manager.__exit__(RuntimeError, dropped, None)
+            raise
     else:
-        error = RuntimeError("repetition failed while recording")
-        manager.__exit__(RuntimeError, error, None)
+        manager.__exit__(RuntimeError, dropped, None)
 
 
 def count_unobserved(cassette: Any) -> None:

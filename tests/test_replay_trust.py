@@ -154,11 +154,18 @@ def test_an_unwritable_cassette_directory_fails_only_the_recording_repetitions(
     pytester: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
     fake.script(*[Step(text="risk")] * 3)
-    pytester.makepyfile(test_agent=AGENT)
+    pytester.makepyfile(
+        test_agent=AGENT
+        + """
+def test_z_after_the_failed_writes():
+    import httpx2, vcr.patch
+    assert httpx2.HTTPTransport.handle_request is vcr.patch._Httpx2HttpTransport_handle_request  # unpatched
+"""
+    )
     (pytester.path / "cassettes").write_text("a file where the directory should be")
     result = run(pytester, fake, "once")
     assert "INTERNALERROR" not in result.stdout.str()
-    result.assert_outcomes(passed=3, errors=3)
+    result.assert_outcomes(passed=4, errors=3)
     result.stdout.fnmatch_lines(["*cannot write cassette *rep-1.yaml*--consistency-cassettes*"])
     assert report(pytester)["summary"]["passed"] is False and result.ret == 1
 
