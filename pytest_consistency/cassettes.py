@@ -10,6 +10,7 @@ cassette as response headers, so a replay with a dummy key reports the recorded 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -61,7 +62,12 @@ def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
 
 def body_digest(body: Any) -> str:
     """sha256 of the body as sent; JSON is canonicalised first, so key order and spacing do not matter."""
-    data = body.encode() if isinstance(body, str) else bytes(body or b"")
+    return _digest(body.encode() if isinstance(body, str) else bytes(body or b""))
+
+
+@functools.lru_cache(maxsize=256)
+def _digest(data: bytes) -> str:
+    """Cached: vcrpy passes each request through the filter several times (deep copies share the bytes)."""
     try:
         data = json.dumps(json.loads(data), sort_keys=True, separators=(",", ":")).encode()
     except ValueError:
@@ -207,9 +213,10 @@ class Persister:
 
         path = Path(cassette_path)
         text = serialize(cassette_dict, serializer)
-        found = find_secret(cassette_dict, self.scrubber.secrets) or find_secret(text, self.scrubber.secrets)
-        if found is None:
-            found = find_secret(deserialize(text, serializer), self.scrubber.secrets)
+        # The text as written (every escape a YAML writer may use) and as read back (the strings themselves).
+        found = find_secret(text, self.scrubber.secrets) or find_secret(
+            deserialize(text, serializer), self.scrubber.secrets
+        )
         if found:
             raise SecretInCassetteError(
                 f"refusing to write {path}: it contains {found} sent in this repetition (a key, token or "

@@ -14,6 +14,7 @@ hold them (raw, JSON ``\\u`` escapes, URL escapes, base64 alone or as basic auth
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -83,7 +84,8 @@ def value_is_secret(value: str) -> bool:
     return bool(KEY_LIKE.search(value))
 
 
-def secret_forms(secret: str) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def secret_forms(secret: str) -> tuple[str, ...]:
     """Ways a secret can appear in a file: raw, JSON- and URL-escaped, base64 (alone or as basic auth)."""
     forms = {
         secret,
@@ -94,7 +96,7 @@ def secret_forms(secret: str) -> list[str]:
     }
     for basic in (f":{secret}", f"{secret}:", f"api:{secret}"):
         forms.add(base64.b64encode(basic.encode()).decode().rstrip("="))
-    return sorted(f for f in forms if len(f) >= 8)
+    return tuple(sorted(f for f in forms if len(f) >= 8))
 
 
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:

@@ -60,7 +60,7 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
         verdict = "incomplete"
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
-        verdict = "pass" if passes * 10**9 >= round(min_pass * 10**9) * len(scored) else "fail"
+        verdict = "pass" if passes / len(scored) >= min_pass - 1e-12 else "fail"
         if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
             verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 

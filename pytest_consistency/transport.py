@@ -69,10 +69,11 @@ class Attempt:
 
     def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
         self.ledger = ledger
-        self.record = wire.start_record(request, pinned)
+        content = wire.request_content(request)
+        self.record = wire.start_record(request, pinned, content)
         self.started = time.perf_counter()
         self.tap_: wire.ResponseTap | None = None
-        self.request_bytes = len(wire.request_content(request))
+        self.request_bytes = len(content)
         state = current()
         if state is not None:
             state.add_call(self.record)

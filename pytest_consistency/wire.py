@@ -59,10 +59,10 @@ def request_content(request: Any) -> bytes:
         return b""
 
 
-def start_record(request: Any, pinned: bool) -> CallRecord:
+def start_record(request: Any, pinned: bool, content: bytes | None = None) -> CallRecord:
     raw_url = str(request.url)
     url, base = split_url(raw_url)
-    body = json_body(request_content(request)) or {}
+    body = json_body(request_content(request) if content is None else content) or {}
     try:
         retry = int(request.headers.get("x-stainless-retry-count", "0"))
     except ValueError:
