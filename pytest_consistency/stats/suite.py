@@ -1,0 +1,398 @@
+"""Suite-level intervals for Mean@k, pass^k, pass@k and the consistency gap, each computed jointly over tasks.
+
+It exists because a session gate on the gap needs an honest error bar, and the gap's interval can be neither two
+per-metric intervals subtracted (far too wide) nor a per-task posterior averaged (biased: see below). Two targets,
+because they answer different questions:
+
+``"suite"`` -- the tasks are fixed; only repetition noise counts (each task i has its own pass rate p_i, its n_i
+repetitions are independent Bernoulli trials). The truth is e.g. Gap = mean_i(p_i - p_i^k_i).
+
+* T <= 3 tasks: the image of a simultaneous box of exact Clopper-Pearson intervals, one per task at level
+  confidence^(1/T) (Sidak): [min, max] of the metric over the box. Coverage is guaranteed (all p_i are in their
+  intervals at once with probability >= confidence); with T = 1 it is the exact per-task interval.
+* T >= 4 tasks: the unbiased estimate (metrics.py) +- (z * SE+ + half a lattice step), where SE+ uses for each task
+  the largest variance its estimator can have while p_i stays inside the task's Clopper-Pearson interval, and the
+  half step is the continuity correction for the lattice the estimate lives on. Clipped to the metric's range.
+
+Why not the suggested per-draw posterior p_i ~ Beta(c_i + 1/2, n_i - c_i + 1/2) with percentiles: its per-task
+bias (about (1/2 - p)/(n + 1) for the rate, much more for p^k when k = n) is the same sign for every task, so it adds
+up while the standard error shrinks like 1/sqrt(T). In seeded simulations (n = 5, T = 10, even with the usual
+boundary fix: upper bound 1 for c = n) it covered the Mean at 0.88 when all p = 0.9, pass^5 at 0.37 and the gap at
+0.00 when all p = 0.6; without the fix it never covers an all-pass suite (p = 1). Centring on the unbiased
+estimator removes the bias; taking the worst variance within each task's exact interval stops 5/5 tasks from
+counting as noise-free; the continuity correction and the exact box for very few tasks handle the discreteness.
+The price is conservatism: simulated coverage is 0.95-1.00 (tests/unit/stats check n in {3, 5, 10},
+T in {1, 3, 4, 10}), and on a suite with many all-pass tasks the interval is up to about twice as wide as the true
+repetition noise requires, because five passes in five runs cannot tell p = 1 from p = 0.87, where the all-pass
+indicator is noisiest. No resampling is involved, so ``draws`` is reported as 0.
+
+``"population"`` -- the tasks are a sample from a larger population of tasks (E. Miller, "Adding Error Bars to
+Evals", arXiv 2411.00640): whole tasks are resampled with replacement (percentile bootstrap of the unbiased
+estimators, ``random.Random(seed)``); for pass^k with k = n on every task the all-pass indicators are Bernoulli and
+the exact Clopper-Pearson interval on (all-pass tasks) / T is used instead. Below 30 tasks the result carries a
+note that the population interval is unreliable: simulated coverage of the 95 % bootstrap interval was 0.915 for
+Mean@k and 0.82 for pass@k at 15 tasks, 0.92 and 0.85 at 30, 0.93-0.95 at 100.
+
+Rates are fractions in [0, 1]; gaps are in percentage points. Standard library only; deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from operator import itemgetter
+from statistics import NormalDist
+
+from pytest_consistency.metrics import TaskCounts, mean_at_k, pass_at_k, pass_hat_k
+from pytest_consistency.stats.binomial import binomial_pmf, check_confidence, clopper_pearson
+from pytest_consistency.stats.interval import Interval
+
+TARGETS: tuple[str, ...] = ("suite", "population")
+
+FEW_TASKS_FOR_BOX = 3
+"""Up to this many tasks the suite target uses the exact simultaneous box instead of the normal approximation."""
+
+FEW_TASKS_FOR_POPULATION = 30
+"""Below this many tasks the population (task-bootstrap) interval is flagged as unreliable."""
+
+_VARIANCE_GRID = 64
+_REFINE_STEPS = 40
+
+# Index of each metric in the per-task tuples below.
+_MEAN, _HAT, _AT, _GAP = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class SuiteIntervals:
+    """Intervals for one suite; rates as fractions, ``gap_pp`` in percentage points.
+
+    ``draws`` is the number of resamples actually used (0 when the interval is computed in closed form).
+    """
+
+    target: str
+    confidence: float
+    mean_at_k: Interval
+    pass_hat_k: Interval
+    pass_at_k: Interval
+    gap_pp: Interval
+    draws: int
+    seed: int
+    note: str | None = None
+
+
+def _check_common(confidence: float, target: str, seed: int, draws: int) -> None:
+    check_confidence(confidence)
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ValueError(f"draws must be an int >= 1, got {draws!r}")
+
+
+def _check_tasks(tasks: Sequence[TaskCounts]) -> None:
+    for task in tasks:
+        if not isinstance(task, TaskCounts):
+            raise ValueError(f"expected TaskCounts, got {task!r}")
+
+
+def _g(p: float, k: int) -> float:
+    """Per-task gap p - p^k as a function of the true pass rate."""
+    return p - p**k
+
+
+def _g_peak(k: int) -> float:
+    """Where p - p^k is largest on [0, 1] (it is concave): k^(-1/(k-1)); 0 for k = 1 (the gap is then 0)."""
+    return 0.0 if k == 1 else float(k ** (-1.0 / (k - 1)))
+
+
+def _g_max(k: int) -> float:
+    return _g(_g_peak(k), k)
+
+
+def _gap_range(p_low: float, p_high: float, k: int) -> tuple[float, float]:
+    """min and max of p - p^k over [p_low, p_high] (concave: the minimum is at an end)."""
+    peak = min(max(_g_peak(k), p_low), p_high)
+    return min(_g(p_low, k), _g(p_high, k)), _g(peak, k)
+
+
+@lru_cache(maxsize=256)
+def _estimator_values(n: int, k: int) -> tuple[tuple[Fraction, ...], ...]:
+    """For each metric, the unbiased per-task estimate when j of n repetitions pass, j = 0..n."""
+    values = [(mean_at_k(t), pass_hat_k(t), pass_at_k(t)) for t in (TaskCounts(c=j, n=n, k=k) for j in range(n + 1))]
+    means = tuple(v[0] for v in values)
+    hats = tuple(v[1] for v in values)
+    ats = tuple(v[2] for v in values)
+    gaps = tuple(m - h for m, h in zip(means, hats, strict=True))
+    return means, hats, ats, gaps
+
+
+def _fraction_gcd(a: Fraction, b: Fraction) -> Fraction:
+    return Fraction(math.gcd(a.numerator * b.denominator, b.numerator * a.denominator), a.denominator * b.denominator)
+
+
+@lru_cache(maxsize=256)
+def _lattice_steps(n: int, k: int) -> tuple[Fraction, ...]:
+    """For each metric, the gcd of the differences between the values one task's estimate can take."""
+    steps = []
+    for values in _estimator_values(n, k):
+        step = Fraction(0)
+        for v in values:
+            step = _fraction_gcd(step, abs(v - values[0]))
+        steps.append(step)
+    return tuple(steps)
+
+
+def _variance(pmf: list[float], values: tuple[float, ...]) -> float:
+    first = math.fsum(w * v for w, v in zip(pmf, values, strict=True))
+    second = math.fsum(w * v * v for w, v in zip(pmf, values, strict=True))
+    return max(0.0, second - first * first)
+
+
+def _maximise(func: Callable[[float], float], lo: float, hi: float) -> float:
+    """max of ``func`` on [lo, hi]: a grid with both ends, then golden-section search around the best point."""
+    if hi <= lo:
+        return func(lo)
+    grid = [lo + (hi - lo) * i / _VARIANCE_GRID for i in range(_VARIANCE_GRID + 1)]
+    values = [func(p) for p in grid]
+    best_index = max(range(len(values)), key=values.__getitem__)
+    a = grid[max(best_index - 1, 0)]
+    b = grid[min(best_index + 1, _VARIANCE_GRID)]
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
+    f1, f2 = func(x1), func(x2)
+    for _ in range(_REFINE_STEPS):
+        if f1 >= f2:
+            b, x2, f2 = x2, x1, f1
+            x1 = b - ratio * (b - a)
+            f1 = func(x1)
+        else:
+            a, x1, f1 = x1, x2, f2
+            x2 = a + ratio * (b - a)
+            f2 = func(x2)
+    return max(values[best_index], f1, f2)
+
+
+@lru_cache(maxsize=4096)
+def _worst_variances(c: int, n: int, k: int, confidence: float) -> tuple[float, ...]:
+    """For each metric, the largest variance of the task's estimator while p stays in its Clopper-Pearson interval."""
+    ci = clopper_pearson(c, n, confidence)
+    result = []
+    for exact in _estimator_values(n, k):
+        values = tuple(float(v) for v in exact)
+
+        def variance_at(p: float, values: tuple[float, ...] = values) -> float:
+            return _variance(binomial_pmf(n, p), values)
+
+        result.append(_maximise(variance_at, ci.low, ci.high))
+    return tuple(result)
+
+
+def _box_ranges(task: TaskCounts, level: float) -> tuple[tuple[float, float], ...]:
+    """For each metric, the [min, max] of the task's true value while p is inside its Clopper-Pearson interval."""
+    ci = clopper_pearson(task.c, task.n, level)
+    lo, hi, k = ci.low, ci.high, task.k
+    return (
+        (lo, hi),
+        (lo**k, hi**k),
+        (1.0 - (1.0 - lo) ** k, 1.0 - (1.0 - hi) ** k),
+        _gap_range(lo, hi, k),
+    )
+
+
+def _point_estimates(tasks: Sequence[TaskCounts]) -> tuple[float, ...]:
+    totals = [Fraction(0)] * 4
+    for task in tasks:
+        for metric, values in enumerate(_estimator_values(task.n, task.k)):
+            totals[metric] += values[task.c]
+    return tuple(float(total / len(tasks)) for total in totals)
+
+
+def _half_step(tasks: Sequence[TaskCounts], metric: int) -> float:
+    step = Fraction(0)
+    for n, k in {(t.n, t.k) for t in tasks}:
+        step = _fraction_gcd(step, _lattice_steps(n, k)[metric])
+    return float(step / 2 / len(tasks))
+
+
+def _upper_limits(tasks: Sequence[TaskCounts]) -> tuple[float, ...]:
+    return 1.0, 1.0, 1.0, math.fsum(_g_max(t.k) for t in tasks) / len(tasks)
+
+
+def _hull(low: float, high: float, estimate: float, floor: float, ceiling: float) -> Interval:
+    """[low, high] moved into [floor, ceiling] (the values the truth can take), then widened to hold the estimate.
+
+    The unbiased estimate can lie outside the attainable range (a 4/5 task estimates a gap of 0.8 at k = 5, while
+    p - p^5 never exceeds 0.535), so the widening can reach past ``ceiling``.
+    """
+    low = min(max(low, floor), ceiling)
+    high = max(min(high, ceiling), floor)
+    return Interval(min(low, estimate), max(high, estimate))
+
+
+def _suite_target(tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
+    t = len(tasks)
+    estimates = _point_estimates(tasks)
+    ceilings = _upper_limits(tasks)
+    out: list[Interval] = []
+    if t <= FEW_TASKS_FOR_BOX:
+        level = confidence ** (1.0 / t)
+        ranges = [_box_ranges(task, level) for task in tasks]
+        for metric in range(4):
+            low = math.fsum(r[metric][0] for r in ranges) / t
+            high = math.fsum(r[metric][1] for r in ranges) / t
+            out.append(_hull(low, high, estimates[metric], 0.0, ceilings[metric]))
+        return out
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    variances = [_worst_variances(task.c, task.n, task.k, confidence) for task in tasks]
+    for metric in range(4):
+        spread = z * math.sqrt(math.fsum(v[metric] for v in variances)) / t + _half_step(tasks, metric)
+        est = estimates[metric]
+        out.append(_hull(est - spread, est + spread, est, 0.0, ceilings[metric]))
+    return out
+
+
+def _percentile_interval(values: list[float], confidence: float) -> tuple[float, float]:
+    """Equal-tailed percentile interval, rounding outwards to whole order statistics."""
+    ordered = sorted(values)
+    last = len(ordered) - 1
+    tail = (1.0 - confidence) / 2.0
+    low_index = max(0, math.floor(last * tail + 1e-9))
+    high_index = min(last, math.ceil(last * (1.0 - tail) - 1e-9))
+    return ordered[low_index], ordered[high_index]
+
+
+def _resampled_means(columns: Sequence[Sequence[float]], seed: int, draws: int) -> list[list[float]]:
+    """Bootstrap whole tasks: per draw, the mean of each column over T task indices drawn with replacement."""
+    t = len(columns[0])
+    rng = random.Random(seed)
+    indices = range(t)
+    out: list[list[float]] = [[] for _ in columns]
+    for _ in range(draws):
+        picked = rng.choices(indices, k=t)
+        if t == 1:
+            for column, acc in zip(columns, out, strict=True):
+                acc.append(column[picked[0]])
+            continue
+        getter = itemgetter(*picked)
+        for column, acc in zip(columns, out, strict=True):
+            acc.append(sum(getter(column)) / t)
+    return out
+
+
+def _population_target(
+    tasks: Sequence[TaskCounts], confidence: float, seed: int, draws: int
+) -> tuple[list[Interval], str | None]:
+    t = len(tasks)
+    estimates = _point_estimates(tasks)
+    columns = [[float(_estimator_values(task.n, task.k)[metric][task.c]) for task in tasks] for metric in range(4)]
+    boot = _resampled_means(columns, seed, draws)
+    out = []
+    for metric in range(4):
+        low, high = _percentile_interval(boot[metric], confidence)
+        out.append(_hull(low, high, estimates[metric], 0.0, 1.0))
+    if all(task.k == task.n for task in tasks):
+        all_pass = sum(1 for task in tasks if task.c == task.n)
+        out[_HAT] = clopper_pearson(all_pass, t, confidence)
+    note = None
+    if t < FEW_TASKS_FOR_POPULATION:
+        note = (
+            f"only {t} task(s): the population (task-bootstrap) interval is unreliable below "
+            f"{FEW_TASKS_FOR_POPULATION} tasks; prefer --consistency-interval-target=suite"
+        )
+    return out, note
+
+
+def suite_intervals(
+    counts: Sequence[TaskCounts],
+    confidence: float = 0.95,
+    target: str = "suite",
+    seed: int = 0,
+    draws: int = 2000,
+) -> SuiteIntervals | None:
+    """Intervals for the suite's Mean@k, pass^k, pass@k and gap (in pp); ``None`` when there are no tasks.
+
+    See the module docstring for what each ``target`` means and how its intervals are built. Each interval holds
+    the unbiased point estimate of metrics.py.
+    """
+    _check_common(confidence, target, seed, draws)
+    _check_tasks(counts)
+    if not counts:
+        return None
+    if target == "suite":
+        intervals, note, used = _suite_target(counts, confidence), None, 0
+    else:
+        intervals, note = _population_target(counts, confidence, seed, draws)
+        used = draws
+    mean, hat, at, gap = intervals
+    return SuiteIntervals(
+        target=target,
+        confidence=confidence,
+        mean_at_k=mean,
+        pass_hat_k=hat,
+        pass_at_k=at,
+        gap_pp=Interval(gap.low * 100.0, gap.high * 100.0),
+        draws=used,
+        seed=seed,
+        note=note,
+    )
+
+
+def paired_gap_difference(
+    pairs: Sequence[tuple[TaskCounts, TaskCounts]],
+    confidence: float = 0.95,
+    target: str = "suite",
+    seed: int = 0,
+    draws: int = 2000,
+) -> Interval:
+    """Interval for gap(current) - gap(baseline) in percentage points, over the tasks present in both runs.
+
+    Each pair is ``(baseline, current)`` for one task. Positive means the current run is less consistent.
+    ``"suite"``: the two runs are independent samples of the same fixed tasks; the difference of unbiased gap
+    estimates +- (z * SE+ + half a lattice step) with each task's worst-case variance inside its exact interval in
+    each run (T >= 4), or the image of a Sidak box of exact intervals over all 2T pass rates (T <= 3).
+    ``"population"``: paired bootstrap of task indices (E. Miller's paired difference: a task's gap in the two runs
+    is correlated, resampling pairs keeps that).
+    """
+    _check_common(confidence, target, seed, draws)
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise ValueError(f"expected (baseline, current) TaskCounts pairs, got {pair!r}")
+        _check_tasks(pair)
+    if not pairs:
+        raise ValueError("paired_gap_difference needs at least one task present in both runs")
+    t = len(pairs)
+    baseline = [pair[0] for pair in pairs]
+    current = [pair[1] for pair in pairs]
+    estimate = _point_estimates(current)[_GAP] - _point_estimates(baseline)[_GAP]
+    floor = -_upper_limits(baseline)[_GAP]
+    ceiling = _upper_limits(current)[_GAP]
+    if target == "population":
+        differences = [
+            float(_estimator_values(cur.n, cur.k)[_GAP][cur.c] - _estimator_values(base.n, base.k)[_GAP][base.c])
+            for base, cur in pairs
+        ]
+        (boot,) = _resampled_means([differences], seed, draws)
+        low, high = _percentile_interval(boot, confidence)
+    elif t <= FEW_TASKS_FOR_BOX:
+        level = confidence ** (1.0 / (2 * t))
+        base_ranges = [_box_ranges(task, level)[_GAP] for task in baseline]
+        cur_ranges = [_box_ranges(task, level)[_GAP] for task in current]
+        low = (math.fsum(r[0] for r in cur_ranges) - math.fsum(r[1] for r in base_ranges)) / t
+        high = (math.fsum(r[1] for r in cur_ranges) - math.fsum(r[0] for r in base_ranges)) / t
+    else:
+        z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+        variance = math.fsum(
+            _worst_variances(task.c, task.n, task.k, confidence)[_GAP] for task in (*baseline, *current)
+        )
+        step = Fraction(0)
+        for n, k in {(task.n, task.k) for task in (*baseline, *current)}:
+            step = _fraction_gcd(step, _lattice_steps(n, k)[_GAP])
+        spread = z * math.sqrt(variance) / t + float(step / 2 / t)
+        low, high = estimate - spread, estimate + spread
+    result = _hull(low, high, estimate, floor, ceiling)
+    return Interval(result.low * 100.0, result.high * 100.0)
