@@ -1,17 +1,36 @@
 """pytest-consistency: repeat agent tasks, measure the consistency gap and route drift, gate CI on them.
 
 The plugin itself registers through the ``pytest11`` entry point (``pytest_consistency.plugin``); these are the
-names a test or conftest may want to import.
+names a test or conftest may want to import. They load on first use, so the ``pytest-consistency`` command (which
+reads reports) imports neither pytest nor the HTTP stack.
 """
 
-from .budget import TokenBudgetExceeded
-from .cassettes import SecretInCassetteError
-from .network import NetworkBlocked
-from .records import CallRecord
-from .repetition import Consistency, ConsistencyWarning
-from .route import Route
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .budget import TokenBudgetExceeded
+    from .cassettes import SecretInCassetteError
+    from .network import NetworkBlocked
+    from .records import CallRecord
+    from .repetition import Consistency, ConsistencyWarning
+    from .result import SessionSummary
+    from .route import Route
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "CallRecord": "records",
+    "Consistency": "repetition",
+    "ConsistencyWarning": "repetition",
+    "NetworkBlocked": "network",
+    "Route": "route",
+    "SecretInCassetteError": "cassettes",
+    "SessionSummary": "result",
+    "TokenBudgetExceeded": "budget",
+}
 
 __all__ = [
     "CallRecord",
@@ -20,6 +39,14 @@ __all__ = [
     "NetworkBlocked",
     "Route",
     "SecretInCassetteError",
+    "SessionSummary",
     "TokenBudgetExceeded",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pytest_consistency' has no attribute {name!r}")
+    return getattr(import_module(f".{home}", __name__), name)

@@ -8,13 +8,13 @@ one could race on. The payload is a JSON string, so any recorded answer crosses 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Any
 
 import pytest
 
 from .records import CallRecord, RepetitionResult
 from .repetition import ActiveRepetition
+from .serial import from_data, to_data
 
 ATTRIBUTE = "consistency_payload"
 
@@ -31,10 +31,11 @@ def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: lis
             "answer_recorded": state.answer_recorded,
             "answer": state.answer,
             "normalized": state.normalized,
-            "calls": [asdict(call) for call in state.calls],
+            "calls": [to_data(call) for call in state.calls],
             "notes": list(state.notes),
             "cassette": state.cassette,
             "unobserved": state.unobserved,
+            "curtailed": state.curtailed,
             "equivalence_plugins": hook_plugins,
         }
     return json.dumps(data)
@@ -95,7 +96,7 @@ class Collector:
                 order=data["order"],
             )
             self.repetitions[report.nodeid] = rep
-        rep.calls = [CallRecord.from_dict(call) for call in data["calls"]]
+        rep.calls = [from_data(CallRecord, call) for call in data["calls"]]
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
@@ -121,6 +122,8 @@ class Collector:
         if report.when == "setup":
             # A passed setup says nothing yet: the repetition counts once its call phase reports.
             rep.outcome = "not run" if outcome == "passed" else outcome
+            if data["curtailed"] and outcome == "skipped":
+                rep.outcome = "curtailed"
         elif report.when == "call":
             rep.outcome = outcome
         elif outcome == "error" and rep.outcome in ("passed", "xpassed", "not run"):

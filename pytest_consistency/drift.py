@@ -13,7 +13,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .records import CallRecord
 
@@ -46,20 +45,6 @@ class TaskDrift:
     @property
     def drifted(self) -> bool:
         return bool(self.kinds)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "drift": self.kinds,
-            "drift_details": self.details,
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "calls": self.calls,
-            "unobserved": self.unobserved,
-            "unpinned_calls": self.unpinned_calls,
-            "retries": self.retries,
-            "tokens": self.tokens,
-            "tokens_per_repetition": self.tokens_per_repetition,
-        }
 
 
 def is_snapshot_of(served: str, requested: str) -> bool:

@@ -16,18 +16,21 @@ from typing import Any
 
 import pytest
 
-from . import settings
-from .drift import PinnedRoute
+from .baseline import compare
+from .gates import GATES
 from .marker import PARAM, task_id_of
-from .records import FAILURE, SessionSummary
 from .redact import redact_strings, redact_text
-from .report import to_dict, write_atomic
+from .report import ReportError, read_report, write_atomic
+from .result import Analysis, RunFacts, SessionSummary, TokenBudget
+from .settings import Settings
 from .state import SPEC, STATE, PluginState
-from .summary import EquivalenceError, add_route, build_summary, finish
-from .terminal import render
+from .summary import EquivalenceError, build_summary, conclude
+from .terminal import MARKUP, render
 
 #: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
 #: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.
+#: The module whose hook implementations are the documented defaults.
+DEFAULTS = "pytest_consistency.plugin"
 NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "show_fixtures_per_test", "cacheshow")
 
 
@@ -73,8 +76,11 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
                 "this task's answers could not be compared"
             ) from exc
 
-    summary = build_summary(state.collector.repetitions.values(), equivalent, interrupted=interrupted)
-    local = {impl.plugin_name for impl in config.hook.pytest_consistency_answers_equivalent.get_hookimpls()}
+    impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
+    local = {impl.plugin_name for impl in impls}
+    custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
+    run = run_facts(state, interrupted, ", ".join(custom) or "default")
+    summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
         summary.warnings.append(
@@ -83,15 +89,14 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    reruns = sum(r.reruns for t in summary.tasks for r in t.repetitions)
-    if reruns:
-        summary.warnings.append(
-            f"pytest-rerunfailures re-ran {reruns} repetition attempt(s); each repetition counts with its first "
-            "outcome, since a failure that passes on rerun is the inconsistency being measured"
-        )
-    add_route_facts(summary, state)
-    finish(summary, {option.dest: state.settings[option.dest] for option in settings.GATE_OPTIONS})
-    summary.errors.extend(error for task in summary.tasks for error in task.errors)
+    baseline = state.settings.path("consistency_baseline")
+    if baseline is not None:
+        try:
+            label = str(state.settings["consistency_baseline"])  # as given: the absolute path is in the errors
+            summary.comparison = compare(read_report(baseline), summary, label=label)
+        except (ReportError, ValueError) as exc:
+            summary.errors.append(f"--consistency-baseline: {exc}")
+    conclude(summary, {gate.dest: state.settings[gate.dest] for gate in GATES})
     settle_exit_status(session, summary, state)
     state.summary = summary
 
@@ -106,6 +111,31 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         )
         if path is not None:
             write_report(path, summary, state)
+
+
+def analysis_of(settings: Settings) -> Analysis:
+    return Analysis(
+        confidence=settings["consistency_confidence"],
+        target=settings["consistency_interval_target"],
+        gate_on=settings["consistency_gate_on"],
+        inconclusive=settings["consistency_inconclusive"],
+        test=settings["consistency_test"],
+    )
+
+
+def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFacts:
+    """What the session knew besides its repetitions: the route it pinned, the cassette mode, the budget."""
+    route = state.route
+    return RunFacts(
+        route=None if route is None else route.settings(state.settings["consistency_retries_max"]),
+        record_mode=state.settings["consistency_record"],
+        preflight=state.preflight,
+        token_budget=None if state.ledger is None else TokenBudget(state.ledger.limit, state.ledger.spent()),
+        interrupted=interrupted,
+        equivalence=equivalence,
+        other_failures=len(state.collector.failed_nodeids - set(state.collector.repetitions)) + state.collection_errors,
+        adaptive_n_min=state.settings["consistency_n_min"] if state.board is not None else None,
+    )
 
 
 def expect_selected(session: pytest.Session, state: PluginState) -> int:
@@ -125,32 +155,6 @@ def expect_selected(session: pytest.Session, state: PluginState) -> int:
         order = state.order.get(item.nodeid, 0)
         unreached += state.collector.expect(item.nodeid, task_id, repeat, spec.n, spec.k, spec.min_pass, order)
     return unreached
-
-
-def add_route_facts(summary: SessionSummary, state: PluginState) -> None:
-    route = state.route
-    if route is None:
-        return
-    retries_max = state.settings["consistency_retries_max"]
-    pinned = PinnedRoute(
-        base_url=route.base_url,
-        key_fingerprint=route.key_fingerprint,
-        model=route.model,
-        retries_max=route.max_retries if retries_max is None else int(retries_max),
-    )
-    add_route(summary, pinned, route.describe())
-    summary.extra["record_mode"] = state.settings["consistency_record"]
-    if state.preflight:
-        summary.extra["preflight"] = state.preflight
-    if state.ledger is not None:
-        spent = state.ledger.spent()
-        summary.extra["token_budget"] = {"limit": state.ledger.limit, "spent": spent}
-        if spent > state.ledger.limit:
-            summary.warnings.append(
-                f"token budget exceeded: {spent} tokens used > --consistency-token-budget={state.ledger.limit}; "
-                "later live calls were refused"
-            )
-            summary.extra["token_budget"]["exceeded"] = True
 
 
 def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: PluginState) -> None:
@@ -176,7 +180,7 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
 
 def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
     try:
-        write_atomic(path, redact_strings(to_dict(summary), known_secrets(state)))
+        write_atomic(path, redact_strings(summary.to_dict(), known_secrets(state)))
     except (OSError, ValueError, TypeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         error = f"cannot write the report to {path} ({reason}); choose a writable path with --consistency-report"
@@ -196,16 +200,6 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
     width = min(terminalreporter._tw.fullwidth, 120)
     terminalreporter.write_sep("=", "consistency")
     for line in render(summary, config.get_verbosity(), width):
-        failed = line.endswith("FAILED")
-        terminalreporter.write_line(redact_text(line, secrets), red=failed, bold=failed)
-    tolerated = sum(1 for t in summary.tasks if t.verdict == "pass" for r in t.repetitions if r.outcome in FAILURE)
-    if tolerated and summary.interrupted:
-        terminalreporter.write_line(
-            f"{tolerated} failed repetition(s) within min_pass, not tolerated: the session stopped early", red=True
-        )
-    elif tolerated:
-        terminalreporter.write_line(f"{tolerated} failed repetition(s) tolerated by min_pass")
-    for error in summary.errors:
-        terminalreporter.write_line(redact_text(f"error: {error}", secrets), red=True, bold=True)
+        terminalreporter.write_line(redact_text(line.text, secrets), **MARKUP[line.style])
     if state.report_path:
         terminalreporter.write_line(f"report: {state.report_path}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .records import SessionSummary
+    from .result import SessionSummary
 
 
 @pytest.hookspec(firstresult=True)

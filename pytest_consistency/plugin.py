@@ -13,16 +13,18 @@ import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from . import cassettes, hookspecs, settings
+from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
 from .collect import ATTRIBUTE, payload
 from .finish import print_summary, summarise
+from .gates import GATES
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
 from .records import RepetitionResult
@@ -33,6 +35,7 @@ from .transport import observe_transports
 
 ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
 LEDGER_KEY = "consistency_token_ledger"
+BOARD_KEY = "consistency_adaptive_board"
 CASSETTE_EXISTED = pytest.StashKey[bool]()
 SCOPE = pytest.StashKey[ExitStack]()
 
@@ -54,12 +57,27 @@ def pytest_configure(config: pytest.Config) -> None:
         workerinput = getattr(config, "workerinput", {})
         path = workerinput.get(LEDGER_KEY) or os.path.join(tempfile.mkdtemp(prefix="consistency-"), "tokens")
         state.ledger = Ledger(Path(path), int(budget))
+    if state.settings["consistency_adaptive"]:
+        refuse_figure_gates(state)
+        workerinput = getattr(config, "workerinput", {})
+        state.board = Board(Path(workerinput.get(BOARD_KEY) or tempfile.mkdtemp(prefix="consistency-adaptive-")))
     state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
     ignore = state.settings["consistency_ignore_url"]
     state.ignore = (re.compile(ignore),) if ignore else ()
     config.stash[STATE] = state
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
+
+
+def refuse_figure_gates(state: PluginState) -> None:
+    """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
+    figure_gates = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and state.settings[g.dest] is not None]
+    if figure_gates:
+        raise pytest.UsageError(
+            f"--consistency-adaptive stops a task once its verdict is decided, so its figures come from fewer "
+            f"than n repetitions; {', '.join(figure_gates)} would gate on them. Drop --consistency-adaptive to "
+            "gate on figures, or gate on verdicts (min_pass) and --route-drift-max only."
+        )
 
 
 # --- default implementations of our own hooks -------------------------------------------------------------
@@ -99,18 +117,27 @@ def _consistency_repetition(request: pytest.FixtureRequest) -> int:
     return int(request.param)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Number the items before any selection (``-k``, ``-m``, shard plugins): every shard of a suite then gives a
+    task the same position, and a merged report lists tasks as one run over everything would."""
     state = config.stash[STATE]
     for index, item in enumerate(items):
+        state.order.setdefault(item.nodeid, index)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash[STATE]
+    items = session.items
+    for item in items:
         marker = marker_of(item)
         callspec = getattr(item, "callspec", None)
         if marker is not None and callspec is not None and PARAM in callspec.params:
             item.stash[SPEC] = state.spec(marker)
-            state.order[item.nodeid] = index
     route = state.route
     uses_route = any(ROUTE_FIXTURES & set(getattr(item, "fixturenames", ())) for item in items)
-    if route is not None and route.problems and uses_route and not is_worker(config):
+    if route is not None and route.problems and uses_route and not is_worker(session.config):
         # An xdist worker cannot stop the session from collection; there the pinned_route fixture fails every
         # test that uses it, with the same message, before any call is made.
         raise pytest.UsageError(route.error_message())
@@ -146,6 +173,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         pytest.fail(f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
     active = item.stash.get(ACTIVE, None)
     mode = state.settings["consistency_record"]
+    if active is not None and active.marked and state.board is not None:
+        curtail(item, state, state.board, active)
     if active is not None and active.marked:
         if item.get_closest_marker("vcr") and mode != "off":
             pytest.fail(
@@ -202,6 +231,35 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             stack.close()
 
 
+def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveRepetition) -> None:
+    """Skip this repetition when its task's verdict is already decided (adaptive mode, beyond n_min)."""
+    spec = item.stash[SPEC]
+    if active.repeat <= state.settings["consistency_n_min"]:
+        return
+    tally = board.tally(active.task_id)
+    verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass)
+    if verdict is not None and not tally.skipped:
+        active.curtailed = True
+        pytest.skip(
+            f"curtailed (--consistency-adaptive): {active.task_id} is a {verdict} whatever the remaining "
+            f"repetitions do ({tally.passes} passed, {tally.failures} failed of n={spec.n}, min_pass {spec.min_pass:g})"
+        )
+
+
+def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass", "fail", "skip"] | None:
+    """A repetition's outcome for the adaptive board, from the phase that decides it (None: not decided here)."""
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.skipped:
+            return "fail" if xfail else "skip"
+        return "pass" if report.passed else "fail"
+    if report.when == "setup" and (report.failed or (report.skipped and xfail)):
+        return "fail"
+    if report.when == "setup" and report.skipped and not curtailed:
+        return "skip"
+    return None
+
+
 def marker_problem(item: pytest.Item) -> str | None:
     """A marker that would otherwise be ignored silently: stacked twice, or on a unittest.TestCase method."""
     own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
@@ -252,6 +310,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             min_pass=spec.min_pass,
             order=state.order.get(item.nodeid, 0),
         )
+        if state.board is not None and active.marked:
+            outcome = board_outcome(report, active.curtailed)
+            if outcome is not None:
+                state.board.record(active.task_id, item.nodeid, outcome)
         plugins = [impl.plugin_name for impl in item.config.hook.pytest_consistency_answers_equivalent.get_hookimpls()]
         setattr(report, ATTRIBUTE, payload(active, result, plugins))
     return report
@@ -335,9 +397,11 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        ledger = self.config.stash[STATE].ledger
-        if ledger is not None:
-            node.workerinput[LEDGER_KEY] = str(ledger.path)
+        state = self.config.stash[STATE]
+        if state.ledger is not None:
+            node.workerinput[LEDGER_KEY] = str(state.ledger.path)
+        if state.board is not None:
+            node.workerinput[BOARD_KEY] = str(state.board.directory)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.config.stash[STATE].collector.add(report)

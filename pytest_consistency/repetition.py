@@ -45,6 +45,8 @@ class ActiveRepetition:
     open_attempts: list[Any] = field(default_factory=list)
     #: Cassette exchanges that no observed client made (set when the cassette closes).
     unobserved: int = 0
+    #: Skipped by adaptive mode: the task's verdict was decided before this repetition started.
+    curtailed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

@@ -1,77 +1,29 @@
-"""The machine-readable JSON report (schema documented in the README, versioned by ``schema``)."""
+"""The machine-readable JSON report: written atomically, read back strictly (schema documented in the README).
+
+The report is :meth:`~.result.SessionSummary.to_dict`, so it holds every figure and what recomputes it. Reading
+one (``--consistency-baseline``, ``pytest-consistency merge/show/compare``) either gives the whole typed summary
+or a :class:`ReportError` naming the file and what is wrong with it: never half a report.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .records import SessionSummary, TaskResult
+from .records import OUTCOMES
+from .result import SessionSummary
+from .serial import ReportFormatError
 
-SCHEMA = "pytest-consistency/report/2"
-
-
-def task_dict(task: TaskResult) -> dict[str, Any]:
-    return {
-        "task_id": task.task_id,
-        "n": task.n,
-        "k": task.k,
-        "min_pass": task.min_pass,
-        "passes": task.passes,
-        "scored": task.scored,
-        "verdict": task.verdict,
-        "outcomes": [r.outcome for r in task.repetitions],
-        "answers": [r.answer if r.answer_recorded else None for r in task.repetitions],
-        "answer_recorded": [r.answer_recorded for r in task.repetitions],
-        "distinct_answers": task.distinct_answers,
-        "answers_disagree": task.disagrees,
-        "mean_at_k": task.mean_at_k,
-        "pass_hat_k": task.pass_hat_k,
-        "pass_at_k": task.pass_at_k,
-        "consistency_gap_pp": task.gap_pp,
-        "attribution": task.attribution,
-        "route": task.route,
-        "errors": task.errors,
-        "repetitions": [
-            {
-                "repeat": r.repeat,
-                "nodeid": r.nodeid,
-                "outcome": r.outcome,
-                "duration_s": round(r.duration, 6),
-                "cassette": r.cassette,
-                "reruns": r.reruns,
-                "unobserved": r.unobserved,
-                "calls": [call.to_dict() for call in r.calls],
-                "notes": r.notes,
-            }
-            for r in task.repetitions
-        ],
-    }
+#: Largest report read: a report of 1000 tasks x 1000 repetitions with calls is far below it.
+MAX_REPORT_BYTES = 1 << 30
 
 
-def to_dict(summary: SessionSummary) -> dict[str, Any]:
-    core = {
-        "repeat": summary.repeat,
-        "k": summary.k,
-        "task_count": summary.task_count,
-        "mean_at_k": summary.mean_at_k,
-        "pass_hat_k": summary.pass_hat_k,
-        "pass_at_k": summary.pass_at_k,
-        "consistency_gap_pp": summary.consistency_gap_pp,
-        "answer_disagreement_pp": summary.answer_disagreement_pp,
-        "gates": [asdict(gate) for gate in summary.gates],
-        "passed": summary.passed,
-        "exit_status": summary.exit_status,
-        "interrupted": summary.interrupted,
-        "warnings": summary.warnings,
-        "errors": summary.errors,
-    }
-    # Extra figures (route, tokens) follow; none may shadow a field above, which would change the verdict's story.
-    extra = {key: value for key, value in summary.extra.items() if key != "terminal_lines" and key not in core}
-    return {"schema": SCHEMA, "summary": {**core, **extra}, "tasks": [task_dict(task) for task in summary.tasks]}
+class ReportError(ValueError):
+    """A report file cannot be read: missing, not JSON, another schema, or not the report model."""
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -88,3 +40,70 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_report(path: Path) -> SessionSummary:
+    """The typed summary of a JSON report written by this version of the plugin."""
+    try:
+        if path.is_dir():
+            raise ReportError(f"{path} is a directory; pass the path of a JSON report")
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            raise ReportError(f"{path} is larger than {MAX_REPORT_BYTES} bytes; not a pytest-consistency report")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError(f"{path} does not exist; pass the path of a JSON report (--consistency-report)") from None
+    except OSError as exc:
+        raise ReportError(f"cannot read {path} ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path} is not UTF-8 text; not a pytest-consistency report") from None
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise ReportError(
+            f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); the report may be truncated, write it again"
+        ) from None
+    except ValueError as exc:  # NaN or Infinity: never written by the plugin, which writes strict JSON
+        raise ReportError(f"{path}: {exc}; a pytest-consistency report is strict JSON") from None
+    except RecursionError:
+        raise ReportError(f"{path}: nested too deeply to be a pytest-consistency report") from None
+    try:
+        summary = SessionSummary.from_dict(data, where=str(path))
+    except ReportFormatError as exc:
+        raise ReportError(str(exc)) from None
+    problems = check(summary)
+    if problems:
+        raise ReportError(f"{path}: " + "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else ""))
+    return summary
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def check(summary: SessionSummary) -> list[str]:
+    """What makes a well-formed report impossible to compute from: counts out of range, settings out of bounds.
+
+    Types are checked by the model; this checks the arithmetic the statistics rely on, so a hand-edited or damaged
+    report is refused by name instead of failing deep inside a computation.
+    """
+    problems = []
+    analysis = summary.analysis
+    if not 0.5 <= analysis.confidence < 1:
+        problems.append(f"analysis.confidence {analysis.confidence} is not within [0.5, 1)")
+    for i, task in enumerate(summary.tasks):
+        where = f"tasks[{i}] ({task.task_id})"
+        if not (1 <= task.k <= task.n and 0 <= task.passes <= task.scored <= task.n and 0 <= task.min_pass <= 1):
+            problems.append(
+                f"{where}: needs 1 <= k <= n, 0 <= passes <= scored <= n and 0 <= min_pass <= 1 "
+                f"(k={task.k}, n={task.n}, passes={task.passes}, scored={task.scored}, min_pass={task.min_pass})"
+            )
+        for rep in task.repetitions:
+            if (rep.task_id, rep.n, rep.k, rep.min_pass) != (task.task_id, task.n, task.k, task.min_pass):
+                problems.append(f"{where}: repetition {rep.repeat} belongs to another task or n, k, min_pass")
+            elif not 1 <= rep.repeat <= task.n or rep.outcome not in OUTCOMES:
+                problems.append(f"{where}: repetition {rep.repeat} with outcome {rep.outcome!r} is not possible")
+            elif not math.isfinite(rep.duration) or any(
+                not math.isfinite(c.latency_ms) for c in rep.calls if c.latency_ms is not None
+            ):
+                problems.append(f"{where}: repetition {rep.repeat} has a duration or latency that is not finite")
+    return problems

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from .cassettes import REPLAY_KEY
 from .keys import fingerprint, is_placeholder, key_problem
 from .redact import redact_url
+from .result import RouteSettings
 from .settings import Settings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -43,19 +44,20 @@ class Route:
     def error_message(self) -> str:
         return "pytest-consistency: the pinned route cannot be used:\n" + "\n".join(f"  - {p}" for p in self.problems)
 
-    def describe(self) -> dict[str, object]:
-        """What the summary and the report show: never the key itself."""
-        return {
-            "base_url": self.base_url,
-            "model": self.model,
-            "key_fingerprint": self.key_fingerprint,
-            "key_env": self.key_env,
-            "replay_only": self.replay_only,
-            "timeout": self.timeout,
-            "max_retries": self.max_retries,
-            "temperature": self.temperature,
-            "seed": self.seed,
-        }
+    def settings(self, retries_max: int | None) -> RouteSettings:
+        """What the summary and the report keep of the route: never the key itself, only its fingerprint."""
+        return RouteSettings(
+            self.base_url,
+            self.model,
+            self.key_fingerprint,
+            self.key_env,
+            self.replay_only,
+            self.timeout,
+            self.max_retries,
+            self.temperature,
+            self.seed,
+            self.max_retries if retries_max is None else retries_max,
+        )
 
 
 def base_url_problems(url: str, source: str) -> list[str]:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from .adaptive import Board
 from .budget import Ledger
 from .collect import Collector
 from .marker import MARKER, MarkerSpec, parse_marker
-from .records import SessionSummary
 from .repetition import ActiveRepetition
+from .result import SessionSummary
 from .route import Route
 from .settings import Settings
 
@@ -33,6 +34,8 @@ class PluginState:
     ignore: tuple[re.Pattern[str], ...] = ()
     #: Collection errors seen by the controller: tolerated repetitions never hide them.
     collection_errors: int = 0
+    #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
+    board: Board | None = None
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
     errors: list[str] = field(default_factory=list)
 

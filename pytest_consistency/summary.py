@@ -1,4 +1,9 @@
-"""From the repetitions of a session to per-task verdicts, overall figures and gate results.
+"""From the repetitions of a session to per-task verdicts, figures, intervals and route facts: a pure function.
+
+:func:`build_summary` is the only place figures are derived. The plugin calls it at the end of a session, and
+``pytest-consistency merge`` calls it on the repetitions of several reports, so a merged report has exactly the
+figures one run over everything gives. :func:`conclude` then decides the gates; settling the exit status and
+writing reports are separate steps after it (:mod:`.finish`).
 
 How repetitions count (documented in the README):
 - ``passed``/``xpassed`` succeed; ``failed``, ``error`` (a setup or teardown error) and ``xfailed`` fail;
@@ -15,21 +20,29 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from . import metrics
-from .answers import MISSING, distinct_classes
-from .drift import PinnedRoute, attribution, drift_pp, task_drift
-from .records import GateResult, RepetitionResult, SessionSummary, TaskResult
-from .settings import GATE_OPTIONS
+from .adaptive import decided
+from .answers import MISSING, default_equivalent, distinct_classes
+from .drift import attribution, drift_pp, task_drift
+from .gates import evaluate
+from .records import RepetitionResult
+from .result import AdaptiveFacts, Analysis, RouteFacts, RunFacts, SessionSummary, TaskResult, Verdict
+from .stats.binomial import clopper_pearson, pass_hat_k_interval
+from .stats.suite import suite_intervals
 
 Equivalence = Callable[[Any, Any, str], bool]
-#: Verdicts of tasks that count in the figures.
-SCORED = ("pass", "fail", "xfail")
 
 
 class EquivalenceError(RuntimeError):
     """The answer equivalence hook raised: the task's answers cannot be compared."""
 
 
-def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Equivalence) -> TaskResult:
+def default_equivalence(left: Any, right: Any, task_id: str) -> bool:
+    return default_equivalent(left, right)
+
+
+def build_task(
+    task_id: str, repetitions: list[RepetitionResult], equivalent: Equivalence, analysis: Analysis
+) -> TaskResult:
     repetitions = sorted(repetitions, key=lambda r: r.repeat)
     first = repetitions[0]
     n, k, min_pass = first.n, first.k, first.min_pass
@@ -37,6 +50,7 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
     passes = sum(r.succeeded for r in scored)
     seen = {r.repeat for r in repetitions if r.outcome != "not run"}
     missing_reps = n - len(seen)
+    curtailed = sum(r.outcome == "curtailed" for r in repetitions)
 
     answers = [(r.answer_recorded, r.normalized if r.answer_recorded else MISSING) for r in scored]
     distinct: int | None = None
@@ -52,8 +66,15 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
             disagrees = distinct > 1
 
     counts: metrics.TaskCounts | None = None
+    verdict: Verdict
     if missing_reps:
         verdict = "incomplete"
+    elif curtailed:
+        # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
+        early = decided(passes, len(scored) - passes, n, min_pass)
+        verdict = "incomplete" if early is None or not scored else early
+        if scored and early is not None:
+            counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
     elif not scored:
         verdict = "skipped"
     elif len(scored) < k:
@@ -61,8 +82,8 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
         verdict = "pass" if passes / len(scored) >= min_pass - 1e-12 else "fail"
-        if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
-            verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
+    if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
+        verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 
     return TaskResult(
         task_id=task_id,
@@ -70,21 +91,26 @@ def build_task(task_id: str, repetitions: list[RepetitionResult], equivalent: Eq
         k=k,
         min_pass=min_pass,
         repetitions=repetitions,
+        outcomes=[r.outcome for r in repetitions],
+        answers=[r.answer if r.answer_recorded else None for r in repetitions],
         passes=passes,
         scored=len(scored),
         distinct_answers=distinct,
-        disagrees=disagrees,
+        answers_disagree=disagrees,
         verdict=verdict,
         mean_at_k=float(metrics.mean_at_k(counts)) if counts else None,
         pass_hat_k=float(metrics.pass_hat_k(counts)) if counts else None,
         pass_at_k=float(metrics.pass_at_k(counts)) if counts else None,
         gap_pp=metrics.gap_pp(counts) if counts else None,
+        pass_rate_interval=clopper_pearson(counts.c, counts.n, analysis.confidence) if counts else None,
+        pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
         errors=errors,
+        curtailed=curtailed,
     )
 
 
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
-    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=t.k) for t in tasks if t.verdict in SCORED]
+    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
 
 
 def _common(values: Iterable[int]) -> int | None:
@@ -92,66 +118,28 @@ def _common(values: Iterable[int]) -> int | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
-def gate_values(summary: SessionSummary) -> dict[str, float | None]:
-    """The measured value each gate compares with its threshold."""
-    return {
-        "consistency_gap_max": summary.consistency_gap_pp,
-        "answer_disagreement_max": summary.answer_disagreement_pp,
-        "pass_hat_k_min": None if summary.pass_hat_k is None else summary.pass_hat_k * 100,
-        "route_drift_max": summary.extra.get("route_drift_pp"),
-    }
-
-
-def evaluate_gates(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
-    """Check every gate that has a threshold; a gate whose value cannot be measured fails rather than passes."""
-    values = gate_values(summary)
-    results = []
-    for option in GATE_OPTIONS:
-        threshold = thresholds.get(option.dest)
-        if threshold is None:
-            continue
-        value = values[option.dest]
-        comparison = "min" if option.dest.endswith("_min") else "max"
-        unit = " %" if comparison == "min" else " pp"
-        if value is None:
-            passed = False
-        elif comparison == "max":
-            passed = round(value, 9) <= threshold
-        else:
-            passed = round(value, 9) >= threshold
-        name = option.dest.rsplit("_", 1)[0]
-        results.append(
-            GateResult(
-                name=name,
-                option=option.flag,
-                threshold=threshold,
-                value=value,
-                passed=passed,
-                comparison=comparison,
-                unit=unit,
-            )
-        )
-    return results
-
-
 def build_summary(
     repetitions: Iterable[RepetitionResult],
-    equivalent: Equivalence,
-    interrupted: bool = False,
+    equivalent: Equivalence = default_equivalence,
+    run: RunFacts | None = None,
+    analysis: Analysis | None = None,
 ) -> SessionSummary:
-    """Aggregate repetitions into a summary without gates; ``finish`` adds them once every figure is known."""
+    """Every figure of a session from its repetition records and the facts of the run; gates come after."""
+    run = run or RunFacts()
+    analysis = analysis or Analysis()
     by_task: dict[str, list[RepetitionResult]] = defaultdict(list)
     for repetition in repetitions:
         by_task[repetition.task_id].append(repetition)
     ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
-    tasks = [build_task(task_id, reps, equivalent) for task_id, reps in ordered]
-    scored = [t for t in tasks if t.verdict in SCORED]
-    figures = metrics.overall(scored_counts(tasks))
-    with_answers = [t for t in scored if t.disagrees is not None]  # incomplete tasks are in no figure
+    tasks = [build_task(task_id, reps, equivalent, analysis) for task_id, reps in ordered]
+    scored = [t for t in tasks if t.is_scored]
+    counts = scored_counts(tasks)
+    figures = metrics.overall(counts)
+    with_answers = [t for t in scored if t.answers_disagree is not None]  # incomplete tasks are in no figure
     # A scored task whose answers could not be compared (its equivalence hook raised) might agree or not: the
     # share is unknown, so the figure is not measurable rather than computed over the other tasks.
     undetermined = any(t.errors for t in scored)
-    return SessionSummary(
+    summary = SessionSummary(
         repeat=_common(t.n for t in scored),
         k=_common(t.k for t in scored),
         task_count=len(scored),
@@ -161,45 +149,67 @@ def build_summary(
         consistency_gap_pp=figures.consistency_gap_pp if figures else None,
         answer_disagreement_pp=None
         if undetermined
-        else metrics.disagreement_pp(sum(bool(t.disagrees) for t in with_answers), len(with_answers)),
-        gates=[],
-        passed=True,
-        interrupted=interrupted,
+        else metrics.disagreement_pp(sum(bool(t.answers_disagree) for t in with_answers), len(with_answers)),
         tasks=tasks,
+        analysis=analysis,
+        run=run,
+        intervals=suite_intervals(counts, analysis.confidence, analysis.target),
+        errors=[error for task in tasks for error in task.errors],
     )
-
-
-def finish(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:
-    summary.gates = evaluate_gates(summary, thresholds)
-    summary.passed = (
-        all(g.passed for g in summary.gates)
-        and not any(t.verdict == "fail" for t in summary.tasks)
-        and not summary.extra.get("token_budget", {}).get("exceeded")
-    )
+    reruns = sum(r.reruns for t in tasks for r in t.repetitions)
+    if reruns:
+        summary.warnings.append(
+            f"pytest-rerunfailures re-ran {reruns} repetition attempt(s); each repetition counts with its first "
+            "outcome, since a failure that passes on rerun is the inconsistency being measured"
+        )
+    if run.route is not None:
+        summary.route = route_facts(summary, run)
+    if run.adaptive_n_min is not None:
+        summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
+    budget = run.token_budget
+    if budget is not None and budget.exceeded:
+        summary.warnings.append(
+            f"token budget exceeded: {budget.spent} tokens used > --consistency-token-budget={budget.limit}; "
+            "later live calls were refused"
+        )
     return summary
 
 
-def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any]) -> None:
-    """Attach route facts, drift and attribution to every task, and the session's route figures."""
-    drifts = []
+def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
+    saved_calls = 0.0
+    for task in tasks:
+        ran = [r for r in task.repetitions if r.scored]
+        if task.curtailed and ran:
+            saved_calls += task.curtailed * sum(len(r.calls) for r in ran) / len(ran)
+    return AdaptiveFacts(
+        n_min=n_min,
+        tasks_curtailed=sum(1 for t in tasks if t.curtailed),
+        repetitions_used=sum(t.scored for t in tasks),
+        repetitions_saved=sum(t.curtailed for t in tasks),
+        calls_saved=round(saved_calls, 1),
+    )
+
+
+def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
+    """Attach drift and attribution to every task, and return the session's route figures."""
+    assert run.route is not None
+    pinned = run.route.pinned()
     for task in summary.tasks:
         drift = task_drift([r.calls for r in task.repetitions], pinned, sum(r.unobserved for r in task.repetitions))
-        drifts.append(drift)
-        task.route = drift.to_dict()
-        inconsistent = bool(task.disagrees) or 0 < task.passes < task.scored
+        task.drift = drift
+        inconsistent = bool(task.answers_disagree) or 0 < task.passes < task.scored
         task.attribution = attribution(inconsistent, drift) if drift.calls or drift.unobserved else None
         summary.warnings.extend(f"{task.task_id}: {text}" for text in drift.warnings)
-    total = sum(d.tokens.get("total", 0) for d in drifts)
+    drifts = [t.drift for t in summary.tasks if t.drift is not None]
     # Drift is a figure like the others: incomplete tasks (``-k rep1``, Ctrl-C) are left out of it.
-    pairs = [(t, d) for t, d in zip(summary.tasks, drifts, strict=True) if t.verdict in SCORED]
-    scored_total = sum(d.tokens.get("total", 0) for _, d in pairs)
-    repetitions = sum(t.scored for t, _ in pairs)
-    drifted = [t for t, d in pairs if d.drifted]
-    with_calls = sum(1 for _, d in pairs if d.calls or d.unobserved)
+    scored = [t for t in summary.tasks if t.is_scored and t.drift is not None]
+    scored_drifts = [t.drift for t in scored if t.drift is not None]
+    scored_total = sum(d.tokens.get("total", 0) for d in scored_drifts)
+    repetitions = sum(t.scored for t in scored)
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
-    key = route["key_fingerprint"]
+    key = run.route.key_fingerprint
     if key is None:  # replayed without a key: the keys the cassettes were recorded with
         recorded = sorted(
             {
@@ -211,32 +221,41 @@ def add_route(summary: SessionSummary, pinned: PinnedRoute, route: dict[str, Any
             }
         )
         key = ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
-    figures = {
-        "model": route["model"],
-        "base_url": route["base_url"],
-        "key_fingerprint": key,
-        "route": route,
-        "total_tokens": total,
-        "prompt_tokens": sum(d.tokens.get("prompt", 0) for d in drifts),
-        "completion_tokens": sum(d.tokens.get("completion", 0) for d in drifts),
-        "avg_tokens_per_task": scored_total / repetitions if repetitions else None,
-        "calls": sum(d.calls for d in drifts),
-        "retries": sum(d.retries for d in drifts),
-        # ``route_errors``, not ``errors``: ``summary.errors`` is the list of the session's errors.
-        "route_errors": dict(sorted(errors.items())),
-        "route_drift_pp": drift_pp([d for _, d in pairs]),
-        "route_drift_tasks": [t.task_id for t in drifted],
-    }
-    summary.extra.update(figures)
-    if not with_calls:
-        return
-    lines = [
-        f"route: {route['base_url']}  model {route['model'] or '(per request)'}  key {key}  "
-        f"timeout {route['timeout']:g}s  retries {route['max_retries']}",
-        f"calls {figures['calls']} (retries {figures['retries']})   tokens {total}   "
-        + (f"avg per task-repetition {figures['avg_tokens_per_task']:.1f}" if repetitions else ""),
-        f"route drift {figures['route_drift_pp']:.1f} pp ({len(drifted)} of {with_calls} tasks with calls)",
-    ]
-    for task in drifted:
-        lines.append(f"  {task.task_id}: " + "; ".join(task.route["drift_details"]))
-    summary.extra["terminal_lines"] = lines
+    return RouteFacts(
+        settings=run.route,
+        key_shown=key,
+        calls=sum(d.calls for d in drifts),
+        retries=sum(d.retries for d in drifts),
+        prompt_tokens=sum(d.tokens.get("prompt", 0) for d in drifts),
+        completion_tokens=sum(d.tokens.get("completion", 0) for d in drifts),
+        total_tokens=sum(d.tokens.get("total", 0) for d in drifts),
+        avg_tokens_per_task=scored_total / repetitions if repetitions else None,
+        errors=dict(sorted(errors.items())),
+        drift_pp=drift_pp(scored_drifts),
+        drift_tasks=[t.task_id for t in scored if t.drifted],
+        tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
+    )
+
+
+def untolerated(task: TaskResult) -> bool:
+    """The task has a failed repetition that no verdict tolerates: it failed, or is in no figure at all."""
+    if task.verdict in ("pass", "xfail"):
+        return False
+    return task.verdict == "fail" or any(r.outcome in ("failed", "error") for r in task.repetitions)
+
+
+def conclude(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:
+    """Decide the gates; the summary passes when every gate does, no failure is left untolerated (a failed task,
+    or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
+    budget held and the run was not interrupted."""
+    summary.gates = evaluate(summary, thresholds)
+    budget = summary.run.token_budget
+    summary.passed = (
+        all(g.passed for g in summary.gates)
+        and not any(untolerated(t) for t in summary.tasks)
+        and not (budget is not None and budget.exceeded)
+        and not summary.errors
+        and not summary.run.other_failures
+        and not summary.run.interrupted
+    )
+    return summary

@@ -1,8 +1,38 @@
-"""The terminal summary section, as plain lines so it can be tested without a terminal."""
+"""The terminal summary, rendered from the typed session result as styled lines.
+
+The session (``pytest_terminal_summary``) and ``pytest-consistency show REPORT`` print the same
+:func:`render` of the same :class:`~.result.SessionSummary`, so a report shows exactly what its session printed.
+Each line carries a style chosen where the data is known (a failed gate is ``bad``); :data:`MARKUP` maps styles to
+colours in one table, and no line is ever coloured by matching its text.
+"""
 
 from __future__ import annotations
 
-from .records import SessionSummary, TaskResult
+from dataclasses import dataclass
+from typing import Literal
+
+from .result import Comparison, GateResult, RouteFacts, SessionSummary, TaskResult
+from .stats.interval import Interval
+
+Style = Literal["plain", "bad", "warn", "good"]
+#: Keyword arguments of pytest's ``TerminalWriter`` per style.
+MARKUP: dict[Style, dict[str, bool]] = {
+    "plain": {},
+    "bad": {"red": True, "bold": True},
+    "warn": {"yellow": True},
+    "good": {"green": True},
+}
+GATE_WORD = {"pass": "ok", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
+TARGET_TEXT = {
+    "suite": "this suite of tasks (repetition noise only)",
+    "population": "the population of tasks like these (task sampling too)",
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    style: Style = "plain"
 
 
 def pct(value: float | None) -> str:
@@ -13,63 +43,227 @@ def pp(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} pp"
 
 
+def bracket(interval: Interval | None, scale: float = 1.0) -> str:
+    """`` [19.8, 29.1]`` or nothing when there is no interval."""
+    if interval is None:
+        return ""
+    return f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
+
+
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def verdict_text(task: TaskResult) -> str:
-    text = task.verdict
+    text: str = task.verdict
     if task.verdict == "pass" and task.passes < task.scored:
         text = f"pass (min_pass {task.min_pass:g})"
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
+    if task.curtailed:
+        text += f", stopped after {task.scored} of {task.n}"
     if task.attribution:
         text += f", {task.attribution}"
     return text
 
 
-def task_rows(summary: SessionSummary, width: int) -> list[str]:
-    fixed = 8 + 9 + 2
+def task_rows(summary: SessionSummary, width: int) -> list[Line]:
+    level = f"{summary.analysis.confidence * 100:g} %"
     verdicts = [verdict_text(t) for t in summary.tasks]
+    rates = [bracket(t.pass_rate_interval, 100).strip() or "-" for t in summary.tasks]
+    rate_width = max(len(f"pass rate {level}"), *(len(r) for r in rates))
     verdict_width = max([7, *(len(v) for v in verdicts)])
-    id_width = max(20, width - fixed - verdict_width - 1)
-    rows = [f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  verdict"]
-    for task, verdict in zip(summary.tasks, verdicts, strict=True):
+    id_width = max(20, width - 8 - 9 - rate_width - 4 - verdict_width)
+    header = f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  {f'pass rate {level}':<{rate_width}}  verdict"
+    rows = [Line(header)]
+    for task, verdict, rate in zip(summary.tasks, verdicts, rates, strict=True):
         if task.errors:
             answers = "error"  # could not be compared: named on an ``error:`` line below
         else:
             answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        rows.append(f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {verdict}")
+        text = (
+            f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {rate:<{rate_width}}  {verdict}"
+        )
+        rows.append(Line(text, "bad" if task.verdict == "fail" else "plain"))
     return rows
 
 
-def overall_lines(summary: SessionSummary) -> list[str]:
+def rates(parts: list[str], width: int) -> list[Line]:
+    """The three rates on one line, or pass@k on a line of its own when that line would not fit."""
+    line = "   ".join(parts)
+    return [Line(line)] if len(line) <= width else [Line("   ".join(parts[:2])), Line(parts[2])]
+
+
+def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
     k = "k" if summary.k is None else str(summary.k)
     n = "mixed" if summary.repeat is None else str(summary.repeat)
     if summary.task_count:
         scored = f"tasks {summary.task_count}, repetitions n={n}, scored at k={'mixed' if summary.k is None else k}"
     else:
         scored = "tasks 0, nothing scored"
+    iv = summary.intervals
+    mean, hat, at, gap = (iv.mean_at_k, iv.pass_hat_k, iv.pass_at_k, iv.gap_pp) if iv else (None, None, None, None)
     lines = [
-        scored + (" (session interrupted: partial results)" if summary.interrupted else ""),
-        f"Mean@{k} {pct(summary.mean_at_k)}   pass^{k} {pct(summary.pass_hat_k)}   pass@{k} {pct(summary.pass_at_k)}",
-        f"consistency gap {pp(summary.consistency_gap_pp)}   answer disagreement {pp(summary.answer_disagreement_pp)}",
+        Line(
+            scored + (" (session interrupted: partial results)" if summary.interrupted else ""),
+            "warn" if summary.interrupted else "plain",
+        ),
+        *rates(
+            [
+                f"Mean@{k} {pct(summary.mean_at_k)}{bracket(mean, 100)}",
+                f"pass^{k} {pct(summary.pass_hat_k)}{bracket(hat, 100)}",
+                f"pass@{k} {pct(summary.pass_at_k)}{bracket(at, 100)}",
+            ],
+            width,
+        ),
+        Line(
+            f"consistency gap {pp(summary.consistency_gap_pp)}{bracket(gap)}   "
+            f"answer disagreement {pp(summary.answer_disagreement_pp)}"
+        ),
     ]
-    lines.extend(summary.extra.get("terminal_lines", []))
-    if not summary.gates:
-        lines.append("gates: none set")
-    for gate in summary.gates:
-        lines.append(f"gate {gate.option}: {gate.describe()}  {'ok' if gate.passed else 'FAILED'}")
-    lines.extend(f"warning: {text}" for text in summary.warnings)
+    if iv is not None:
+        text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
+        lines.append(Line(text + (f"; {iv.note}" if iv.note else ""), "warn" if iv.note else "plain"))
     return lines
 
 
-def render(summary: SessionSummary, verbosity: int, width: int = 80) -> list[str]:
+def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
+    if not route.tasks_with_calls:
+        return []
+    s = route.settings
+    lines = [
+        Line(
+            f"route: {s.base_url}  model {s.model or '(per request)'}  key {route.key_shown}  "
+            f"timeout {s.timeout:g}s  retries {s.max_retries}"
+        ),
+        Line(
+            f"calls {route.calls} (retries {route.retries})   tokens {route.total_tokens}   "
+            + (
+                f"avg per task-repetition {route.avg_tokens_per_task:.1f}"
+                if route.avg_tokens_per_task is not None
+                else ""
+            )
+        ),
+        Line(
+            f"route drift {pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
+            "warn" if route.drift_tasks else "plain",
+        ),
+    ]
+    for task in summary.tasks:
+        if task.drift is not None and task.drifted:
+            lines.append(Line(f"  {task.task_id}: " + "; ".join(task.drift.details), "warn"))
+    return lines
+
+
+def comparison_lines(comparison: Comparison) -> list[Line]:
+    c = comparison
+    lines = [
+        Line(
+            f"baseline {c.baseline}: {c.common_tasks} tasks in both runs; {c.regressions} significant "
+            f"regression(s) ({c.test}, one-sided, Benjamini-Hochberg q <= {c.alpha:g})",
+            "bad" if c.regressions else "plain",
+        ),
+        Line(
+            f"gap change {'n/a' if c.gap_change_pp is None else f'{c.gap_change_pp:+.1f} pp'}"
+            f"{bracket(c.gap_change_interval)}   pass^n flips: {c.flips_worse} worse, {c.flips_better} better"
+            + ("" if c.flips_p_value is None else f" (McNemar p = {c.flips_p_value:.3g})")
+        ),
+        Line("minimum detectable drop from a clean baseline: " + detectable(c)),
+    ]
+    for change in c.tasks:
+        if change.status == "unchanged" and not change.regression:
+            continue
+        stats = "" if change.p_value is None else f"  p = {change.p_value:.3g}, q = {change.q_value:.3g}"
+        flag = "  REGRESSION" if change.regression else ""
+        confounded = "  (route drift: confounded, not blamed on the agent)" if change.confounded else ""
+        counts = f"{change.baseline or '-'} -> {change.current or '-'}"
+        style: Style = "bad" if change.regression else "plain"
+        lines.append(Line(f"  {change.task_id}: {change.status} {counts}{stats}{flag}{confounded}", style))
+    lines.extend(Line(f"  route change: {text}", "warn") for text in c.route_changes)
+    if c.baseline_tokens_per_task and c.current_tokens_per_task:
+        before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
+        relative = f" ({(after - before) * 100 / before:+.1f} %)"
+        lines.append(Line(f"  tokens per task-repetition {before:.1f} -> {after:.1f}{relative}"))
+    return lines
+
+
+def detectable(c: Comparison) -> str:
+    def drop(value: int | None) -> str:
+        return "none at this n" if value is None else f"{value} of n"
+
+    return (
+        f"{drop(c.minimum_detectable_drop)} ({c.test}, one task at {c.alpha:g}); "
+        f"{drop(c.minimum_detectable_drop_all)} when it is the only change among {c.common_tasks} tasks "
+        f"(q <= {c.alpha:g})"
+    )
+
+
+def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
+    label = gate.name.replace("_", " ")
+    unit = f" {gate.unit}" if gate.unit else ""
+    threshold = f"{gate.threshold:g}{unit}" if not gate.unit else f"{gate.threshold:.1f}{unit}"
+    if gate.value is None:
+        text = f"{label}: not measurable in this session (threshold {threshold})"
+    else:
+        value = f"{gate.value:g}{unit}" if not gate.unit else f"{gate.value:.1f}{unit}"
+        shown = value + bracket(gate.interval)
+        if gate.state == "inconclusive":
+            text = f"{label} {shown} straddles {threshold}"
+        else:
+            good = gate.state == "pass"
+            sign = {"max": ("<=", ">"), "min": (">=", "<")}[gate.direction][0 if good else 1]
+            text = f"{label} {shown} {sign} {threshold}"
+            if gate.on == "bound":
+                text += " (whole interval)"
+    text = f"gate {gate.option}: {text}  {GATE_WORD[gate.state]}"
+    if gate.state == "inconclusive":
+        more = (
+            f"about {gate.more_repetitions} more repetitions per task would likely decide it"
+            if gate.more_repetitions is not None
+            else "more repetitions alone will not decide it"
+        )
+        counted = "a pass" if gate.passed else "a failure"
+        text += f" ({more}; counted as {counted}: --consistency-inconclusive={summary.analysis.inconclusive})"
+    style: Style = "plain" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
+    return Line(text, style)
+
+
+def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
+    lines = figure_lines(summary, width)
+    if summary.route is not None:
+        lines.extend(route_lines(summary, summary.route))
+    if summary.comparison is not None:
+        lines.extend(comparison_lines(summary.comparison))
+    if summary.adaptive is not None:
+        a = summary.adaptive
+        lines.append(
+            Line(
+                f"adaptive (n_min {a.n_min}): {a.tasks_curtailed} task(s) stopped early once their verdict was "
+                f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about "
+                f"{a.calls_saved:g} calls)"
+            )
+        )
+    if not summary.gates:
+        lines.append(Line("gates: none set"))
+    lines.extend(gate_line(gate, summary) for gate in summary.gates)
+    lines.extend(Line(f"warning: {text}", "warn") for text in summary.warnings)
+    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    if tolerated and summary.interrupted:
+        lines.append(
+            Line(f"{tolerated} failed repetition(s) within min_pass, not tolerated: the session stopped early", "bad")
+        )
+    elif tolerated:
+        lines.append(Line(f"{tolerated} failed repetition(s) tolerated by min_pass"))
+    lines.extend(Line(f"error: {error}", "bad") for error in summary.errors)
+    return lines
+
+
+def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list[Line]:
     """All lines of the section; ``-q`` (verbosity < 0) keeps only the overall figures and gates."""
-    lines: list[str] = []
+    lines: list[Line] = []
     if verbosity >= 0 and summary.tasks:
         lines.extend(task_rows(summary, width))
-        lines.append("")
-    lines.extend(overall_lines(summary))
+        lines.append(Line(""))
+    lines.extend(overall_lines(summary, width))
     return lines

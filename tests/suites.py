@@ -56,7 +56,54 @@ def without_timings(report: dict[str, Any]) -> dict[str, Any]:
     """The report without wall-clock figures (durations, latencies), which differ run to run."""
     for task in report["tasks"]:
         for rep in task["repetitions"]:
-            rep.pop("duration_s")
+            rep.pop("duration")
             for call in rep["calls"]:
                 call.pop("latency_ms")
     return report
+
+
+def records(
+    patterns: dict[str, str], answers: dict[str, list[Any]] | None = None, k: int | None = None, min_pass: float = 1.0
+) -> list[Any]:
+    """Repetition records without a session: repetition i of a task passed when its pattern has "P" at i-1.
+
+    "F" is a failure, "S" a skip and "-" a repetition that never ran; the record of what
+    :func:`pattern_suite` gives through pytest, for the pure functions.
+    """
+    from pytest_consistency.records import RepetitionResult
+
+    outcomes = {"P": "passed", "F": "failed", "S": "skipped", "-": "not run"}
+    result = []
+    for order, (task, pattern) in enumerate(patterns.items()):
+        n = len(pattern)
+        for i, mark in enumerate(pattern, start=1):
+            given = (answers or {}).get(task)
+            result.append(
+                RepetitionResult(
+                    task_id=task,
+                    nodeid=f"test_task.py::test_task[{task}-rep{i}]",
+                    repeat=i,
+                    n=n,
+                    k=k or n,
+                    min_pass=min_pass,
+                    order=order,
+                    outcome=outcomes[mark],
+                    answer_recorded=given is not None,
+                    answer=given[i - 1] if given else None,
+                    normalized=given[i - 1] if given else None,
+                )
+            )
+    return result
+
+
+def load_report(pytester: Any, name: str = "report.json") -> dict[str, Any]:
+    """The JSON report an inner session wrote, as plain data."""
+    return json.loads((pytester.path / name).read_text())
+
+
+def consistency_section(result: Any) -> list[str]:
+    """The lines of the ``consistency`` section of an inner session's terminal output."""
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "= consistency =" in line)
+    end = next((i for i, line in enumerate(lines) if i > start and line.startswith("=")), len(lines))
+    return lines[start + 1 : end]

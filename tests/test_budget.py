@@ -39,7 +39,7 @@ def test_spend(pinned_client, consistency):
     errors = [c["error"] for c in calls(pytester)]
     assert errors == [None, None, "token_budget", "token_budget"]
     data = json.loads((pytester.path / "report.json").read_text())
-    assert data["tasks"][0]["route"]["errors"] == {"token_budget": 2}
+    assert data["tasks"][0]["drift"]["errors"] == {"token_budget": 2}
 
 
 def test_a_stream_closed_early_is_charged_an_estimate(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:

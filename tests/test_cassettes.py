@@ -80,7 +80,7 @@ def test_each_repetition_has_its_own_cassette_and_replays_its_own_answer(
     assert task["attribution"] == "agent"
     result.stdout.fnmatch_lines(
         [
-            "consistency gap 66.7 pp   answer disagreement 100.0 pp",
+            "consistency gap 66.7 pp * answer disagreement 100.0 pp",
             "gate --consistency-gap-max: consistency gap 66.7 pp > 50.0 pp  FAILED",
             "gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok",
         ]
@@ -114,8 +114,8 @@ def test_a_changed_request_is_a_replay_mismatch_and_route_drift(recorded: pytest
         ]
     )
     task = report(recorded)["tasks"][0]
-    assert task["route"]["drift"][:2] == ["model_requested", "errors"]
-    assert task["route"]["errors"]["replay_mismatch"] >= 3
+    assert task["drift"]["kinds"][:2] == ["model_requested", "errors"]
+    assert task["drift"]["errors"]["replay_mismatch"] >= 3
 
 
 def test_missing_cassette_names_path_and_command(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:

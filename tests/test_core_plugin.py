@@ -34,8 +34,10 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
         [
             "*= consistency =*",
             "tasks 168, repetitions n=5, scored at k=5",
-            "Mean@5 77.4 %   pass^5 53.0 %   pass@5 100.0 %",
-            "consistency gap 24.4 pp   answer disagreement n/a",
+            "Mean@5 77.4 % [[]73.9, 80.8]   pass^5 53.0 % [[]45.1, 60.8]",
+            "pass@5 100.0 % [[]94.1, 100.0]",
+            "consistency gap 24.4 pp [[]18.6, 30.2]   answer disagreement n/a",
+            "intervals: 95 % confidence, for this suite of tasks (repetition noise only)",
             "gate --consistency-gap-max: consistency gap 24.4 pp > 12.0 pp  FAILED",
         ]
     )
@@ -49,10 +51,14 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
             "name": "consistency_gap",
             "option": "--consistency-gap-max",
             "threshold": 12.0,
+            "direction": "max",
+            "unit": "pp",
             "value": summary["consistency_gap_pp"],
+            "interval": None,
+            "on": "point",
+            "state": "fail",
             "passed": False,
-            "comparison": "max",
-            "unit": " pp",
+            "more_repetitions": None,
         }
     ]
     assert summary["passed"] is False
@@ -89,12 +95,13 @@ def test_task_rows_report_and_default_verdict(pytester: pytest.Pytester) -> None
     assert result.ret == 1  # default min_pass=1.0: failed repetitions fail the run as in plain pytest
     result.stdout.fnmatch_lines(
         [
-            "task * passes  answers  verdict",
-            "test_tasks.py::test_task[[]stable[]] * 5/5        1  pass",
-            "test_tasks.py::test_task[[]flaky[]] * 3/5        2  fail",
-            "test_tasks.py::test_task[[]broken[]] * 0/5        1  fail",
-            "Mean@5 53.3 %   pass^5 33.3 %   pass@5 66.7 %",
-            "consistency gap 20.0 pp   answer disagreement 33.3 pp",
+            "task * passes  answers  pass rate 95 %  verdict",
+            "test_tasks.py::test_task[[]stable[]] * 5/5        1  *  pass",
+            "test_tasks.py::test_task[[]flaky[]] * 3/5        2  *  fail",
+            "test_tasks.py::test_task[[]broken[]] * 0/5        1  *  fail",
+            "Mean@5 53.3 % * pass^5 33.3 % *",
+            "pass@5 66.7 %*",
+            "consistency gap 20.0 pp * answer disagreement 33.3 pp",
             "gates: none set",
         ]
     )
@@ -112,7 +119,7 @@ def test_quiet_keeps_only_overall_lines(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_tasks=pattern_suite(PATTERNS, ANSWERS))
     result = pytester.runpytest("-q")
     assert "passes  answers  verdict" not in result.stdout.str()
-    result.stdout.fnmatch_lines(["consistency gap 20.0 pp   answer disagreement 33.3 pp"])
+    result.stdout.fnmatch_lines(["consistency gap 20.0 pp * answer disagreement 33.3 pp"])
 
 
 def test_min_pass_tolerates_failed_repetitions_but_keeps_them_visible(pytester: pytest.Pytester) -> None:
@@ -355,7 +362,7 @@ def test_report_is_written_when_the_session_is_interrupted(pytester: pytest.Pyte
     result = pytester.runpytest_subprocess("--consistency-report=out/report.json")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     report = load_report(pytester, "out/report.json")
-    assert report["summary"]["interrupted"] is True
+    assert report["summary"]["run"]["interrupted"] is True
     assert report["tasks"][0]["verdict"] == "incomplete"
     assert report["tasks"][0]["outcomes"][0] == "passed"
     assert not list(Path(pytester.path / "out").glob("*.tmp"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 
 
-def replay(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def replay(
+    tmp_path: Path, *args: str, root: Path = ROOT, name: str = "report.json"
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """Run the example suite as CI does: no key in the environment, cassettes only."""
     env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    out = tmp_path / "report.json"
+    out = tmp_path / name
     result = subprocess.run(
         [
             sys.executable,
@@ -32,9 +35,10 @@ def replay(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
             "no:randomly",
             "--consistency-config=examples/consistency.yaml",
             f"--consistency-report={out}",
+            f"--consistency-cassettes={ROOT / 'cassettes'}",
             *args,
         ],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -48,8 +52,9 @@ def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers
     result, report = replay(tmp_path, "--route-drift-max=0", *workers)
     assert result.returncode == 0, result.stdout[-3000:]
     summary = report["summary"]
-    for name in ("consistency_gap_pp", "answer_disagreement_pp", "mean_at_k", "pass_hat_k", "total_tokens"):
+    for name in ("consistency_gap_pp", "answer_disagreement_pp", "mean_at_k", "pass_hat_k"):
         assert summary[name] == pytest.approx(EXPECTED[name]), name
+    assert summary["route"]["total_tokens"] == EXPECTED["total_tokens"]
     tasks = {
         t["task_id"]: {key: t[key] for key in ("passes", "verdict", "outcomes", "distinct_answers", "attribution")}
         for t in report["tasks"]
@@ -58,7 +63,7 @@ def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers
     assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
     inconsistent = [task_id for task_id, t in tasks.items() if t["attribution"] == "agent"]
     assert inconsistent and all("test_sampled" in task_id for task_id in inconsistent)
-    assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp" in result.stdout
+    assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp [" in result.stdout
 
 
 def test_gap_gate_on_the_replayed_suite(tmp_path: Path) -> None:
@@ -72,7 +77,7 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
     result, report = replay(tmp_path, "--consistency-model=gpt-4o", "-k", "test_pinned", "--route-drift-max=0")
     assert result.returncode == 1
     assert "replay mismatch in repetition 1: POST http://127.0.0.1:8765/v1/completions (model gpt-4o)" in result.stdout
-    assert all("replay_mismatch" in t["route"]["errors"] for t in report["tasks"])
+    assert all("replay_mismatch" in t["drift"]["errors"] for t in report["tasks"])
 
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
@@ -83,3 +88,44 @@ def test_no_cassette_in_the_repository_contains_a_key() -> None:
         text = path.read_text()
         assert not secret.search(text), path
         assert "x-consistency-key-fingerprint" in text
+
+
+def degraded(tmp_path: Path) -> Path:
+    """A copy of the example suite whose agent got worse at one task: the invoice's sender must now be named in
+    full, which no recorded answer does, so the task that passed 5/5 fails every repetition."""
+    copy = tmp_path / "degraded"
+    shutil.copytree(ROOT / "examples", copy / "examples", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copy(ROOT / "examples" / "expected.json", copy / "examples")
+    shutil.copy(ROOT / "conftest_example.py", copy)
+    tests = copy / "examples" / "test_agent_tasks.py"
+    text = tests.read_text()
+    assert '"mail", "alice")' in text
+    tests.write_text(text.replace('"mail", "alice")', '"mail", "alice liddell")'))
+    return copy
+
+
+def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate(tmp_path: Path) -> None:
+    replay(tmp_path, name="base.json")
+    gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
+    result, report = replay(tmp_path, *gate, root=degraded(tmp_path))
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "test_pinned[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00586  REGRESSION" in (
+        result.stdout
+    )
+    assert "gate --consistency-regressions-max: consistency regressions 1 > 0  FAILED" in result.stdout
+    comparison = report["summary"]["comparison"]
+    assert [t["task_id"].split("::")[1] for t in comparison["tasks"] if t["regression"]] == [
+        "test_pinned[invoice-sender]"
+    ]
+    assert comparison["minimum_detectable_drop"] == 3 and report["summary"]["passed"] is False
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_two_replays_of_the_same_cassettes_never_regress(tmp_path: Path, workers: list[str]) -> None:
+    replay(tmp_path, name="base.json")
+    gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
+    result, report = replay(tmp_path, *gate, "--gap-increase-max=0", *workers)
+    assert result.returncode == 0, result.stdout[-3000:]
+    comparison = report["summary"]["comparison"]
+    assert comparison["regressions"] == 0 and comparison["gap_change_pp"] == 0
+    assert {t["status"] for t in comparison["tasks"]} <= {"unchanged", "still flaky"}

@@ -61,8 +61,8 @@ def test_gateway_fallback_is_route_drift(pytester: pytest.Pytester, proxy: str, 
         "--consistency-report=report.json",
     )
     assert result.ret == 1
-    route = report(pytester)["tasks"][0]["route"]
-    assert "fallback" in route["drift"] and "model_served" in route["drift"]
+    route = report(pytester)["tasks"][0]["drift"]
+    assert "fallback" in route["kinds"] and "model_served" in route["kinds"]
     result.stdout.fnmatch_lines(["*asked for primary, served backup-model*gateway fell back 2 time(s)*"])
     assert MASTER_KEY not in result.stdout.str() + (pytester.path / "report.json").read_text()
 
@@ -81,7 +81,7 @@ def test_shuffled_deployment_is_route_drift_though_model_is_the_alias(
     task = report(pytester)["tasks"][0]
     served = {c["model_served"] for r in task["repetitions"] for c in r["calls"]}
     assert served == {"agent-model"}  # the body hides the switch...
-    assert task["route"]["drift"] == ["deployment"]  # ...the x-litellm-model-id header does not
+    assert task["drift"]["kinds"] == ["deployment"]  # ...the x-litellm-model-id header does not
     result.stdout.fnmatch_lines(["*gateway deployment: 2 different (x-litellm-model-id)*"])
 
 
@@ -119,6 +119,6 @@ def script_429(consistency):
     task = report(pytester)["tasks"][0]
     calls = [(c["status"], c["retry_index"]) for r in task["repetitions"] for c in r["calls"]]
     assert calls == [(200, 0), (429, 0), (200, 1)]
-    assert task["route"]["errors"] == {"429": 1}
-    assert task["route"]["drift"] == ["errors"]  # one retry is within max_retries=1
+    assert task["drift"]["errors"] == {"429": 1}
+    assert task["drift"]["kinds"] == ["errors"]  # one retry is within max_retries=1
     result.stdout.fnmatch_lines(["*errors: 429 x1*"])

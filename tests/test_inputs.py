@@ -17,8 +17,8 @@ import pytest
 from pytest_consistency import answers, marker
 from pytest_consistency.answers import default_normalize
 from pytest_consistency.marker import MarkerError, parse_marker
+from pytest_consistency.options import ConfigError, load_yaml
 from pytest_consistency.repetition import ActiveRepetition, Consistency
-from pytest_consistency.settings import load_yaml
 from pytest_consistency.state import STATE
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
@@ -31,7 +31,7 @@ MAX_CONFIG_DEPTH = 20
 
 
 def test_limits() -> None:
-    from pytest_consistency import settings
+    from pytest_consistency import options as settings
 
     assert marker.MAX_REPETITIONS == MAX_REPETITIONS
     assert (answers.MAX_ANSWER_DEPTH, answers.MAX_ANSWER_ITEMS) == (MAX_ANSWER_DEPTH, MAX_ANSWER_ITEMS)
@@ -95,7 +95,7 @@ def test_billion_laughs_is_refused_before_any_value_is_built(tmp_path: Path) -> 
     path = tmp_path / "lol.yaml"
     path.write_text(laughs(9), encoding="utf-8")  # 9**9 = 387 million strings once expanded
     started = time.perf_counter()
-    with pytest.raises(pytest.UsageError, match=r"anchors and aliases .* not supported in .*lol\.yaml:2;"):
+    with pytest.raises(ConfigError, match=r"anchors and aliases .* not supported in .*lol\.yaml:2;"):
         load_yaml(path)
     assert time.perf_counter() - started < 5
 
@@ -176,7 +176,7 @@ def test_unreadable_yaml_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", refuse)
-    with pytest.raises(pytest.UsageError, match=r"cannot read .*c\.yaml \(Permission denied\)"):
+    with pytest.raises(ConfigError, match=r"cannot read .*c\.yaml \(Permission denied\)"):
         load_yaml(path)
 
 

@@ -83,8 +83,8 @@ def test_replay_only_outcome_and_route_do_not_depend_on_the_environment_key(
     result = run(recorded, fake, "none", "--route-drift-max=0")
     assert result.ret == 0, result.stdout.str()
     summary = report(recorded)["summary"]
-    assert summary["route_drift_pp"] == 0.0
-    assert summary["key_fingerprint"] == f"{fingerprint(GOOD_KEY)} (recorded)"
+    assert summary["route"]["drift_pp"] == 0.0
+    assert summary["route"]["key_shown"] == f"{fingerprint(GOOD_KEY)} (recorded)"
     assert fake.requests == []
 
 
@@ -98,7 +98,7 @@ def test_two_recorded_keys_are_still_key_drift(
     assert run(pytester, fake, "once", "-k", "rep3").ret == 0
     result = run(pytester, fake, "none", "--route-drift-max=0")
     assert result.ret == 1
-    assert report(pytester)["tasks"][0]["route"]["drift"] == ["key"]
+    assert report(pytester)["tasks"][0]["drift"]["kinds"] == ["key"]
 
 
 def test_new_episodes_keeps_the_recorded_fingerprints(
@@ -248,7 +248,7 @@ def test_task(consistency):
     result = run(pytester, fake, "none", "--route-drift-max=0")
     assert result.ret == 1
     task = report(pytester)["tasks"][0]
-    assert task["route"]["drift"] == ["unobserved"] and task["route"]["unobserved"] == 2
+    assert task["drift"]["kinds"] == ["unobserved"] and task["drift"]["unobserved"] == 2
     result.stdout.fnmatch_lines(["*client the plugin does not observe*"])
 
 

@@ -66,9 +66,12 @@ def test_cheap(pinned_client, consistency):
         ]
     )
     summary = report(pytester)["summary"]
-    assert summary["model"] == "fake-model" and summary["base_url"] == fake.base_url
-    assert summary["key_fingerprint"].startswith("sha256:") and len(summary["key_fingerprint"]) == 15
-    assert summary["total_tokens"] == 30 and summary["avg_tokens_per_task"] == 10.0
+    assert (
+        summary["route"]["settings"]["model"] == "fake-model"
+        and summary["route"]["settings"]["base_url"] == fake.base_url
+    )
+    assert summary["route"]["key_shown"].startswith("sha256:") and len(summary["route"]["key_shown"]) == 15
+    assert summary["route"]["total_tokens"] == 30 and summary["route"]["avg_tokens_per_task"] == 10.0
     call = report(pytester)["tasks"][0]["repetitions"][0]["calls"][0]
     assert call["model_requested"] == call["model_served"] == "fake-model"
     assert call["url"] == fake.base_url + "/chat/completions" and call["pinned"] is True
@@ -107,14 +110,14 @@ def test_switch(pinned_client, consistency):
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "*test_switch * 3/3        2  pass, route drift",
+            "*test_switch * 3/3        2  *  pass, route drift",
             "route drift 100.0 pp (1 of 1 tasks with calls)",
             "gate --route-drift-max: route drift 100.0 pp > 0.0 pp  FAILED",
         ]
     )
     task = report(pytester)["tasks"][0]
     assert task["attribution"] == "route drift"
-    assert task["route"]["drift"][0] == kind  # asking for another model also gets another model served
+    assert task["drift"]["kinds"][0] == kind  # asking for another model also gets another model served
     assert_no_key(pytester, result)
 
 
@@ -131,7 +134,7 @@ def test_agent(pinned_client, consistency):
     result = run(pytester, fake, "--route-drift-max=0", "--answer-disagreement-max=0")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["*test_agent * 3/3        2  pass, agent", "gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"]
+        ["*test_agent * 3/3        2  *  pass, agent", "gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"]
     )
     assert report(pytester)["tasks"][0]["attribution"] == "agent"
 
@@ -150,8 +153,8 @@ def test_retry(pinned_client, consistency):
     result = run(pytester, fake, "--route-drift-max=0")
     assert result.ret == 1
     task = report(pytester)["tasks"][0]
-    assert task["route"]["drift"] == ["retries", "errors"]
-    assert task["route"]["errors"] == {"429": 2}
+    assert task["drift"]["kinds"] == ["retries", "errors"]
+    assert task["drift"]["errors"] == {"429": 2}
     calls = task["repetitions"][0]["calls"]
     assert [(c["status"], c["retry_index"], c["pinned"]) for c in calls] == [
         (429, 0, False),
@@ -178,9 +181,9 @@ def test_snap(pinned_client, consistency, task):
     )
     run(pytester, fake, "-p", "no:randomly")
     tasks = report(pytester)["tasks"]
-    assert tasks[0]["route"]["drift"] == []
-    assert tasks[1]["route"]["drift"] == []
-    assert tasks[1]["route"]["warnings"] == ["system_fingerprint changed between calls (fp_other, fp_test)"]
+    assert tasks[0]["drift"]["kinds"] == []
+    assert tasks[1]["drift"]["kinds"] == []
+    assert tasks[1]["drift"]["warnings"] == ["system_fingerprint changed between calls (fp_other, fp_test)"]
     fake.reset()
     fake.script(Step(served_model="fake-model-2024-08-06"), Step(served_model="fake-model-2025-01-01"))
     pytester.makepyfile(
@@ -192,7 +195,7 @@ def test_snap(pinned_client, consistency):
 """
     )
     run(pytester, fake)
-    assert report(pytester)["tasks"][0]["route"]["drift"] == ["model_served"]
+    assert report(pytester)["tasks"][0]["drift"]["kinds"] == ["model_served"]
 
 
 def test_streaming_async_and_responses_api_are_recorded(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
@@ -254,7 +257,7 @@ def test_spend(pinned_client, consistency):
     assert result.ret == 1
     assert len(fake.requests) == 2  # 10 tokens, then 20 > 15: every later call is refused before sending
     result.stdout.fnmatch_lines(["*token budget exceeded: 20 tokens used > --consistency-token-budget=15*"])
-    assert report(pytester)["summary"]["token_budget"] == {"limit": 15, "spent": 20, "exceeded": True}
+    assert report(pytester)["summary"]["run"]["token_budget"] == {"limit": 15, "spent": 20}
 
 
 def test_preflight_turns_a_401_into_one_message_before_any_test(
@@ -357,7 +360,7 @@ def test_mix(pinned_client, consistency, task):
     run(pytester, fake, "--route-drift-max=0", "-n", "2")
     parallel = report(pytester)
     assert without_timings(serial) == without_timings(parallel)
-    assert serial["summary"]["route_drift_pp"] == 50.0
+    assert serial["summary"]["route"]["drift_pp"] == 50.0
 
 
 def test_route_problem_under_xdist_errors_each_route_test_without_calls(

@@ -1,0 +1,153 @@
+"""The current run against a baseline report: which tasks changed, and which changes are more than noise.
+
+Pure: two typed summaries in, a :class:`~.result.Comparison` out. Each task present in both runs and scored in
+both is classified by its state (all pass, flaky, all fail) and its verdict, and tested with a one-sided exact test
+on its counts (Boschloo by default, Fisher with ``--consistency-test=fisher``); Benjamini–Hochberg over those tasks
+controls the false discovery rate at ``1 - confidence``. A task is a regression when its q-value is at most that
+level and its pass rate fell. A task whose baseline or current repetitions had route drift is marked confounded: it
+still counts (a regression is one whatever its cause, so the gate never passes by accident), but it is reported as
+the route's, not the agent's.
+"""
+
+from __future__ import annotations
+
+from .metrics import TaskCounts, overall
+from .result import Comparison, SessionSummary, TaskChange, TaskResult
+from .stats.significance import benjamini_hochberg, mcnemar_one_sided, minimum_detectable_drop, one_sided_p
+from .stats.suite import paired_gap_difference
+
+
+def _state(task: TaskResult) -> str:
+    if task.passes == task.scored:
+        return "all pass"
+    return "all fail" if task.passes == 0 else "flaky"
+
+
+def classify(before: TaskResult | None, after: TaskResult | None) -> str:
+    """One of: newly failing, newly flaky, recovered, still flaky, unchanged, new, removed.
+
+    The verdict decides first (pass -> fail is newly failing, fail -> pass recovered); with the same verdict (e.g.
+    ``min_pass=0``), the state does: anything -> all fail is newly failing, stable -> flaky newly flaky, anything
+    -> all pass recovered, flaky -> flaky still flaky.
+    """
+    if before is None or not before.is_scored:
+        return "new"
+    if after is None or not after.is_scored:
+        return "removed"
+    if before.verdict != "fail" and after.verdict == "fail":
+        return "newly failing"
+    if before.verdict == "fail" and after.verdict != "fail":
+        return "recovered"
+    was, now = _state(before), _state(after)
+    if was == now:
+        return "still flaky" if now == "flaky" else "unchanged"
+    if now == "all fail":
+        return "newly failing"
+    return "newly flaky" if now == "flaky" else "recovered"
+
+
+def _counts(task: TaskResult) -> TaskCounts:
+    return TaskCounts(c=task.passes, n=task.scored, k=task.k)
+
+
+def _tokens_per_task(summary: SessionSummary) -> float | None:
+    return None if summary.route is None else summary.route.avg_tokens_per_task
+
+
+def route_changes(baseline: SessionSummary, current: SessionSummary) -> list[str]:
+    """Route settings that differ between the runs (base URL, model, key fingerprint, retries, timeout)."""
+    before = baseline.run.route
+    after = current.run.route
+    if before is None or after is None:
+        return []
+    changes = []
+    pairs = (
+        ("base URL", before.base_url, after.base_url),
+        ("model", before.model, after.model),
+        ("key fingerprint", _key(baseline), _key(current)),
+        ("max retries", before.max_retries, after.max_retries),
+        ("timeout", before.timeout, after.timeout),
+        ("temperature", before.temperature, after.temperature),
+        ("seed", before.seed, after.seed),
+    )
+    for label, old, new in pairs:
+        if old != new:
+            changes.append(f"{label}: {old} -> {new}")
+    served_before, served_after = _served(baseline), _served(current)
+    if served_before and served_after and served_before != served_after:
+        changes.append(f"models served: {', '.join(served_before)} -> {', '.join(served_after)}")
+    return changes
+
+
+def _key(summary: SessionSummary) -> str | None:
+    return summary.route.key_shown if summary.route is not None else None
+
+
+def _served(summary: SessionSummary) -> list[str]:
+    return sorted({c.model_served for t in summary.tasks for r in t.repetitions for c in r.calls if c.model_served})
+
+
+def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Comparison:
+    analysis = current.analysis
+    alpha = analysis.alpha
+    before = {t.task_id: t for t in baseline.tasks}
+    after = {t.task_id: t for t in current.tasks}
+    ids = list(after) + [task_id for task_id in before if task_id not in after]
+    both = [i for i in ids if i in before and i in after and before[i].is_scored and after[i].is_scored]
+    p_values = {
+        i: one_sided_p(analysis.test, before[i].passes, before[i].scored, after[i].passes, after[i].scored)
+        for i in both
+    }
+    q_values = dict(zip(both, benjamini_hochberg([p_values[i] for i in both]), strict=True))
+    changes = []
+    for task_id in ids:
+        old, new = before.get(task_id), after.get(task_id)
+        p, q = p_values.get(task_id), q_values.get(task_id)
+        fell = (
+            old is not None
+            and new is not None
+            and task_id in p_values
+            and (new.passes * old.scored < old.passes * new.scored)
+        )
+        changes.append(
+            TaskChange(
+                task_id=task_id,
+                status=classify(old, new),  # type: ignore[arg-type]
+                baseline=f"{old.passes}/{old.scored}" if old is not None and old.is_scored else None,
+                current=f"{new.passes}/{new.scored}" if new is not None and new.is_scored else None,
+                p_value=p,
+                q_value=q,
+                regression=bool(fell and q is not None and q <= alpha + 1e-12),
+                confounded=bool((old is not None and old.drifted) or (new is not None and new.drifted)),
+            )
+        )
+    worse = sum(1 for i in both if before[i].passes == before[i].scored and after[i].passes < after[i].scored)
+    better = sum(1 for i in both if before[i].passes < before[i].scored and after[i].passes == after[i].scored)
+    pairs = [(_counts(before[i]), _counts(after[i])) for i in both]
+    common_gap = None
+    if pairs:
+        old_figures, new_figures = overall([a for a, _ in pairs]), overall([b for _, b in pairs])
+        assert old_figures is not None and new_figures is not None
+        common_gap = new_figures.consistency_gap_pp - old_figures.consistency_gap_pp
+    n1 = baseline.repeat or max((before[i].scored for i in both), default=0)
+    n2 = current.repeat or max((after[i].scored for i in both), default=0)
+    return Comparison(
+        baseline=label,
+        test=analysis.test,
+        alpha=alpha,
+        tasks=changes,
+        regressions=sum(c.regression for c in changes),
+        minimum_detectable_drop=minimum_detectable_drop(n1, n2, alpha, analysis.test) if n1 and n2 else None,
+        minimum_detectable_drop_all=minimum_detectable_drop(n1, n2, alpha / len(both), analysis.test)
+        if n1 and n2 and both
+        else None,
+        flips_worse=worse,
+        flips_better=better,
+        flips_p_value=mcnemar_one_sided(worse, better) if worse + better else None,
+        common_tasks=len(both),
+        gap_change_pp=common_gap,
+        gap_change_interval=paired_gap_difference(pairs, analysis.confidence, analysis.target) if pairs else None,
+        route_changes=route_changes(baseline, current),
+        baseline_tokens_per_task=_tokens_per_task(baseline),
+        current_tokens_per_task=_tokens_per_task(current),
+    )

@@ -1,0 +1,189 @@
+"""``pytest-consistency``: merge, show and compare JSON reports, without pytest, openai or vcrpy.
+
+- ``merge REPORT... -o OUT``: shard or matrix reports into the report of one run over everything, gated by the
+  same options as pytest (command line, or ``--consistency-config`` YAML); exit 0 when it passes, 1 when a gate
+  or a task fails, 2 when the input is unusable;
+- ``show REPORT``: the terminal summary the session printed;
+- ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
+  tested against the first.
+
+Options come from the plugin's own table (:mod:`.options`), so a gate added there is a flag here too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .compare_table import FORMATS, comparison_table
+from .gates import GATES
+from .merge import MergeError, merge_reports
+from .options import ANALYSIS_OPTIONS, GATE_OPTIONS, ConfigError, Option, SettingError, argparse_type, load_yaml
+from .report import ReportError, read_report, write_atomic
+from .result import Analysis, SessionSummary
+from .summary import conclude
+from .terminal import render
+
+PROG = "pytest-consistency"
+#: Analysis options that make sense on reports (the baseline is compared in the session or by ``compare``).
+REPORT_ANALYSIS = tuple(o for o in ANALYSIS_OPTIONS if o.dest != "consistency_baseline")
+
+
+class UsageProblem(Exception):
+    """Bad input to the command: printed as ``pytest-consistency <command>: error: ...``, exit status 2."""
+
+
+def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
+    for option in options:
+        parser.add_argument(
+            option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Merge, show and compare pytest-consistency reports.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    merge = commands.add_parser("merge", help="merge shard reports into one report, and gate it")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="write the merged report")
+    merge.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
+    )
+    merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
+    _add(merge, GATE_OPTIONS + REPORT_ANALYSIS)
+
+    show = commands.add_parser("show", help="print the terminal summary of a report")
+    show.add_argument("report", type=Path, metavar="REPORT")
+    show.add_argument("-q", "--quiet", action="store_true", help="only the overall figures and gates")
+
+    compare = commands.add_parser("compare", help="one row per report, each tested against the first")
+    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    compare.add_argument("--labels", help="comma-separated row labels (default: the file names)")
+    compare.add_argument("--format", choices=FORMATS, default="text", help="text (default), markdown or json")
+    compare.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (analysis)")
+    _add(compare, REPORT_ANALYSIS)
+    return parser
+
+
+def _read(paths: Sequence[Path]) -> list[tuple[str, SessionSummary]]:
+    try:
+        return [(str(path), read_report(path)) for path in paths]
+    except ReportError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
+    """Command line > YAML (``--consistency-config``) for each option; unset options are absent."""
+    values: dict[str, Any] = {}
+    yaml_values: dict[tuple[str, ...], Any] = {}
+    lines: dict[tuple[str, ...], int] = {}
+    if args.consistency_config is not None:
+        try:
+            yaml_values, lines = load_yaml(args.consistency_config)
+        except ConfigError as exc:
+            raise UsageProblem(str(exc)) from None
+    for option in options:
+        cli = getattr(args, option.dest, None)
+        if cli is not None:
+            values[option.dest] = cli
+        elif option.yaml_path in yaml_values:
+            try:
+                values[option.dest] = option.parse(yaml_values[option.yaml_path])
+            except SettingError as exc:
+                where = f"{args.consistency_config}:{lines.get(option.yaml_path, 1)}"
+                raise UsageProblem(f"{where}: {option.yaml_key}: {exc} (see {option.flag})") from None
+    return values
+
+
+def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
+    """The reports' own analysis, with whatever the command line or YAML sets instead."""
+    fields = {
+        "consistency_confidence": "confidence",
+        "consistency_interval_target": "target",
+        "consistency_gate_on": "gate_on",
+        "consistency_inconclusive": "inconclusive",
+        "consistency_test": "test",
+    }
+    changes = {name: values[dest] for dest, name in fields.items() if dest in values}
+    return Analysis(**{**recorded.__dict__, **changes})
+
+
+def _recorded_thresholds(reports: Sequence[tuple[str, SessionSummary]]) -> dict[str, float]:
+    """Gates every report was run with, at the same threshold: they carry over unless overridden."""
+    common: dict[str, float] | None = None
+    by_name = {gate.name: gate.dest for gate in GATES}
+    for _, report in reports:
+        these = {by_name[g.name]: g.threshold for g in report.gates if g.name in by_name}
+        common = these if common is None else {k: v for k, v in common.items() if these.get(k) == v}
+    return common or {}
+
+
+def run_merge(args: argparse.Namespace, out: Any) -> int:
+    reports = _read(args.reports)
+    values = _settings(args, GATE_OPTIONS + REPORT_ANALYSIS)
+    analysis = _analysis(values, reports[0][1].analysis)
+    try:
+        summary = merge_reports(reports, analysis, allow_mixed=args.allow_mixed)
+    except MergeError as exc:
+        raise UsageProblem(str(exc)) from None
+    thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
+    conclude(summary, thresholds)
+    summary.exit_status = 0 if summary.passed else 1
+    try:
+        write_atomic(args.output, summary.to_dict())
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
+    _print(render(summary, 0, _width()), out)
+    print(f"report: {args.output}", file=out)
+    return summary.exit_status
+
+
+def run_show(args: argparse.Namespace, out: Any) -> int:
+    summary = _read([args.report])[0][1]
+    _print(render(summary, -1 if args.quiet else 0, _width()), out)
+    return 0
+
+
+def run_compare(args: argparse.Namespace, out: Any) -> int:
+    reports = _read(args.reports)
+    labels = (
+        [label.strip() for label in args.labels.split(",")] if args.labels else [Path(p).stem for p in args.reports]
+    )
+    if len(labels) != len(reports):
+        raise UsageProblem(f"--labels names {len(labels)} row(s) for {len(reports)} report(s); give one per report")
+    values = _settings(args, REPORT_ANALYSIS)
+    analysis = _analysis(values, reports[0][1].analysis)
+    print(comparison_table(list(zip(labels, (r for _, r in reports), strict=True)), analysis, args.format), file=out)
+    return 0
+
+
+def _width() -> int:
+    return min(shutil.get_terminal_size((80, 24)).columns, 120)
+
+
+def _print(lines: Sequence[Any], out: Any) -> None:
+    for line in lines:
+        print(line.text, file=out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    commands = {"merge": run_merge, "show": run_show, "compare": run_compare}
+    try:
+        return commands[args.command](args, sys.stdout)
+    except UsageProblem as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

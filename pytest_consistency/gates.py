@@ -1,0 +1,156 @@
+"""Every gate, declared once: its name, direction, unit, and how its value and interval are read.
+
+The options table (:mod:`.settings`) derives one option per gate from :data:`GATES`, the terminal and the report
+render :class:`~.result.GateResult`, so a new gate is one line here.
+
+Deciding a gate (pure): on the ``point`` (default) the estimate is compared with the threshold; on the ``bound``
+(``--consistency-gate-on=bound``) a gate passes only when its whole interval is on the right side, fails when the
+whole interval is on the wrong side, and is ``inconclusive`` otherwise, with about how many more repetitions would
+decide it; ``--consistency-inconclusive`` says whether that counts as a pass or a failure. A gate without an
+interval (route drift is a fact, not an estimate; regressions are already a significance count) is decided on its
+value in both modes. A value that cannot be measured fails: no gate passes by accident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from .result import GateOn, GateResult, GateState, SessionSummary
+from .stats.interval import Interval
+from .stats.planning import repetitions_to_decide
+
+Reader = Callable[[SessionSummary], "float | None"]
+IntervalReader = Callable[[SessionSummary], "Interval | None"]
+
+
+@dataclass(frozen=True)
+class Gate:
+    name: str
+    flag: str
+    direction: Literal["max", "min"]
+    unit: str
+    value: Reader
+    help: str
+    interval: IntervalReader | None = None
+    metavar: str = "PP"
+    #: Whole numbers (a count of tasks) rather than percentages.
+    count: bool = False
+
+    @property
+    def dest(self) -> str:
+        return f"{self.name}_{self.direction}"
+
+
+def _scaled(interval: Interval | None, factor: float) -> Interval | None:
+    return None if interval is None else Interval(interval.low * factor, interval.high * factor)
+
+
+def _percent(value: float | None) -> float | None:
+    return None if value is None else value * 100
+
+
+GATES: tuple[Gate, ...] = (
+    Gate(
+        "consistency_gap",
+        "--consistency-gap-max",
+        "max",
+        "pp",
+        lambda s: s.consistency_gap_pp,
+        "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points",
+        interval=lambda s: s.intervals.gap_pp if s.intervals else None,
+    ),
+    Gate(
+        "answer_disagreement",
+        "--answer-disagreement-max",
+        "max",
+        "pp",
+        lambda s: s.answer_disagreement_pp,
+        "fail the session when the share of tasks with disagreeing answers exceeds PP percentage points",
+    ),
+    Gate(
+        "pass_hat_k",
+        "--pass-hat-k-min",
+        "min",
+        "%",
+        lambda s: _percent(s.pass_hat_k),
+        "fail the session when pass^k falls below PCT percent",
+        interval=lambda s: _scaled(s.intervals.pass_hat_k, 100) if s.intervals else None,
+        metavar="PCT",
+    ),
+    Gate(
+        "route_drift",
+        "--route-drift-max",
+        "max",
+        "pp",
+        lambda s: s.route.drift_pp if s.route else None,
+        "fail the session when the share of tasks whose repetitions did not share one route exceeds PP "
+        "percentage points (0 is the usual CI value)",
+    ),
+    Gate(
+        "consistency_regressions",
+        "--consistency-regressions-max",
+        "max",
+        "",
+        lambda s: float(s.comparison.regressions) if s.comparison and s.comparison.common_tasks else None,
+        "with --consistency-baseline: fail the session when more than N tasks regressed significantly "
+        "(one-sided exact test per task, Benjamini-Hochberg over tasks)",
+        metavar="N",
+        count=True,
+    ),
+    Gate(
+        "gap_increase",
+        "--gap-increase-max",
+        "max",
+        "pp",
+        lambda s: None if s.comparison is None else s.comparison.gap_change_pp,
+        "with --consistency-baseline: fail the session when the consistency gap grew by more than PP percentage "
+        "points over the tasks both runs share (on the paired interval's bound with --consistency-gate-on=bound)",
+        interval=lambda s: s.comparison.gap_change_interval if s.comparison else None,
+    ),
+)
+BY_DEST = {gate.dest: gate for gate in GATES}
+
+
+def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
+    """One gate against its threshold, on the point or on the bound as the summary's analysis says."""
+    analysis = summary.analysis
+    value = gate.value(summary)
+    interval = gate.interval(summary) if gate.interval is not None and analysis.gate_on == "bound" else None
+    on: GateOn = "bound" if interval is not None else "point"
+    state: GateState
+    more = None
+    if value is None:
+        state = "fail"
+    elif interval is None:
+        ok = round(value, 9) <= threshold if gate.direction == "max" else round(value, 9) >= threshold
+        state = "pass" if ok else "fail"
+    else:
+        good, bad = (interval.high, interval.low) if gate.direction == "max" else (interval.low, interval.high)
+        if (good <= threshold) if gate.direction == "max" else (good >= threshold):
+            state = "pass"
+        elif (bad > threshold) if gate.direction == "max" else (bad < threshold):
+            state = "fail"
+        else:
+            state = "inconclusive"
+            more = repetitions_to_decide(summary.repeat or 1, value, interval, threshold)
+    passed = state == "pass" or (state == "inconclusive" and analysis.inconclusive == "pass")
+    return GateResult(
+        name=gate.name,
+        option=gate.flag,
+        threshold=threshold,
+        direction=gate.direction,
+        unit=gate.unit,
+        value=value,
+        interval=interval,
+        on=on,
+        state=state,
+        passed=passed,
+        more_repetitions=more,
+    )
+
+
+def evaluate(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
+    """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order."""
+    return [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]

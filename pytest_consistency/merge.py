@@ -1,0 +1,94 @@
+"""Merge reports of CI shards or matrix jobs into the report one run over everything would have written.
+
+Pure: the repetition records of every report are pooled and :func:`.summary.build_summary` recomputes every
+figure from them, so a task whose repetitions ran on different shards is scored on all of them. What cannot be
+pooled honestly is refused with :class:`MergeError` unless ``allow_mixed``: reports of different routes (base URL,
+model, key fingerprint), of a task with different n, or the same repetition in two reports. Answers are compared
+with the default equivalence (canonical JSON of the normalised answers): a report that used a custom
+``pytest_consistency_answers_equivalent`` hook gets a warning, since the hook is not available here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .records import RepetitionResult
+from .result import Analysis, RunFacts, SessionSummary, TokenBudget
+from .summary import build_summary
+
+
+class MergeError(ValueError):
+    """The reports cannot be merged into one honest figure; the message names the reports and the difference."""
+
+
+def _route_label(summary: SessionSummary) -> str:
+    route = summary.run.route
+    if route is None:
+        return "no route"
+    return f"{route.base_url} model {route.model or '(per request)'} key {route.key_fingerprint or 'replay-only'}"
+
+
+def merge_reports(
+    reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis | None = None, allow_mixed: bool = False
+) -> SessionSummary:
+    """One summary (without gates) from ``(name, summary)`` pairs, computed as one session over all of them."""
+    if not reports:
+        raise MergeError("no reports to merge")
+    first_name, first = reports[0]
+    problems: list[str] = []
+    warnings: list[str] = []
+    errors: list[str] = []
+    chosen: dict[tuple[str, int], tuple[str, RepetitionResult]] = {}
+    n_of: dict[str, tuple[str, int]] = {}
+    for name, report in reports:
+        if _route_label(report) != _route_label(first):
+            problems.append(f"{name} was run on {_route_label(report)}, {first_name} on {_route_label(first)}")
+        if report.run.equivalence != "default":
+            warnings.append(
+                f"{name} compared answers with {report.run.equivalence}; the merge compares them with the default "
+                "equivalence (canonical JSON of the normalised answers)"
+            )
+        errors.extend(f"{name}: {error}" for error in report.errors)
+        for task in report.tasks:
+            if task.task_id in n_of and n_of[task.task_id][1] != task.n:
+                other, n = n_of[task.task_id]
+                problems.append(f"task {task.task_id} has n={task.n} in {name} but n={n} in {other}")
+            n_of.setdefault(task.task_id, (name, task.n))
+            for rep in task.repetitions:
+                key = (task.task_id, rep.repeat)
+                held = chosen.get(key)
+                if held is None or held[1].outcome == "not run":
+                    chosen[key] = (name, rep)
+                elif rep.outcome != "not run":
+                    problems.append(
+                        f"repetition {rep.repeat} of {task.task_id} ran in both {held[0]} and {name}; "
+                        "merge the reports of disjoint shards"
+                    )
+    if problems and not allow_mixed:
+        raise MergeError("; ".join(dict.fromkeys(problems)) + " (pass --allow-mixed to merge them anyway)")
+    if problems:
+        warnings.extend(f"mixed reports merged (--allow-mixed): {text}" for text in dict.fromkeys(problems))
+    run = _merged_run([report for _, report in reports])
+    summary = build_summary((rep for _, rep in chosen.values()), run=run, analysis=analysis or first.analysis)
+    summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
+    summary.errors.extend(errors)
+    return summary
+
+
+def _merged_run(reports: Sequence[SessionSummary]) -> RunFacts:
+    runs = [report.run for report in reports]
+    first = runs[0]
+    budgets = [run.token_budget for run in runs if run.token_budget is not None]
+    budget = None
+    if budgets:
+        budget = TokenBudget(limit=sum(b.limit for b in budgets), spent=sum(b.spent for b in budgets))
+    modes = {run.record_mode for run in runs}
+    return replace(
+        first,
+        record_mode=modes.pop() if len(modes) == 1 else "mixed",
+        token_budget=budget,
+        interrupted=any(run.interrupted for run in runs),
+        equivalence="default",
+        other_failures=sum(run.other_failures for run in runs),
+    )

@@ -1,0 +1,579 @@
+"""Every option of the plugin, declared once, with its command-line flag, ini key and YAML key.
+
+One table drives ``pytest_addoption``, the ini and YAML parsing and the precedence CLI > YAML > ini > default
+(:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so an option cannot
+exist in one place and be forgotten in another. Values are validated by the same function wherever they come
+from, and an invalid one is an error naming where it came from. Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .gates import GATES, Gate
+from .marker import MAX_REPETITIONS, above_maximum, shown
+from .stats.significance import TESTS
+from .stats.suite import TARGETS
+
+#: Largest YAML config file read; a settings file is a few lines, so a bigger one is the wrong file.
+MAX_CONFIG_BYTES = 1_000_000
+#: Deepest nesting of mappings and lists in the YAML config (the settings themselves use two levels).
+MAX_CONFIG_DEPTH = 20
+#: Largest request timeout: the HTTP stack overflows on timeouts of some 10**10 seconds.
+MAX_TIMEOUT = 86_400.0
+
+
+class SettingError(ValueError):
+    """A value of one option is invalid; the caller names where it came from."""
+
+
+class ConfigError(ValueError):
+    """The YAML config file cannot be used; the message names the file, the line and the fix."""
+
+
+def positive_int(raw: Any) -> int:
+    if isinstance(raw, bool):
+        raise SettingError(f"{shown(raw)} is not a whole number")
+    if isinstance(raw, int):
+        value = raw
+    else:
+        digits = str(raw).strip()
+        try:
+            value = int(digits)
+        except ValueError:
+            problem = "is too large" if digits.lstrip("+-").isdecimal() else "is not a whole number"
+            raise SettingError(f"{shown(raw)} {problem}") from None
+    if value < 1:
+        raise SettingError(f"{shown(raw)} must be at least 1")
+    return value
+
+
+def repetitions(raw: Any) -> int:
+    """A whole number of repetitions per task, 1..:data:`~pytest_consistency.marker.MAX_REPETITIONS`."""
+    value = positive_int(raw)
+    if value > MAX_REPETITIONS:
+        raise SettingError(above_maximum(raw))
+    return value
+
+
+def non_negative_int(raw: Any) -> int:
+    if raw in (0, "0"):
+        return 0
+    return positive_int(raw)
+
+
+def _number(raw: Any) -> float:
+    if isinstance(raw, bool):
+        raise SettingError(f"{shown(raw)} is not a number")
+    try:
+        value = float(str(raw).strip()) if not isinstance(raw, (int, float)) else float(raw)
+    except ValueError:
+        raise SettingError(f"{shown(raw)} is not a number") from None
+    except OverflowError:  # an int beyond the float range, e.g. a 400-digit YAML number
+        raise SettingError(f"{shown(raw)} is not a finite number") from None
+    if not math.isfinite(value):
+        raise SettingError(f"{shown(raw)} is not a finite number")
+    return value
+
+
+def _bounded(raw: Any, ok: Callable[[float], bool], requirement: str) -> float:
+    value = _number(raw)
+    if not ok(value):
+        raise SettingError(f"{shown(raw)} {requirement}")
+    return value
+
+
+def percentage(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.0 <= v <= 100.0, "must be within 0..100 (percentage points)")
+
+
+def confidence_level(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.5 <= v < 1.0, "must be at least 0.5 and below 1 (e.g. 0.95)")
+
+
+def fraction(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.0 <= v <= 1.0, "must be within 0..1")
+
+
+def positive_number(raw: Any) -> float:
+    return _bounded(raw, lambda v: v > 0, "must be greater than 0")
+
+
+def non_negative_number(raw: Any) -> float:
+    return _bounded(raw, lambda v: v >= 0, "must not be negative")
+
+
+def timeout_seconds(raw: Any) -> float:
+    value = positive_number(raw)
+    if value > MAX_TIMEOUT:
+        raise SettingError(f"{shown(raw)} must be at most {MAX_TIMEOUT:.0f} seconds (one day)")
+    return value
+
+
+def regex(raw: Any) -> str:
+    value = text(raw)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise SettingError(f"{shown(value)} is not a regular expression ({exc})") from None
+    return value
+
+
+def text(raw: Any) -> str:
+    if not isinstance(raw, (str, int, float)) or isinstance(raw, bool) or str(raw).strip() == "":
+        raise SettingError(f"{shown(raw)} is not a non-empty string")
+    return str(raw).strip()
+
+
+def file_path(raw: Any) -> str:
+    """A file or directory name; see :meth:`Settings.path` for what a relative one is relative to."""
+    value = text(raw)
+    if "\x00" in value:
+        raise SettingError(f"{shown(raw)} contains a NUL character, which no file name can hold")
+    return value
+
+
+def choice(*allowed: str) -> Callable[[Any], str]:
+    def parse(raw: Any) -> str:
+        value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
+        if value is None or value not in allowed:
+            raise SettingError(f"{shown(raw)} is not one of {', '.join(allowed)}")
+        return value
+
+    parse.__name__ = "one of " + "/".join(allowed)
+    return parse
+
+
+@dataclass(frozen=True)
+class Option:
+    dest: str
+    flag: str
+    yaml_path: tuple[str, ...]
+    parse: Callable[[Any], Any]
+    help: str
+    default: Any = None
+    metavar: str = "VALUE"
+    is_flag: bool = False
+
+    @property
+    def ini(self) -> str:
+        return self.dest
+
+    @property
+    def yaml_key(self) -> str:
+        return ".".join(self.yaml_path)
+
+
+def _gate_option(gate: Gate) -> Option:
+    parse = non_negative_int if gate.count else percentage
+    return Option(gate.dest, gate.flag, ("gates", gate.dest), parse, gate.help, metavar=gate.metavar)
+
+
+#: One option per gate of :data:`~pytest_consistency.gates.GATES`: a gate is declared once, there.
+GATE_OPTIONS = tuple(_gate_option(gate) for gate in GATES)
+
+ANALYSIS_OPTIONS = (
+    Option(
+        "consistency_confidence",
+        "--consistency-confidence",
+        ("analysis", "confidence"),
+        confidence_level,
+        "confidence level of every interval and test (default 0.95)",
+        metavar="LEVEL",
+        default=0.95,
+    ),
+    Option(
+        "consistency_interval_target",
+        "--consistency-interval-target",
+        ("analysis", "target"),
+        choice(*TARGETS),
+        "what the suite intervals describe: suite (these tasks; repetition noise only; default) or population "
+        "(tasks like these; task sampling too)",
+        metavar="TARGET",
+        default="suite",
+    ),
+    Option(
+        "consistency_gate_on",
+        "--consistency-gate-on",
+        ("gates", "on"),
+        choice("point", "bound"),
+        "decide gates on the point estimate (default) or on the interval's bound, with an inconclusive state "
+        "when the interval straddles the threshold",
+        metavar="WHAT",
+        default="point",
+    ),
+    Option(
+        "consistency_inconclusive",
+        "--consistency-inconclusive",
+        ("gates", "inconclusive"),
+        choice("fail", "pass"),
+        "exit status of an inconclusive gate with --consistency-gate-on=bound: fail (default) or pass",
+        metavar="AS",
+        default="fail",
+    ),
+    Option(
+        "consistency_baseline",
+        "--consistency-baseline",
+        ("baseline", "report"),
+        file_path,
+        "compare with an earlier JSON report (e.g. the main branch's): per-task regressions, gap change, route "
+        "and token changes",
+        metavar="FILE",
+    ),
+    Option(
+        "consistency_test",
+        "--consistency-test",
+        ("baseline", "test"),
+        choice(*TESTS),
+        "one-sided exact test of a per-task regression against the baseline: boschloo (default) or fisher",
+        metavar="TEST",
+        default="boschloo",
+    ),
+)
+
+CORE_OPTIONS = (
+    Option(
+        "consistency_config",
+        "--consistency-config",
+        (),
+        file_path,
+        "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
+        metavar="FILE",
+    ),
+    Option(
+        "consistency_repeat",
+        "--consistency-repeat",
+        ("repeat",),
+        repetitions,
+        f"override n of every repeat_consistency marker (at most {MAX_REPETITIONS})",
+        metavar="N",
+    ),
+    Option(
+        "consistency_min_pass",
+        "--consistency-min-pass",
+        ("min_pass",),
+        fraction,
+        "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
+        metavar="F",
+    ),
+    Option(
+        "consistency_report",
+        "--consistency-report",
+        ("report",),
+        file_path,
+        "write the machine-readable JSON report to FILE",
+        metavar="FILE",
+    ),
+)
+
+ROUTE_OPTIONS = (
+    Option(
+        "consistency_base_url",
+        "--consistency-base-url",
+        ("route", "base_url"),
+        text,
+        "base URL of the OpenAI-compatible API for every repetition (else OPENAI_BASE_URL, else OpenAI's)",
+        metavar="URL",
+    ),
+    Option(
+        "consistency_model",
+        "--consistency-model",
+        ("route", "model"),
+        text,
+        "model id applied to every request that does not name one",
+        metavar="MODEL",
+    ),
+    Option(
+        "consistency_api_key_env",
+        "--consistency-api-key-env",
+        ("route", "api_key_env"),
+        text,
+        "name of the environment variable that holds the API key (default OPENAI_API_KEY); "
+        "keys are never taken on the command line",
+        metavar="VAR",
+        default="OPENAI_API_KEY",
+    ),
+    Option(
+        "consistency_timeout",
+        "--consistency-timeout",
+        ("route", "timeout"),
+        timeout_seconds,
+        "request timeout in seconds (default 60, at most 86400)",
+        metavar="SECONDS",
+        default=60.0,
+    ),
+    Option(
+        "consistency_max_retries",
+        "--consistency-max-retries",
+        ("route", "max_retries"),
+        non_negative_int,
+        "SDK retries per request (default 1)",
+        metavar="N",
+        default=1,
+    ),
+    Option(
+        "consistency_temperature",
+        "--consistency-temperature",
+        ("route", "temperature"),
+        non_negative_number,
+        "temperature applied to requests that do not set one",
+        metavar="T",
+    ),
+    Option(
+        "consistency_seed",
+        "--consistency-seed",
+        ("route", "seed"),
+        non_negative_int,
+        "seed applied to requests that do not set one",
+        metavar="SEED",
+    ),
+    Option(
+        "consistency_retries_max",
+        "--consistency-retries-max",
+        ("route", "retries_max"),
+        non_negative_int,
+        "retries per request above which a repetition counts as route drift (default: the route's max_retries)",
+        metavar="N",
+    ),
+    Option(
+        "consistency_token_budget",
+        "--consistency-token-budget",
+        ("route", "token_budget"),
+        positive_int,
+        "stop making live calls once the session used more than N tokens, and fail the session",
+        metavar="N",
+    ),
+    Option(
+        "consistency_preflight",
+        "--consistency-preflight",
+        ("route", "preflight"),
+        choice("true", "false"),
+        "make one minimal request before the first test and abort on a broken route",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_ignore_url",
+        "--consistency-ignore-url",
+        ("route", "ignore_url"),
+        regex,
+        "regular expression of request URLs that are neither recorded, replayed nor counted (background "
+        "telemetry, e.g. /traces/ingest); join several with |",
+        metavar="REGEX",
+    ),
+)
+
+ADAPTIVE_OPTIONS = (
+    Option(
+        "consistency_adaptive",
+        "--consistency-adaptive",
+        ("adaptive", "enabled"),
+        choice("true", "false"),
+        "stop repeating a task once its verdict (min_pass) can no longer change: the same verdicts, fewer calls",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_n_min",
+        "--consistency-n-min",
+        ("adaptive", "n_min"),
+        repetitions,
+        "with --consistency-adaptive: run at least N repetitions of every task (default 1)",
+        metavar="N",
+        default=1,
+    ),
+)
+
+CASSETTE_OPTIONS = (
+    Option(
+        "consistency_cassettes",
+        "--consistency-cassettes",
+        ("cassettes", "dir"),
+        file_path,
+        "directory of the per-repetition cassettes (default: cassettes under rootdir)",
+        metavar="DIR",
+        default="cassettes",
+    ),
+    Option(
+        "consistency_record",
+        "--consistency-record",
+        ("cassettes", "record"),
+        choice("none", "once", "new_episodes", "all", "off"),
+        "cassette mode: none (replay only, network blocked; default), once, new_episodes, all (re-record), "
+        "off (no cassettes, live calls)",
+        metavar="MODE",
+        default="none",
+    ),
+    Option(
+        "consistency_record_on_exception",
+        "--consistency-record-on-exception",
+        ("cassettes", "record_on_exception"),
+        choice("true", "false"),
+        "keep the cassette of a repetition that raised something other than an assertion (default: drop it)",
+        is_flag=True,
+    ),
+)
+
+OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ANALYSIS_OPTIONS + ADAPTIVE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
+BY_DEST = {option.dest: option for option in OPTIONS}
+
+
+def argparse_type(option: Option) -> Callable[[str], Any]:
+    """The option's parser as an argparse ``type``: an invalid value is argparse's usage error, naming the flag."""
+
+    def convert(raw: str) -> Any:
+        try:
+            return option.parse(raw)
+        except SettingError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = option.metavar.lower()
+    return convert
+
+
+def absolute_path(value: Any, base: Path | None) -> Path:
+    path = Path(str(value))
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # "~user" of an unknown user, or no home directory: keep the name as written
+        pass
+    if path.is_absolute():
+        return path
+    return (base if base is not None else Path.cwd()) / path
+
+
+def _read_config(path: Path) -> str:
+    """The text of the YAML file: it must be a readable, reasonably small UTF-8 file."""
+    if not path.is_file():
+        if path.is_dir():
+            what = "is a directory"
+        elif path.exists():  # a FIFO or a device: reading it could block or never end
+            what = "is not a regular file"
+        else:
+            what = "does not exist"
+        raise ConfigError(f"--consistency-config: {path} {what}; pass the path of a YAML file")
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(
+            f"--consistency-config: cannot read {path} ({exc.strerror or exc}); pass the path of a readable YAML file"
+        ) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: larger than {MAX_CONFIG_BYTES} bytes; a consistency config is a few lines of YAML, "
+            "so this is probably not the file you meant"
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text; save it as UTF-8") from None
+
+
+def _check_events(source: str, path: Path) -> None:
+    """Refuse anchors, aliases and deep nesting from the parser's events, before any node or object exists.
+
+    An alias makes a document a graph: ``a: &x [*x]`` is a cycle, and nine lines of nested aliases expand to
+    gigabytes once anything walks or prints the value. Settings never need them, so any anchor is refused, in
+    one linear pass. Deep nesting is refused here because composing it recurses once per level.
+    """
+    depth = 0
+    for event in yaml.parse(source, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ConfigError(f"anchors and aliases (&x / *x) are not supported in {path}:{line}; write the value out")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                raise ConfigError(
+                    f"{path}:{line}: nested more than {MAX_CONFIG_DEPTH} levels deep; settings are at most two "
+                    "levels deep (e.g. gates: consistency_gap_max: 12)"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _node_kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "mapping"
+    return "list" if isinstance(node, yaml.SequenceNode) else "scalar"
+
+
+def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], int]]:
+    """Flatten the YAML file to ``{key path: value}`` and ``{key path: line}``.
+
+    Unknown keys, bad structure, keys given twice and values that cannot be read are usage errors that name the
+    file and line. The document is composed to nodes and walked; only the values of known settings are
+    constructed, so nothing is built for a key that is refused anyway.
+    """
+    source = _read_config(path)
+    known = {option.yaml_path for option in OPTIONS if option.yaml_path}
+    sections = {path_[:1] for path_ in known if len(path_) > 1}
+    flat: dict[tuple[str, ...], Any] = {}
+    lines: dict[tuple[str, ...], int] = {}
+
+    def construct(loader: yaml.SafeLoader, node: yaml.Node, where: str) -> Any:
+        try:
+            return loader.construct_object(node, deep=True)
+        except (ValueError, OverflowError) as exc:  # e.g. an int of more than 4300 digits
+            reason = str(exc).split(";")[0]
+            raise ConfigError(f"{where}: {shown(node.value)} cannot be read ({reason})") from None
+
+    def walk(loader: yaml.SafeLoader, node: yaml.MappingNode, prefix: tuple[str, ...]) -> None:
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConfigError(f"{path}:{line}: a key must be a name, not a {_node_kind(key_node)}")
+            sub = (*prefix, str(key_node.value))
+            dotted = ".".join(sub)
+            if sub in lines:
+                raise ConfigError(f"{path}:{line}: '{dotted}' is set twice (also on line {lines[sub]}); keep one")
+            lines[sub] = line
+            if sub in sections:
+                if not isinstance(value_node, yaml.MappingNode):
+                    raise ConfigError(f"{path}:{line}: '{dotted}' must be a mapping")
+                walk(loader, value_node, sub)
+            elif sub in known:
+                flat[sub] = construct(loader, value_node, f"{path}:{line}: {dotted}")
+            else:
+                valid = sorted(".".join(p) for p in known)
+                raise ConfigError(f"{path}:{line}: unknown setting '{dotted}'; valid settings: " + ", ".join(valid))
+
+    try:
+        _check_events(source, path)
+        loader = yaml.SafeLoader(source)
+        try:
+            root = loader.get_single_node()
+            if root is None or (isinstance(root, yaml.ScalarNode) and root.tag == "tag:yaml.org,2002:null"):
+                return {}, lines
+            if not isinstance(root, yaml.MappingNode):
+                line = root.start_mark.line + 1
+                kind = (
+                    "list" if isinstance(root, yaml.SequenceNode) else type(construct(loader, root, str(path))).__name__
+                )
+                raise ConfigError(f"{path}:{line}: the top level must be a mapping of settings, not {kind}")
+            walk(loader, root, ())
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        position = getattr(exc, "position", None)  # a ReaderError (a character YAML forbids) has no mark
+        if mark is not None:
+            where = f"{path}:{mark.line + 1}"
+        elif isinstance(position, int):
+            where = f"{path}:{source.count(chr(10), 0, position) + 1}"
+        else:
+            where = str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        if context and getattr(exc, "problem", None):
+            problem = f"{context}, {problem}"
+        raise ConfigError(f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config") from None
+    return flat, lines

@@ -1,0 +1,111 @@
+"""Dataclasses to JSON-ready data and back, driven by their type hints, so the report model round-trips.
+
+Every record of the report is a plain dataclass; this module turns one into dicts, lists and scalars and rebuilds
+it from them, so ``from_data(T, to_data(x)) == x`` holds for every report type without a hand-written ``to_dict``
+per class that could forget a field. It supports what the model uses: nested dataclasses, ``list``, ``tuple``,
+``dict`` with string keys, ``X | None``, ``Literal`` and scalars; ``Any`` fields (recorded answers) pass through.
+Unknown keys and missing required fields are a :class:`ReportFormatError` naming the field, so a report written
+by another version fails clearly instead of half loading.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from functools import cache
+from typing import Any, TypeVar, Union
+
+T = TypeVar("T")
+
+
+class ReportFormatError(ValueError):
+    """Data does not fit the report model: a missing or unknown field, or a value of the wrong type."""
+
+
+def to_data(value: Any) -> Any:
+    """JSON-ready data for a dataclass (recursively), list, tuple, dict or scalar."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_data(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): to_data(item) for key, item in value.items()}
+    return value
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_data(cls: type[T], data: Any, where: str = "") -> T:
+    """Rebuild a ``cls`` from :func:`to_data` output; ``where`` names the position in error messages."""
+    return typing.cast(T, _convert(cls, data, where or getattr(cls, "__name__", "value")))
+
+
+def _convert(hint: Any, data: Any, where: str) -> Any:
+    if hint is Any:
+        return data
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        options = [a for a in args if a is not type(None)]
+        errors = []
+        for option in options:
+            try:
+                return _convert(option, data, where)
+            except ReportFormatError as exc:
+                errors.append(str(exc))
+        raise ReportFormatError(errors[0] if len(errors) == 1 else f"{where}: {data!r:.80} fits none of {hint}")
+    if origin is typing.Literal:
+        if data not in args:
+            raise ReportFormatError(f"{where}: {data!r:.80} is not one of {', '.join(map(repr, args))}")
+        return data
+    if origin is list:
+        _expect(data, list, where)
+        return [_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(data)]
+    if origin is tuple:
+        _expect(data, list, where)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(data))
+        if len(data) != len(args):
+            raise ReportFormatError(f"{where}: expected {len(args)} items, got {len(data)}")
+        return tuple(_convert(a, item, f"{where}[{i}]") for i, (a, item) in enumerate(zip(args, data, strict=True)))
+    if origin is dict:
+        _expect(data, dict, where)
+        return {str(key): _convert(args[1], item, f"{where}.{key}") for key, item in data.items()}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        _expect(data, dict, where)
+        fields = {f.name: f for f in dataclasses.fields(hint) if f.init}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise ReportFormatError(f"{where}: unknown field(s) {', '.join(unknown)}")
+        hints = _hints(hint)
+        kwargs = {}
+        for name, spec in fields.items():
+            if name not in data:
+                if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+                    raise ReportFormatError(f"{where}: missing field {name}")
+                continue
+            kwargs[name] = _convert(hints[name], data[name], f"{where}.{name}")
+        try:
+            return hint(**kwargs)
+        except (TypeError, ValueError) as exc:  # a record that checks itself (e.g. an interval with low > high)
+            raise ReportFormatError(f"{where}: {exc}") from None
+    if hint is float:
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise ReportFormatError(f"{where}: {data!r:.80} is not a number")
+        return float(data)
+    if hint in (int, str, bool):
+        if not isinstance(data, hint) or (hint is int and isinstance(data, bool)):
+            raise ReportFormatError(f"{where}: {data!r:.80} is not a {hint.__name__}")
+        return data
+    raise TypeError(f"{where}: the report model has an unsupported type {hint!r}")  # a bug in the model, not the data
+
+
+def _expect(data: Any, kind: type, where: str) -> None:
+    if not isinstance(data, kind):
+        raise ReportFormatError(f"{where}: expected a {'mapping' if kind is dict else kind.__name__}, got {data!r:.80}")

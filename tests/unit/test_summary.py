@@ -1,0 +1,48 @@
+"""build_summary is a pure function of the repetition records: known figures, verdicts and the adaptive case."""
+
+from __future__ import annotations
+
+import pytest
+from suites import published_patterns, records
+
+from pytest_consistency.result import RunFacts
+from pytest_consistency.summary import build_summary, conclude
+
+
+def test_published_figures_from_records() -> None:
+    summary = build_summary(records(published_patterns()))
+    assert summary.task_count == 168 and summary.repeat == summary.k == 5
+    assert round(summary.consistency_gap_pp or 0, 1) == 24.4
+    assert summary.intervals is not None and summary.intervals.gap_pp.contains(summary.consistency_gap_pp or 0)
+
+
+def test_the_same_records_give_the_same_summary() -> None:
+    reps = records({"a": "PPFPP", "b": "FFFFF"}, answers={"a": ["x", "y", "x", "x", "x"]})
+    assert build_summary(reps) == build_summary(list(reversed(reps)))
+
+
+def test_verdicts_and_incomplete_tasks() -> None:
+    summary = build_summary(records({"a": "PPPPP", "b": "PFPPP", "c": "PP-PP", "d": "SSSSS"}))
+    assert [t.verdict for t in summary.tasks] == ["pass", "fail", "incomplete", "skipped"]
+    assert summary.task_count == 2 and summary.tasks[1].pass_rate_interval is not None
+    assert summary.tasks[2].pass_rate_interval is None
+
+
+def test_min_pass_tolerates_failures_and_conclude_passes() -> None:
+    summary = conclude(build_summary(records({"a": "PFPPP"}, min_pass=0.8)), {})
+    assert summary.tasks[0].verdict == "pass" and summary.tasks[0].tolerated_failures == 1 and summary.passed
+
+
+def test_other_failures_fail_the_summary_whatever_the_figures() -> None:
+    summary = conclude(build_summary(records({"a": "PPPPP"}), run=RunFacts(other_failures=1)), {})
+    assert not summary.passed
+
+
+@pytest.mark.parametrize(("pattern", "verdict", "scored"), [("FCCCC", "fail", 1), ("PPPFC", "fail", 4)])
+def test_a_curtailed_task_keeps_the_verdict_of_its_decided_repetitions(pattern: str, verdict: str, scored: int) -> None:
+    reps = records({"a": pattern.replace("C", "P")})
+    for rep, mark in zip(reps, pattern, strict=True):
+        if mark == "C":
+            rep.outcome = "curtailed"
+    task = build_summary(reps, run=RunFacts(adaptive_n_min=1)).tasks[0]
+    assert (task.verdict, task.scored, task.curtailed) == (verdict, scored, 5 - scored)
