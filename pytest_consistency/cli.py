@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from .compare_table import FORMATS, comparison_table
+from .formats import BUILTIN, builtin
+from .formats.json_report import ReportError, read_report, write_atomic
+from .formats.terminal import render
 from .gates import GATES
 from .merge import MergeError, merge_reports
 from .options import ANALYSIS_OPTIONS, GATE_OPTIONS, ConfigError, Option, SettingError, argparse_type, load_yaml
-from .report import ReportError, read_report, write_atomic
 from .result import Analysis, SessionSummary
 from .summary import conclude
-from .terminal import render
 
 PROG = "pytest-consistency"
 #: Analysis options that make sense on reports (the baseline is compared in the session or by ``compare``).
@@ -59,9 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
     _add(merge, GATE_OPTIONS + REPORT_ANALYSIS)
 
-    show = commands.add_parser("show", help="print the terminal summary of a report")
+    show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
     show.add_argument("-q", "--quiet", action="store_true", help="only the overall figures and gates")
+    show.add_argument(
+        "--format", choices=tuple(BUILTIN), default="terminal", help="terminal (default), json, markdown, html, junit"
+    )
 
     compare = commands.add_parser("compare", help="one row per report, each tested against the first")
     compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
@@ -148,7 +152,12 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
 
 def run_show(args: argparse.Namespace, out: Any) -> int:
     summary = _read([args.report])[0][1]
-    _print(render(summary, -1 if args.quiet else 0, _width()), out)
+    if args.format == "terminal":
+        _print(render(summary, -1 if args.quiet else 0, _width()), out)
+        return 0
+    fmt = builtin(args.format)
+    assert fmt is not None
+    out.write(fmt.render(summary))
     return 0
 
 

@@ -16,16 +16,19 @@ from typing import Any
 
 import pytest
 
+from .adaptive import decided
 from .baseline import compare
+from .formats import BUILTIN, UnknownFormat
+from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
+from .formats.terminal import MARKUP, render
 from .gates import GATES
 from .marker import PARAM, task_id_of
+from .options import BY_DEST, absolute_path
 from .redact import redact_strings, redact_text
-from .report import ReportError, read_report, write_atomic
 from .result import Analysis, RunFacts, SessionSummary, TokenBudget
 from .settings import Settings
 from .state import SPEC, STATE, PluginState
 from .summary import EquivalenceError, build_summary, conclude
-from .terminal import MARKUP, render
 
 #: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
 #: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.
@@ -99,6 +102,7 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
     conclude(summary, {gate.dest: state.settings[gate.dest] for gate in GATES})
     settle_exit_status(session, summary, state)
     state.summary = summary
+    recategorize_tolerated(config, summary)
 
     path = state.settings.path("consistency_report")
     if path is not None:
@@ -111,6 +115,48 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         )
         if path is not None:
             write_report(path, summary, state)
+    write_outputs(config, summary, state)
+
+
+def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
+    """(format, option, file) for every output asked for, the GitHub step summary included."""
+    wanted = []
+    for dest, name in (("consistency_md", "markdown"), ("consistency_html", "html")):
+        path = settings.path(dest)
+        if path is not None:
+            wanted.append((name, BY_DEST[dest].flag, path))
+    other = settings["consistency_output"]
+    if other is not None:
+        name, _, file = other.partition("=")
+        wanted.append((name, "--consistency-output", absolute_path(file, settings.bases.get("consistency_output"))))
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and not settings["consistency_no_md"]:
+        wanted.append(("markdown", "$GITHUB_STEP_SUMMARY", Path(step_summary)))
+    return wanted
+
+
+def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginState) -> None:
+    """Render and write every other format; a format or file that fails is an error naming itself."""
+    secrets = known_secrets(state)
+    for name, option, path in outputs(config, state.settings):
+        try:
+            fmt = config.hook.pytest_consistency_report_format(name=name, config=config)
+            if fmt is None:
+                raise UnknownFormat(
+                    f"no report format {name!r} (built in: {', '.join(BUILTIN)}; others come from a "
+                    "pytest_consistency_report_format hook)"
+                )
+            text = redact_text(fmt.render(summary), secrets)
+            if option == "$GITHUB_STEP_SUMMARY":  # appended: other steps of the job write there too
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(text)
+            else:
+                write_text_atomic(path, text)
+        except Exception as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+            summary.errors.append(f"{option}: cannot write the {name} output to {path} ({reason})")
+        else:
+            state.written.append(f"{name}: {path}")
 
 
 def analysis_of(settings: Settings) -> Analysis:
@@ -159,14 +205,12 @@ def expect_selected(session: pytest.Session, state: PluginState) -> int:
 
 def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: PluginState) -> None:
     """One story: tolerated failures do not fail the run; a failed verdict or gate does; ``passed`` follows."""
-    tolerated = {r.nodeid for t in summary.tasks if t.verdict == "pass" for r in t.repetitions}
     failed = state.collector.failed_nodeids
     if (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED
         and failed
-        and failed <= tolerated
+        and failed <= summary.tolerated_nodeids
         and not state.collection_errors
-        and not summary.interrupted  # a run stopped early (``-x``) by a tolerated failure did not run everything
     ):
         session.exitstatus = pytest.ExitCode.OK
     if (not summary.passed or summary.errors) and session.exitstatus in (
@@ -176,6 +220,52 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     summary.exit_status = int(session.exitstatus)
     summary.passed = summary.exit_status == pytest.ExitCode.OK
+
+
+TOLERATED = "tolerated"
+
+
+def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> None:
+    """Move the reports of tolerated failures out of pytest's ``failed``/``error`` categories into ``tolerated``.
+
+    The terminal's closing line (``12 passed, 18 tolerated``), its short test summary and its failure tracebacks
+    are built from these categories after this runs; a failure of a task that fails as a whole stays a failure.
+    """
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    tolerated = summary.tolerated_nodeids
+    # A failure shown as tolerated while it happened is a failure after all when the run stopped early.
+    for report in [r for r in reporter.stats.get(TOLERATED, []) if r.nodeid not in tolerated]:
+        reporter.stats[TOLERATED].remove(report)
+        reporter.stats.setdefault("failed" if report.when == "call" else "error", []).append(report)
+    if not reporter.stats.get(TOLERATED):
+        reporter.stats.pop(TOLERATED, None)
+    for category in ("failed", "error"):
+        reports = reporter.stats.get(category, [])
+        kept = [r for r in reports if getattr(r, "nodeid", None) not in tolerated]
+        moved = [r for r in reports if getattr(r, "nodeid", None) in tolerated]
+        if moved:
+            reporter.stats.setdefault(TOLERATED, []).extend(moved)
+            if kept:
+                reporter.stats[category] = kept
+            else:
+                del reporter.stats[category]
+
+
+def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    """The progress letter of a failed repetition whose task already passes whatever its other repetitions do."""
+    if not report.failed or report.when == "teardown":
+        return None
+    rep = state.collector.repetitions.get(report.nodeid)
+    if rep is None:
+        return None
+    others = [r for r in state.collector.repetitions.values() if r.task_id == rep.task_id and r.nodeid != rep.nodeid]
+    passes = sum(r.succeeded for r in others if r.scored)
+    failures = sum(not r.succeeded for r in others if r.scored) + 1
+    if decided(passes, failures, rep.n, rep.min_pass) != "pass":
+        return None
+    return TOLERATED, "t", ("TOLERATED", {"yellow": True})
 
 
 def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
@@ -191,6 +281,24 @@ def write_report(path: Path, summary: SessionSummary, state: PluginState) -> Non
         state.report_path = str(path)
 
 
+def annotate_junit(config: pytest.Config) -> None:
+    """Rewrite pytest's ``--junitxml`` file with the consistency properties; a failure is an error naming itself."""
+    state = config.stash[STATE]
+    xmlpath = getattr(config.option, "xmlpath", None)
+    summary = state.summary
+    if not xmlpath or summary is None or not summary.tasks:
+        return
+    path = Path(xmlpath).expanduser().absolute()
+    try:
+        from .formats import junit
+
+        junit.annotate(path, summary, known_secrets(state))
+    except Exception as exc:
+        summary.errors.append(
+            f"--junitxml: cannot add the consistency properties to {path} ({type(exc).__name__}: {exc})"
+        )
+
+
 def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     state = config.stash[STATE]
     summary = state.summary
@@ -203,3 +311,24 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
         terminalreporter.write_line(redact_text(line.text, secrets), **MARKUP[line.style])
     if state.report_path:
         terminalreporter.write_line(f"report: {state.report_path}")
+    for written in state.written:
+        terminalreporter.write_line(f"wrote {written}")
+    print_tolerated(terminalreporter, config.get_verbosity(), secrets)
+
+
+def print_tolerated(terminalreporter: pytest.TerminalReporter, verbosity: int, secrets: list[str]) -> None:
+    """Tolerated failures stay available without reading as failures: listed with -v, tracebacks with -vv."""
+    reports = terminalreporter.stats.get(TOLERATED, [])
+    if not reports:
+        return
+    if verbosity < 1:
+        terminalreporter.write_line("(-v lists the tolerated repetitions, -vv shows their tracebacks)")
+        return
+    for report in reports:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        lines = str(getattr(crash, "message", "") or report.longreprtext).strip().splitlines()
+        reason = lines[0][:200] if lines else ""
+        terminalreporter.write_line(redact_text(f"TOLERATED {report.nodeid} - {reason}", secrets), yellow=True)
+        if verbosity >= 2:
+            terminalreporter.write_sep("_", f"tolerated: {report.nodeid}")
+            terminalreporter.write_line(redact_text(str(report.longreprtext), secrets))

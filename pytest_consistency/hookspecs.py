@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from .formats import Format
     from .result import SessionSummary
 
 
@@ -36,6 +37,17 @@ def pytest_consistency_answers_equivalent(left: Any, right: Any, task_id: str) -
     line (and ``rootdir``), so put this hook there or in a plugin; the plugin warns when a worker sees an
     implementation the controller lacks. The default compares canonical JSON (sorted keys). Examples:
     a numeric tolerance, set semantics for lists, or a semantic comparison with an embedding model.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
+    """Return the renderer of the report format called ``name`` (see :class:`pytest_consistency.formats.Format`).
+
+    Called in the controlling process for every output the session writes: ``markdown`` (``--consistency-md`` and
+    the GitHub step summary), ``html`` (``--consistency-html``) and the NAME of ``--consistency-output NAME=FILE``.
+    The plugin's own implementation (trylast) returns the built-in format of that name; return an object with
+    ``name``, ``suffix`` and ``render(summary) -> str`` to replace a built-in or to add a format of your own.
     """
 
 

@@ -141,6 +141,15 @@ def file_path(raw: Any) -> str:
     return value
 
 
+def named_output(raw: Any) -> str:
+    """``NAME=FILE``: a report format and the file to write it to."""
+    value = file_path(raw)
+    name, sep, path = value.partition("=")
+    if not sep or not name.strip() or not path.strip():
+        raise SettingError(f"{shown(raw)} is not NAME=FILE (e.g. markdown=summary.md)")
+    return f"{name.strip()}={path.strip()}"
+
+
 def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
@@ -271,6 +280,39 @@ CORE_OPTIONS = (
         file_path,
         "write the machine-readable JSON report to FILE",
         metavar="FILE",
+    ),
+    Option(
+        "consistency_md",
+        "--consistency-md",
+        ("outputs", "markdown"),
+        file_path,
+        "write the Markdown summary to FILE (it is also appended to $GITHUB_STEP_SUMMARY when that is set)",
+        metavar="FILE",
+    ),
+    Option(
+        "consistency_no_md",
+        "--no-consistency-md",
+        ("outputs", "no_step_summary"),
+        choice("true", "false"),
+        "do not append the Markdown summary to $GITHUB_STEP_SUMMARY",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_html",
+        "--consistency-html",
+        ("outputs", "html"),
+        file_path,
+        "write the self-contained HTML page (tasks x repetitions grid, routes, answers) to FILE",
+        metavar="FILE",
+    ),
+    Option(
+        "consistency_output",
+        "--consistency-output",
+        ("outputs", "other"),
+        named_output,
+        "write the report format NAME (built in: terminal, json, markdown, html, junit; or one a "
+        "pytest_consistency_report_format hook provides) to FILE",
+        metavar="NAME=FILE",
     ),
 )
 

@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, hookspecs, settings
+from . import cassettes, formats, hookspecs, settings
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
 from .collect import ATTRIBUTE, payload
-from .finish import print_summary, summarise
+from .finish import annotate_junit, print_summary, report_status, summarise
+from .formats import Format
 from .gates import GATES
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
@@ -67,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
+        config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")
 
 
 def refuse_figure_gates(state: PluginState) -> None:
@@ -86,6 +88,11 @@ def refuse_figure_gates(state: PluginState) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_consistency_normalize_answer(answer: Any, task_id: str) -> Any:
     return default_normalize(answer)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
+    return formats.builtin(name)
 
 
 @pytest.hookimpl(trylast=True)
@@ -406,6 +413,12 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.config.stash[STATE].collector.add(report)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        return report_status(report, config.stash[STATE]) if isinstance(report, pytest.TestReport) else None
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.config.stash[STATE].collection_errors += 1
@@ -416,3 +429,14 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         print_summary(terminalreporter, self.config)
+
+
+class JUnitAnnotator:
+    """Adds the session's figures to pytest's own ``--junitxml`` file, once pytest has written it (trylast)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        annotate_junit(self.config)

@@ -259,6 +259,14 @@ class SessionSummary:
         return self.run.interrupted
 
     @property
+    def tolerated_nodeids(self) -> set[str]:
+        """Repetitions whose failure ``min_pass`` tolerates: in a task that passes as a whole, in a session that ran
+        to the end (a run stopped early by a tolerated failure did not run everything, so nothing is tolerated)."""
+        if self.interrupted:
+            return set()
+        return {r.nodeid for t in self.tasks if t.verdict == "pass" for r in t.repetitions}
+
+    @property
     def scored_tasks(self) -> list[TaskResult]:
         return [t for t in self.tasks if t.is_scored]
 

@@ -36,6 +36,8 @@ class PluginState:
     collection_errors: int = 0
     #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
     board: Board | None = None
+    #: Other outputs written at the end of the session, as ``format: path``.
+    written: list[str] = field(default_factory=list)
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
     errors: list[str] = field(default_factory=list)
 

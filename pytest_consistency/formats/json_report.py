@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .records import OUTCOMES
-from .result import SessionSummary
-from .serial import ReportFormatError
+from ..records import OUTCOMES
+from ..result import SessionSummary
+from ..serial import ReportFormatError
 
 #: Largest report read: a report of 1000 tasks x 1000 repetitions with calls is far below it.
 MAX_REPORT_BYTES = 1 << 30
@@ -27,13 +27,17 @@ class ReportError(ValueError):
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write to a temporary file beside the target and rename it, so readers never see half a report."""
+    """Write strict JSON (no NaN, or nothing) atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file beside the target and rename it, so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False, allow_nan=False)  # strict JSON, or nothing
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -107,3 +111,16 @@ def check(summary: SessionSummary) -> list[str]:
             ):
                 problems.append(f"{where}: repetition {rep.repeat} has a duration or latency that is not finite")
     return problems
+
+
+class JsonFormat:
+    """The machine-readable report: :meth:`~..result.SessionSummary.to_dict` as strict JSON."""
+
+    name = "json"
+    suffix = ".json"
+
+    def render(self, summary: SessionSummary) -> str:
+        return json.dumps(summary.to_dict(), indent=2, allow_nan=False) + "\n"
+
+
+FORMAT = JsonFormat()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .result import Comparison, GateResult, RouteFacts, SessionSummary, TaskResult
-from .stats.interval import Interval
+from ..result import Comparison, GateResult, RouteFacts, SessionSummary, TaskResult
+from ..stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
 #: Keyword arguments of pytest's ``TerminalWriter`` per style.
@@ -267,3 +267,20 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
         lines.append(Line(""))
     lines.extend(overall_lines(summary, width))
     return lines
+
+
+class TerminalFormat:
+    """The terminal summary as plain text (what ``pytest-consistency show`` prints)."""
+
+    name = "terminal"
+    suffix = ".txt"
+
+    def __init__(self, verbosity: int = 0, width: int = 80) -> None:
+        self.verbosity = verbosity
+        self.width = width
+
+    def render(self, summary: SessionSummary) -> str:
+        return "\n".join(line.text for line in render(summary, self.verbosity, self.width)) + "\n"
+
+
+FORMAT = TerminalFormat()
