@@ -138,7 +138,13 @@ def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, P
 def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginState) -> None:
     """Render and write every other format; a format or file that fails is an error naming itself."""
     secrets = known_secrets(state)
-    for name, option, path in outputs(config, state.settings):
+    wanted = outputs(config, state.settings)
+    if not wanted:
+        return
+    # Render from a redacted copy, so each format escapes the redaction marker like any other text; then redact
+    # the text again, for whatever a format added of its own.
+    redacted = SessionSummary.from_dict(redact_strings(summary.to_dict(), secrets))
+    for name, option, path in wanted:
         try:
             fmt = config.hook.pytest_consistency_report_format(name=name, config=config)
             if fmt is None:
@@ -146,7 +152,7 @@ def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginS
                     f"no report format {name!r} (built in: {', '.join(BUILTIN)}; others come from a "
                     "pytest_consistency_report_format hook)"
                 )
-            text = redact_text(fmt.render(summary), secrets)
+            text = redact_text(fmt.render(redacted), secrets)
             if option == "$GITHUB_STEP_SUMMARY":  # appended: other steps of the job write there too
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(text)

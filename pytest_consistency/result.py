@@ -19,6 +19,9 @@ from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
 from .stats.suite import SuiteIntervals
 
+#: Call errors that no ``min_pass`` tolerates: the cassette does not match the test, or the budget refused the call.
+#: They are a broken setup, not the agent's inconsistency, so their repetitions stay failures.
+UNTOLERATED_ERRORS = frozenset({"replay_mismatch", "token_budget"})
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
 SCHEMA = "pytest-consistency/report/3"
 
@@ -264,7 +267,13 @@ class SessionSummary:
         to the end (a run stopped early by a tolerated failure did not run everything, so nothing is tolerated)."""
         if self.interrupted:
             return set()
-        return {r.nodeid for t in self.tasks if t.verdict == "pass" for r in t.repetitions}
+        return {
+            r.nodeid
+            for t in self.tasks
+            if t.verdict == "pass"
+            for r in t.repetitions
+            if not any(c.error in UNTOLERATED_ERRORS for c in r.calls)
+        }
 
     @property
     def scored_tasks(self) -> list[TaskResult]:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def pattern_suite(
@@ -107,3 +113,39 @@ def consistency_section(result: Any) -> list[str]:
     start = next(i for i, line in enumerate(lines) if "= consistency =" in line)
     end = next((i for i, line in enumerate(lines) if i > start and line.startswith("=")), len(lines))
     return lines[start + 1 : end]
+
+
+def replay_examples(report: Path, *args: str, root: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run the example suite as CI does, from ``root``: no key in the environment, the repository's cassettes only."""
+    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env["PYTHONIOENCODING"] = "utf-8"
+    command = [sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command += ["--consistency-config=examples/consistency.yaml", f"--consistency-report={report}"]
+    command += [f"--consistency-cassettes={ROOT / 'cassettes'}", *args]
+    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+
+
+def route_settings(**changes: Any) -> Any:
+    """A pinned route as the summary keeps it, for records made without a session; ``changes`` override fields."""
+    from dataclasses import replace
+
+    from pytest_consistency.result import RouteSettings
+
+    route = RouteSettings(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        key_fingerprint="sha256:abcdef12",
+        key_env="OPENAI_API_KEY",
+        replay_only=False,
+        timeout=60.0,
+        max_retries=1,
+        temperature=0.0,
+        seed=None,
+        retries_max=1,
+    )
+    return replace(route, **changes)
+
+
+def session_only(line: str) -> bool:
+    """Lines the session prints after the summary that a report cannot know: where it wrote, how to see more."""
+    return line.startswith(("report: ", "wrote ", "(-v lists", "TOLERATED "))

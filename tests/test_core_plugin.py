@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import pattern_suite, published_patterns, without_timings
+from suites import pattern_suite, published_patterns, session_only, without_timings
 
 
 def load_report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
@@ -79,7 +79,7 @@ def test_xdist_gives_the_same_summary_and_report(published: pytest.Pytester) -> 
     )
 
     def without_path(result: pytest.RunResult) -> list[str]:
-        return [line for line in consistency_section(result) if not line.startswith("report: ")]
+        return [line for line in consistency_section(result) if not session_only(line)]
 
     assert without_path(serial) == without_path(parallel)
 

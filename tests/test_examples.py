@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from suites import ROOT, replay_examples
 
-ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 
 
@@ -21,29 +19,8 @@ def replay(
     tmp_path: Path, *args: str, root: Path = ROOT, name: str = "report.json"
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """Run the example suite as CI does: no key in the environment, cassettes only."""
-    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
     out = tmp_path / name
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "examples",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:randomly",
-            "--consistency-config=examples/consistency.yaml",
-            f"--consistency-report={out}",
-            f"--consistency-cassettes={ROOT / 'cassettes'}",
-            *args,
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = replay_examples(out, *args, root=root)
     return result, json.loads(out.read_text())
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import consistency_section, load_report, pattern_suite
+from suites import consistency_section, load_report, pattern_suite, session_only
 
 from pytest_consistency.result import SessionSummary
 
@@ -359,7 +359,7 @@ def test_a_merged_report_is_itself_mergeable_showable_and_round_trips(pytester: 
     assert figures(m1) == figures(m2) and m1["summary"]["gates"] == m2["summary"]["gates"]
     shown = cli("show", "m1.json", cwd=pytester.path)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.splitlines() == [line for line in first.stdout.splitlines() if not line.startswith("report: ")]
+    assert shown.stdout.splitlines() == [line for line in first.stdout.splitlines() if not session_only(line)]
     assert SessionSummary.from_dict(m1).to_dict() == m1
 
 
@@ -369,7 +369,7 @@ def test_a_merged_report_is_itself_mergeable_showable_and_round_trips(pytester: 
 def _show_equals_session(pytester: pytest.Pytester, result: Any, name: str = "report.json") -> None:
     shown = cli("show", name, cwd=pytester.path)
     assert shown.returncode == 0, shown.stderr
-    printed = [line for line in consistency_section(result) if not line.startswith("report: ")]
+    printed = [line for line in consistency_section(result) if not session_only(line)]
     assert shown.stdout.splitlines() == printed
 
 

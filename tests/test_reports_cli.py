@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import consistency_section, load_report, pattern_suite
+from suites import consistency_section, load_report, pattern_suite, session_only
 
 COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
 PATTERNS = {"a": "PPFPP", "b": "PPPPP", "c": "FPFPF", "d": "PPPPF", "e": "FFFFF"}
@@ -94,7 +94,7 @@ def test_show_prints_exactly_what_the_session_printed(
     )
     shown = cli("show", "r.json", cwd=pytester.path)
     assert shown.returncode == 0, shown.stderr
-    session = [line for line in consistency_section(result) if not line.startswith("report: ")]
+    session = [line for line in consistency_section(result) if not session_only(line)]
     assert shown.stdout.splitlines() == session
 
 

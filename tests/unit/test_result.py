@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from suites import records
+from suites import records, route_settings
 
 from pytest_consistency.baseline import compare
 from pytest_consistency.records import CallRecord
@@ -14,18 +14,7 @@ from pytest_consistency.result import SCHEMA, Analysis, RouteSettings, RunFacts,
 from pytest_consistency.serial import ReportFormatError
 from pytest_consistency.summary import build_summary, conclude
 
-ROUTE = RouteSettings(
-    base_url="http://127.0.0.1:9/v1",
-    model="m",
-    key_fingerprint="sha256:abcdef12",
-    key_env="OPENAI_API_KEY",
-    replay_only=False,
-    timeout=60.0,
-    max_retries=1,
-    temperature=0.0,
-    seed=None,
-    retries_max=1,
-)
+ROUTE: RouteSettings = route_settings()
 
 
 def rich_summary() -> SessionSummary:

@@ -1,0 +1,217 @@
+"""The HTML report is a pure, self-contained, inert rendering of the summary.
+
+Why these checks: the page is opened from disk and uploaded as a CI artifact, so it must fetch nothing and no
+recorded answer may become markup or script; and it is compared byte for byte between the session and
+``pytest-consistency show``, so it must be deterministic. Browser behaviour is tested in tests/test_html_report.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+from suites import records, route_settings
+
+from pytest_consistency.formats import builtin
+from pytest_consistency.formats.html import FORMAT, HtmlFormat, first_difference, render
+from pytest_consistency.records import CallRecord, RepetitionResult
+from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
+from pytest_consistency.summary import build_summary
+
+HOSTILE = '</script><img src=x onerror="alert(1)"><!--<script>alert(2)</script>'
+BASE = "http://127.0.0.1:8765/v1"
+
+
+def route() -> RouteSettings:
+    return route_settings(  # type: ignore[no-any-return]
+        base_url=BASE, model="m-1", key_fingerprint="sha256:abcd1234", timeout=30.0, temperature=None, retries_max=0
+    )
+
+
+def call(path: str = "/chat/completions", tokens: int = 10, status: int = 200, model: str = "m-1") -> CallRecord:
+    return CallRecord(
+        method="POST",
+        url=BASE + path,
+        base_url=BASE,
+        key_fingerprint="sha256:abcd1234",
+        model_requested="m-1",
+        model_served=model,
+        status=status,
+        latency_ms=12.5,
+        prompt_tokens=tokens,
+        completion_tokens=2,
+        total_tokens=tokens + 2,
+    )
+
+
+def with_calls(reps: list[RepetitionResult]) -> list[RepetitionResult]:
+    """Two calls per repetition; the second call of failing repetitions is served by another model."""
+    for rep in reps:
+        rep.calls = [call("/completions"), call(model="m-1" if rep.outcome == "passed" else "m-2")]
+    return reps
+
+
+def summary_of(
+    patterns: dict[str, str], answers: dict[str, list[Any]] | None = None, min_pass: float = 1.0
+) -> SessionSummary:
+    reps = with_calls(records(patterns, answers, min_pass=min_pass))
+    return build_summary(reps, run=RunFacts(route=route()))
+
+
+class Page(HTMLParser):
+    """Collects the grid's rows and cells, every tag's attributes, and the script blocks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.rows: list[list[str]] = []
+        self.in_grid = False
+        self.in_cell = False
+        self.scripts: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "table" and a.get("id") == "grid":
+            self.in_grid = True
+        elif self.in_grid and tag == "tr" and "data-i" in a:
+            self.rows.append([])
+        elif self.in_grid and tag == "td" and "c" in (a.get("class") or "").split():
+            self.rows[-1].append("")
+            self.in_cell = True
+        elif tag == "script":
+            self.in_script = True
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.in_grid = False
+        elif tag == "td":
+            self.in_cell = False
+        elif tag == "script":
+            self.in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_cell:
+            self.rows[-1][-1] += data
+        if self.in_script:
+            self.scripts[-1] += data
+
+
+def parse(text: str) -> Page:
+    page = Page()
+    page.feed(text)
+    page.close()
+    return page
+
+
+def test_the_format_is_registered_as_a_builtin() -> None:
+    assert builtin("html") is FORMAT
+    assert isinstance(FORMAT, HtmlFormat) and FORMAT.name == "html" and FORMAT.suffix == ".html"
+
+
+def test_hostile_answers_and_ids_are_escaped_everywhere() -> None:
+    answers = {"a": [HOSTILE, "ok", {"html": HOSTILE}, "ok", HOSTILE]}
+    summary = summary_of({"a": "PFPFP", "b": "PPPPP"}, answers)
+    summary.warnings.append(HOSTILE)
+    summary.tasks[1].task_id = HOSTILE
+    summary.tasks[0].repetitions[1].notes.append(HOSTILE)
+    text = render(summary)
+    assert "<img" not in text
+    assert 'onerror="alert' not in text
+    assert "<!--" not in text
+    # Only the page's own two script blocks open and close.
+    assert text.count("<script") == 2 and text.count("</script>") == 2
+    page = parse(text)
+    assert [tag for tag, _ in page.tags].count("img") == 0
+    data = json.loads(page.scripts[0])
+    assert HOSTILE in data["s"]  # the data keeps the answer intact: the script sets it as text
+    assert any(HOSTILE in note for note in (data["s"][i] for i in data["t"][0]["r"][1]["m"]))
+    assert "&lt;/script&gt;&lt;img" in text  # and the markup shows it as text
+
+
+def test_no_external_resource_is_referenced() -> None:
+    summary = summary_of({"a": "PFPFP"}, {"a": ["http://evil.example/x.png", "b", "c", "d", "e"]})
+    text = render(summary)
+    page = parse(text)
+    for tag, attrs in page.tags:
+        assert "src" not in attrs, tag
+        href = attrs.get("href")
+        assert href is None or href.startswith("#"), (tag, href)
+        assert tag not in ("link", "img", "iframe", "object", "embed", "base", "form")
+    assert "url(" not in text and "@import" not in text
+    markup = re.sub(r"<script.*?</script>", "", text, flags=re.S)
+    # Outside the data the report names (base URL, answers), no URL appears in the markup's attributes.
+    assert not re.search(r"""=\s*["']?(https?:|//)""", markup)
+    assert "default-src 'none'" in text  # and the page forbids itself to load anything
+
+
+def test_cells_show_outcome_and_answer_class_by_symbol() -> None:
+    patterns = {"a": "PFPFP", "b": "PPPPP", "c": "FFFFF", "d": "PS-PP"}
+    answers = {"a": ["x", "y", "x", "z", "x"], "b": ["k"] * 5, "c": ["1", "2", "1", "2", "1"]}
+    summary = summary_of(patterns, answers)
+    page = parse(render(summary))
+    assert len(page.rows) == len(patterns)
+    assert all(len(row) == 5 for row in page.rows)  # tasks × n cells
+    assert page.rows[0] == ["✓A", "✗B", "✓A", "✗C", "✓A"]
+    assert page.rows[1] == ["✓A"] * 5
+    assert page.rows[2] == ["✗A", "✗B", "✗A", "✗B", "✗A"]
+    assert page.rows[3] == ["✓", "–", "○", "✓", "✓"]  # no answers recorded: outcome only
+
+
+def test_cell_count_at_mixed_n_and_no_answer_class() -> None:
+    reps = records({"a": "PFP", "b": "PPPPP"}, {"a": ["x", None, "x"]})
+    reps[1].answer_recorded = False
+    summary = build_summary(reps)
+    page = parse(render(summary))
+    assert [len(row) for row in page.rows] == [3, 5]
+    assert page.rows[0] == ["✓A", "✗∅", "✓A"]
+
+
+def test_inconsistent_tasks_get_a_side_by_side_up_to_the_first_differing_call() -> None:
+    summary = summary_of({"flaky": "PFPPP", "steady": "PPPPP"}, {"flaky": ["x", "y", "x", "x", "x"]})
+    text = render(summary)
+    assert 'id="why-0"' in text and 'id="why-1"' not in text
+    section = text[text.index('id="why-0"') :]
+    assert "passing: repetition 1" in section and "failing: repetition 2" in section
+    # The second call differs (m-2 served): it is the highlighted row, marked on both sides.
+    assert section.count('<tr class="diff"><td>2</td>') == 2
+    assert "<mark>m-1 → m-2</mark>" in section
+    assert "call 2, highlighted" in section
+
+
+def test_first_difference() -> None:
+    a = [call("/completions"), call()]
+    assert first_difference(a, copy.deepcopy(a)) is None
+    assert first_difference(a, a[:1]) == 1
+    assert first_difference(a, [call("/completions"), call(tokens=11)]) == 1
+    assert first_difference(a, [call("/embeddings")]) == 0
+    assert first_difference([], []) is None
+
+
+def test_header_shows_verdict_figures_gates_route_and_drift() -> None:
+    summary = summary_of({"a": "PFPFP", "b": "PPPPP"}, min_pass=0.0)
+    summary.tasks[0].repetitions[0].calls[0].base_url = "http://other:1/v1"
+    summary = build_summary([r for t in summary.tasks for r in t.repetitions], run=RunFacts(route=route()))
+    from pytest_consistency.summary import conclude
+
+    conclude(summary, {"consistency_gap_max": 1.0})
+    summary.passed = False
+    text = render(summary)
+    assert "✗ failed" in text and "failed gates: --consistency-gap-max" in text
+    assert "consistency gap" in text and "Mean@5" in text and "pass^5" in text and "pass@5" in text
+    assert "answer disagreement" in text
+    assert "sha256:abcd1234" in text and BASE in text
+    assert "Route drift events" in text and "base URL: 2 different" in text
+
+
+def test_rendering_is_deterministic_and_survives_the_json_report() -> None:
+    summary = summary_of({"a": "PFPFP", "b": "PPPPP"}, {"a": ["x", {"k": [1, 2]}, "x", "z", None]})
+    first = render(summary)
+    assert render(copy.deepcopy(summary)) == first
+    again = SessionSummary.from_dict(json.loads(json.dumps(summary.to_dict())))
+    assert render(again) == first

@@ -1,0 +1,133 @@
+"""JUnit XML without a session: the standalone rendering of a summary, and the annotation of a file shaped like
+the one pytest writes (junit_prefix, record_property, a failure and a teardown error in one testcase)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import xmlschema
+from suites import records
+
+from pytest_consistency.formats import builtin
+from pytest_consistency.formats.junit import _mangle, annotate, render
+from pytest_consistency.result import SessionSummary
+from pytest_consistency.summary import build_summary, conclude
+
+SCHEMA = Path(__file__).parents[2] / "schemas" / "junit-10.xsd"
+SECRET = "sk-test-0123456789abcdefghijklmnopqrstuv"
+
+
+def summary_of(patterns: dict[str, str], min_pass: float = 0.6) -> SessionSummary:
+    summary = conclude(build_summary(records(patterns, {"a": ["x", "y", "x", "x", "y"]}, min_pass=min_pass)), {})
+    summary.exit_status = 0 if summary.passed else 1
+    return summary
+
+
+def props(element: ET.Element) -> dict[str, str]:
+    node = element.find("properties")
+    assert node is not None
+    return {p.get("name", ""): p.get("value", "") for p in node.findall("property")}
+
+
+def strip_testcase_properties(root: ET.Element) -> ET.Element:
+    for testcase in root.iter("testcase"):
+        for node in testcase.findall("properties"):
+            testcase.remove(node)
+    return root
+
+
+def test_the_builtin_junit_format() -> None:
+    fmt = builtin("junit")
+    assert fmt is not None and (fmt.name, fmt.suffix) == ("junit", ".xml")
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "expected"),
+    [
+        ("test_task.py::test_task[a-rep1]", ("test_task", "test_task[a-rep1]")),
+        ("tests/sub/test_x.py::TestC::test_y[a::b-rep2]", ("tests.sub.test_x.TestC", "test_y[a::b-rep2]")),
+        ("test_x.py::test_z[\x07-rep1]", ("test_x", "test_z[#x07-rep1]")),
+    ],
+)
+def test_testcase_names_are_those_pytest_writes(nodeid: str, expected: tuple[str, str]) -> None:
+    assert _mangle(nodeid) == expected
+
+
+def test_standalone_rendering_tolerates_what_the_verdict_tolerates() -> None:
+    summary = summary_of({"a": "PFPPF", "b": "FFFFP", "c": "PPSPP"})
+    root = ET.fromstring(render(summary))
+    (suite,) = root.findall("testsuite")
+    assert [suite.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["15", "4", "0", "1"]
+    cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    a2 = cases["test_task[a-rep2]"]
+    assert a2.find("failure") is None and a2.find("flakyFailure") is not None
+    assert props(a2)["consistency.tolerated"] == "true" and props(a2)["consistency.answer_class"] == "2"
+    assert cases["test_task[b-rep1]"].find("failure") is not None
+    assert props(cases["test_task[b-rep1]"])["consistency.task.verdict"] == "fail"
+    assert cases["test_task[c-rep3]"].find("skipped") is not None
+    assert props(suite)["consistency.passed"] == "false" and props(suite)["consistency.exit_status"] == "1"
+    schema = xmlschema.XMLSchema(SCHEMA)
+    schema.validate(strip_testcase_properties(root))
+
+
+def test_an_interrupted_run_tolerates_nothing() -> None:
+    summary = summary_of({"a": "PFPPF"})
+    summary.run = type(summary.run)(interrupted=True)
+    root = ET.fromstring(render(summary))
+    assert len(root.findall(".//failure")) == 2 and not root.findall(".//flakyFailure")
+
+
+PYTEST_XML = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" \
+errors="1" failures="3" skipped="0" tests="6" time="0.1" timestamp="2025-01-01T00:00:00" hostname="h">\
+<testcase classname="ci.test_task" name="test_task[a-rep1]" time="0.001"><properties><property name="mine" \
+value="1"/></properties></testcase>\
+<testcase classname="ci.test_task" name="test_task[a-rep2]" time="0.001"><failure message="assert 0 KEY">trace KEY\
+</failure><error message="failed on teardown with &quot;RuntimeError&quot;">teardown trace</error></testcase>\
+<testcase classname="ci.test_task" name="test_task[a-rep3]" time="0.001"/>\
+<testcase classname="ci.test_task" name="test_task[b-rep1]" time="0.001"><failure message="assert 0">t</failure>\
+</testcase>\
+<testcase classname="ci.test_task" name="test_task[b-rep2]" time="0.001"><failure message="assert 0">t</failure>\
+</testcase>\
+<testcase classname="ci.test_other" name="test_unrelated" time="0.001"/>\
+</testsuite></testsuites>"""
+
+
+def test_annotate_rewrites_pytests_file(tmp_path: Path) -> None:
+    summary = conclude(build_summary(records({"a": "PFP", "b": "FF"}, min_pass=0.5)), {"consistency_gap_max": 50})
+    path = tmp_path / "out.xml"
+    path.write_text(PYTEST_XML.replace("KEY", SECRET), encoding="utf-8")
+    annotate(path, summary, [SECRET])
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('<?xml version="1.0" encoding="utf-8"?>') and SECRET not in text
+    root = ET.fromstring(text)
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert [suite.get(k) for k in ("tests", "failures", "errors")] == ["7", "2", "0"]  # + the gates testcase
+    cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    assert props(cases["test_task[a-rep1]"])["mine"] == "1"  # record_property kept, ours appended
+    assert props(cases["test_task[a-rep1]"])["consistency.outcome"] == "passed"
+    a2 = cases["test_task[a-rep2]"]
+    assert a2.find("failure") is None and a2.find("error") is None
+    assert a2.findtext("flakyFailure/stackTrace") == "trace <redacted>"
+    assert a2.find("flakyFailure") is not None and a2.find("flakyFailure").get("message") == "assert 0 <redacted>"  # type: ignore[union-attr]
+    assert a2.findtext("flakyError/stackTrace") == "teardown trace"
+    assert props(a2)["consistency.tolerated"] == "true"
+    assert all(cases[f"test_task[b-rep{i}]"].find("failure") is not None for i in (1, 2))
+    assert cases["test_unrelated"].find("properties") is None
+    s = props(suite)
+    assert (
+        s["consistency.gate.consistency_gap.state"] == "pass"
+        and float(s["consistency.gap_pp"]) == summary.consistency_gap_pp
+    )
+    schema = xmlschema.XMLSchema(SCHEMA)
+    schema.validate(strip_testcase_properties(root))
+
+
+def test_annotate_refuses_what_is_not_xml(tmp_path: Path) -> None:
+    path = tmp_path / "out.xml"
+    path.write_text("<testsuites", encoding="utf-8")
+    with pytest.raises(ET.ParseError):
+        annotate(path, summary_of({"a": "PPPPP"}), [])
+    assert path.read_text(encoding="utf-8") == "<testsuites"

@@ -1,0 +1,150 @@
+"""The Markdown job summary as a pure function of summaries built from records: order, alerts, escaping, the
+baseline columns, determinism and the 1 MiB limit."""
+
+from __future__ import annotations
+
+import re
+
+from markdown_it import MarkdownIt
+from suites import records
+
+from pytest_consistency.baseline import compare
+from pytest_consistency.formats import builtin
+from pytest_consistency.formats.markdown import MARGIN, MAX_BYTES, render
+from pytest_consistency.result import Analysis, SessionSummary
+from pytest_consistency.summary import build_summary, conclude
+
+STEADY = {f"steady{i}": "PPPPP" for i in range(5)}
+
+
+def summary_of(
+    patterns: dict[str, str], answers: dict[str, list[object]] | None = None, **gates: float
+) -> SessionSummary:
+    return conclude(build_summary(records(patterns, answers, min_pass=0.6)), gates)
+
+
+def html_of(text: str) -> str:
+    return str(MarkdownIt("commonmark").enable("table").render(text))
+
+
+def rows(table_html: str) -> list[list[str]]:
+    return [
+        re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S) for row in re.findall(r"<tr>(.*?)</tr>", table_html, re.S)
+    ]
+
+
+def test_the_builtin_markdown_format() -> None:
+    fmt = builtin("markdown")
+    assert fmt is not None and (fmt.name, fmt.suffix) == ("markdown", ".md")
+
+
+def test_a_failed_run_says_so_first_with_the_gate_value_and_threshold() -> None:
+    text = render(summary_of({**STEADY, "flaky": "PFPPF", "broken": "FFFFF"}, consistency_gap_max=5.0))
+    lines = text.splitlines()
+    assert lines[0] == "## Consistency: ❌ failed" and lines[2] == "> [!CAUTION]"
+    assert "> - gate --consistency-gap-max: consistency gap 8.6 pp &gt; 5.0 pp  FAILED" in lines
+    assert "> - 1 task(s) failed: broken" in lines
+    assert text.index("[!CAUTION]") < text.index("### Figures") < text.index("### Tasks that need a look (2 of 7)")
+    assert "[!WARNING]" not in text  # no truncation, no inconclusive gate
+
+
+def test_a_passing_run_has_no_alert() -> None:
+    text = render(summary_of(STEADY, consistency_gap_max=5.0))
+    assert text.startswith("## Consistency: ✅ passed\n\nAll 5 scored task(s) met their verdicts; 1 gate(s) passed.")
+    assert "[!" not in text and "No task was inconsistent, failed or regressed." in text
+
+
+def test_an_inconclusive_gate_is_a_warning_and_a_failure_when_counted_so() -> None:
+    reps = records({**STEADY, "flaky": "PFPPF"}, min_pass=0.6)
+    counted_fail = conclude(build_summary(reps, analysis=Analysis(gate_on="bound")), {"consistency_gap_max": 12})
+    text = render(counted_fail)
+    assert "> [!CAUTION]" in text and "straddles 12.0 pp  INCONCLUSIVE" in text
+    counted_pass = conclude(
+        build_summary(reps, analysis=Analysis(gate_on="bound", inconclusive="pass")), {"consistency_gap_max": 12}
+    )
+    text = render(counted_pass)
+    assert text.startswith("## Consistency: ✅ passed\n\n> [!WARNING]\n> - gate --consistency-gap-max: ")
+    assert "[!CAUTION]" not in text
+
+
+def test_figures_render_as_a_table_with_intervals() -> None:
+    summary = summary_of({**STEADY, "flaky": "PFPPF"})
+    table = re.search(r"<table>.*?</table>", html_of(render(summary)), re.S)
+    assert table is not None
+    assert rows(table.group()) == [
+        ["figure", "value", "95 % interval"],
+        ["Mean@5", "93.3 %", "[73.8, 100.0] %"],
+        ["pass^5", "83.3 %", "[35.0, 100.0] %"],
+        ["pass@5", "100.0 %", "[70.2, 100.0] %"],
+        ["consistency gap", "10.0 pp", "[0.0, 42.0] pp"],
+        ["answer disagreement", "n/a", "–"],
+        ["route drift", "n/a", "–"],
+        ["tokens", "n/a", "–"],
+    ]
+
+
+def test_answers_are_escaped_shortened_and_grouped() -> None:
+    long = "x" * 1000
+    answers: dict[str, list[object]] = {"t|<b>": ["a|b", "<script>`x`</script>", "a|b", "line1\nline2", long]}
+    text = render(summary_of({"t|<b>": "PFPFF"}, answers))
+    assert "<script>" not in text and "<details><summary>t|&lt;b&gt;: 4 distinct answer(s) in 5 repetitions" in text
+    html = html_of(text)
+    tables = re.findall(r"<table>.*?</table>", html, re.S)
+    clusters = rows(tables[-1])
+    assert all(len(row) == 5 for row in clusters), clusters  # no escaped character broke a column
+    assert [row[1] for row in clusters[1:]] == [
+        "a|b",
+        "&lt;script&gt;`x`&lt;/script&gt;",
+        "line1<br>line2",
+        "x" * 400 + "… (+600 characters)",
+    ]
+    assert [row[2:] for row in clusters[1:]] == [
+        ["2", "2", "1, 3"],
+        ["1", "0", "2 ✗"],
+        ["1", "0", "4 ✗"],
+        ["1", "0", "5 ✗"],
+    ]
+    assert "<script>" not in html
+
+
+def test_regressions_get_baseline_status_and_p_q_columns() -> None:
+    base = summary_of({**STEADY, "target": "PPPPP", "flaky": "PFPPF"})
+    current = summary_of({**STEADY, "target": "FFFFF", "flaky": "PFPPF"})
+    current.comparison = compare(base, current, label="base.json")
+    text = render(conclude(current, {"consistency_regressions_max": 0}))
+    table = rows(re.findall(r"<table>.*?</table>", html_of(text), re.S)[1])
+    assert table[0] == ["task", "passes", "pass rate 95 %", "verdict", "attribution", "baseline", "p", "q"]
+    target = table[1]
+    assert target[0] == "target" and target[1] == "0/5"
+    assert target[5] == "newly failing 5/5 → 0/5 <strong>REGRESSION</strong>"
+    assert (target[6], target[7]) == ("0.000977", "0.00684")
+    assert "### Baseline" in text and "- baseline base.json: 7 tasks in both runs; 1 significant regression(s)" in text
+
+
+def test_rendering_is_deterministic_and_survives_the_report() -> None:
+    summary = summary_of({**STEADY, "flaky": "PFPPF"}, {"flaky": ["a", "b", "a", {"k": 1}, None]})
+    again = SessionSummary.from_dict(summary.to_dict())
+    assert render(summary) == render(summary) == render(again)
+
+
+def test_a_huge_run_stays_under_one_mebibyte_dropping_answer_clusters_first() -> None:
+    patterns = {f"task{i:04d}": "PFPPF" for i in range(3000)}
+    answers: dict[str, list[object]] = {
+        task: [f"{task} answer {j} " + "lorem ipsum " * 80 for j in range(5)] for task in patterns
+    }
+    summary = summary_of(patterns, answers)
+    text = render(summary)
+    size = len(text.encode("utf-8"))
+    assert MAX_BYTES - MARGIN - 10_000 < size <= MAX_BYTES
+    note = text.rsplit("> [!WARNING]\n", 1)[1]
+    assert re.search(r"left out (\d+) of 3000 answer clusters\.", note)
+    assert "task rows" not in note and "JSON report" in note and "HTML report" in note
+    assert text.count("\n| task | passes") == 1 and len(re.findall(r"^\| task\d{4} ", text, re.M)) == 3000
+    kept = int(re.findall(r"left out (\d+) of 3000", note)[0])
+    assert text.count("<details>") == 3000 - kept
+
+    small = render(summary, max_bytes=200_000)
+    assert len(small.encode("utf-8")) <= 200_000 and "<details>" not in small
+    match = re.search(r"left out (\d+) of 3000 task rows, 3000 of 3000 answer clusters\.", small)
+    assert match is not None
+    assert len(re.findall(r"^\| task\d{4} ", small, re.M)) == 3000 - int(match.group(1))
