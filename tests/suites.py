@@ -149,3 +149,41 @@ def route_settings(**changes: Any) -> Any:
 def session_only(line: str) -> bool:
     """Lines the session prints after the summary that a report cannot know: where it wrote, how to see more."""
     return line.startswith(("report: ", "wrote ", "(-v lists", "TOLERATED "))
+
+
+JUNIT_SCHEMA = Path(__file__).parent / "schemas" / "junit-10.xsd"
+
+
+def strict_schema() -> Any:
+    import xmlschema
+
+    return xmlschema.XMLSchema(JUNIT_SCHEMA)
+
+
+def relaxed_schema() -> Any:
+    """junit-10.xsd plus the one thing pytest writes that it omits: ``<properties>`` in ``<testcase>``."""
+    import xmlschema
+
+    text = JUNIT_SCHEMA.read_text(encoding="utf-8")
+    anchor = '<xs:element ref="skipped"/>\n                    <xs:element ref="error"/>'
+    assert anchor in text
+    return xmlschema.XMLSchema(text.replace(anchor, '<xs:element ref="properties"/>\n' + anchor))
+
+
+def validate_junit(path: Path) -> None:
+    """Valid against junit-10.xsd as is once testcase properties are removed, and with them allowed."""
+    import xml.etree.ElementTree as ET
+
+    relaxed_schema().validate(str(path))
+    tree = ET.parse(path)
+    for testcase in tree.iter("testcase"):
+        for props in testcase.findall("properties"):
+            testcase.remove(props)
+    strict_schema().validate(tree)
+
+
+def junit_props(element: Any) -> dict[str, str]:
+    """The ``<properties>`` of a JUnit element as a dict."""
+    node = element.find("properties")
+    assert node is not None
+    return {p.get("name", ""): p.get("value", "") for p in node.findall("property")}

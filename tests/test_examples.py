@@ -6,11 +6,12 @@ import json
 import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import ROOT, replay_examples
+from suites import ROOT, junit_props, replay_examples, validate_junit
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 
@@ -106,3 +107,21 @@ def test_two_replays_of_the_same_cassettes_never_regress(tmp_path: Path, workers
     comparison = report["summary"]["comparison"]
     assert comparison["regressions"] == 0 and comparison["gap_change_pp"] == 0
     assert {t["status"] for t in comparison["tasks"]} <= {"unchanged", "still flaky"}
+
+
+def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(tmp_path: Path) -> None:
+    xml = tmp_path / "junit.xml"
+    result, report = replay(tmp_path, f"--junitxml={xml}", "--consistency-gap-max=10")
+    assert result.returncode == 0, result.stdout[-3000:]
+    validate_junit(xml)
+    (suite,) = ET.parse(xml).getroot().findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("31", "0", "0")  # 30 + the gates
+    cases = {(c.get("name") or ""): c for c in suite.iter("testcase")}
+    pinned = junit_props(cases["test_pinned[invoice-sender-rep1]"])
+    assert pinned["consistency.task.passes"] == "5/5" and pinned["consistency.task.verdict"] == "pass"
+    sampled = cases["test_sampled[meeting-time-rep1]"]
+    assert sampled.find("failure") is None and sampled.find("flakyFailure") is not None
+    assert junit_props(sampled)["consistency.tolerated"] == "true"
+    assert junit_props(sampled)["consistency.task.attribution"] == "agent"
+    assert float(junit_props(suite)["consistency.gap_pp"]) == report["summary"]["consistency_gap_pp"]
+    assert cases["gates"].find("failure") is None

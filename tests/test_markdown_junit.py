@@ -17,44 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import xmlschema
 from fake_openai import GOOD_KEY, FakeOpenAI
 from markdown_it import MarkdownIt
-from suites import load_report, pattern_suite
+from suites import junit_props as props
+from suites import load_report, pattern_suite, relaxed_schema
+from suites import validate_junit as validate
 
-SCHEMA = Path(__file__).parent / "schemas" / "junit-10.xsd"
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 PATTERNS = {"steady": "PPPPP", "flaky": "PFPPF", "broken": "FFFPF"}
 ANSWERS = {"flaky": ["a", "b", "a", "a", "c|<x>"]}
 CLI = Path(sys.executable).with_name("pytest-consistency")
-
-
-def strict_schema() -> xmlschema.XMLSchema:
-    return xmlschema.XMLSchema(SCHEMA)
-
-
-def relaxed_schema() -> xmlschema.XMLSchema:
-    """junit-10.xsd plus the one thing pytest writes that it omits: ``<properties>`` in ``<testcase>``."""
-    text = SCHEMA.read_text(encoding="utf-8")
-    anchor = '<xs:element ref="skipped"/>\n                    <xs:element ref="error"/>'
-    assert anchor in text
-    return xmlschema.XMLSchema(text.replace(anchor, '<xs:element ref="properties"/>\n' + anchor))
-
-
-def validate(path: Path) -> None:
-    """Valid against junit-10.xsd as is once testcase properties are removed, and with them allowed."""
-    relaxed_schema().validate(str(path))
-    tree = ET.parse(path)
-    for testcase in tree.iter("testcase"):
-        for props in testcase.findall("properties"):
-            testcase.remove(props)
-    strict_schema().validate(tree)
-
-
-def props(element: ET.Element) -> dict[str, str]:
-    node = element.find("properties")
-    assert node is not None
-    return {p.get("name", ""): p.get("value", "") for p in node.findall("property")}
 
 
 def cases_of(root: ET.Element, task: str) -> list[ET.Element]:
