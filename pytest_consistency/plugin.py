@@ -165,6 +165,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         activate(None)
+        # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or Ctrl-C
+        # during the call) teardown never runs, and vcrpy's patches would outlive the repetition in this process.
+        stack = item.stash.get(SCOPE, None)
+        if stack is not None:
+            del item.stash[SCOPE]
+            stack.close()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -518,3 +518,25 @@ def test_every_repetition_skipped_with_a_gate_set_fails_as_not_measurable(pytest
     report = load_report(pytester)
     assert report["tasks"][0]["verdict"] == "skipped"
     assert_one_story(result, report)
+
+
+@pytest.mark.parametrize("how", ["pytest.exit('stop', returncode=0)", "raise KeyboardInterrupt"])
+def test_a_session_cut_short_mid_repetition_leaves_no_http_patch_behind(pytester: pytest.Pytester, how: str) -> None:
+    """Teardown never runs when the protocol is cut short: the repetition's cassette scope must still close, or
+    vcrpy's patches outlive the session in this process and break every later HTTP call."""
+    import httpx2
+    import vcr.patch
+
+    pytester.makepyfile(
+        test_cut=f"""
+        import pytest
+
+        @pytest.mark.repeat_consistency(n=3)
+        def test_cut(consistency):
+            if consistency.repeat == 2:
+                {how}
+        """
+    )
+    result = pytester.runpytest()
+    assert result.ret != pytest.ExitCode.OK
+    assert httpx2.HTTPTransport.handle_request is vcr.patch._Httpx2HttpTransport_handle_request  # unpatched
