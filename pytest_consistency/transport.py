@@ -12,6 +12,7 @@ Two seams, one recording path (``send`` / ``send_async``):
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
 import re
@@ -229,6 +230,12 @@ async def send_async(
     return _tapped(response, attempt, is_async=True)
 
 
+@functools.cache
+def shared_ssl_context(module: ModuleType) -> Any:
+    """The default verifying TLS context of ``module`` (httpx or httpx2), built once: what ``verify=True`` builds."""
+    return module.create_ssl_context()
+
+
 def recording_transport(
     module: ModuleType,
     ledger: Ledger | None,
@@ -242,6 +249,9 @@ def recording_transport(
     With ``replay_only`` it refuses to send outside a marked repetition: there is no cassette to answer, so the
     request would go live with a placeholder key (or a real one exported in CI).
     """
+    # One TLS context per HTTP module for the whole process: building one loads the CA bundle (~40 ms), which a
+    # new transport per repetition paid every time, even for a loopback http:// route or a replay.
+    transport_kwargs.setdefault("verify", shared_ssl_context(module))
     if is_async:
         inner_async = module.AsyncHTTPTransport(**transport_kwargs)
 

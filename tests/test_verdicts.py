@@ -537,6 +537,6 @@ def test_a_session_cut_short_mid_repetition_leaves_no_http_patch_behind(pytester
                 {how}
         """
     )
-    result = pytester.runpytest()
+    result = pytester.runpytest(no_reraise_ctrlc=True)  # in-process: this process's patches are what is checked
     assert result.ret != pytest.ExitCode.OK
     assert httpx2.HTTPTransport.handle_request is vcr.patch._Httpx2HttpTransport_handle_request  # unpatched

@@ -1,0 +1,140 @@
+"""Figure 5: the end of a session (summary, gates, JSON report, other formats) at scale, without pytest.
+
+Why without pytest: a 10,000-task session would take minutes to run only to reach the part measured here, and the
+end of session is a pure function of the repetition records. So this builds ``RepetitionResult`` records the way
+a session would have collected them (one call per repetition, about a third of the tasks inconsistent, some with
+disagreeing answers) and times what ``finish.summarise`` does with them: ``build_summary``, ``conclude``,
+``SessionSummary.to_dict`` dumped as JSON, and the terminal, Markdown and HTML renders when those formats exist.
+
+Each measurement runs in a fresh process (``python benchmarks/session_end.py TASKS N [--memory]``, one JSON line
+on stdout) so that one size's garbage and allocator state do not leak into the other's; peak memory is taken by
+``tracemalloc`` in a separate run, since tracing slows the code it measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+import tracemalloc
+from typing import Any
+
+from pytest_consistency.formats import builtin
+from pytest_consistency.records import CallRecord, RepetitionResult
+from pytest_consistency.redact import redact_strings, redact_text
+from pytest_consistency.result import RouteSettings, RunFacts
+from pytest_consistency.summary import build_summary, conclude
+
+BASE = "http://127.0.0.1:8000/v1"
+#: Formats rendered besides the JSON report, when this version of the plugin has them.
+FORMATS = ("terminal", "markdown", "html")
+#: The gates a CI run would set, so that ``conclude`` decides something (keys are ``Gate.dest``).
+THRESHOLDS: dict[str, float | None] = {
+    "consistency_gap_max": 40.0,
+    "answer_disagreement_max": 50.0,
+    "pass_hat_k_min": 50.0,
+    "route_drift_max": 0.0,
+}
+#: A live session knows its key and redacts every output with it (``finish.known_secrets``).
+SECRETS = ["sk-benchmark-secret-0123456789abcdef"]
+
+
+def synthetic_records(tasks: int, n: int, seed: int = 11) -> list[RepetitionResult]:
+    """``tasks`` x ``n`` repetition records with one call each, from a fixed seed."""
+    rng = random.Random(seed)
+    reps = []
+    for t in range(tasks):
+        rate = rng.choice([1.0, 1.0, 0.8, 0.5, 0.0])
+        answers = [f"answer {t} variant {v}" for v in range(1 if rate in (0.0, 1.0) else 3)]
+        for r in range(1, n + 1):
+            answer = rng.choice(answers)
+            call = CallRecord(
+                method="POST",
+                url=BASE + "/chat/completions",
+                base_url=BASE,
+                key_fingerprint="sha256:0f1e2d3c",
+                model_requested="fake-model",
+                model_served="fake-model",
+                system_fingerprint="fp_test",
+                status=200,
+                latency_ms=round(rng.uniform(1, 50), 3),
+                prompt_tokens=7,
+                completion_tokens=3,
+                total_tokens=10,
+                replayed=True,
+            )
+            reps.append(
+                RepetitionResult(
+                    task_id=f"tests/test_tasks_{t // 100:03d}.py::test_task[{t}]",
+                    nodeid=f"tests/test_tasks_{t // 100:03d}.py::test_task[{t}-rep{r}]",
+                    repeat=r,
+                    n=n,
+                    k=n,
+                    min_pass=0.0,
+                    order=t,
+                    outcome="passed" if rng.random() < rate else "failed",
+                    answer_recorded=True,
+                    answer=answer,
+                    normalized=answer,
+                    duration=round(rng.uniform(0.001, 0.01), 6),
+                    calls=[call],
+                    cassette=f"cassettes/test_tasks/test_task_{t}/rep-{r}.yaml",
+                )
+            )
+    return reps
+
+
+def end_of_session(reps: list[RepetitionResult]) -> dict[str, float]:
+    """What the controller does after the last repetition; seconds per step."""
+    steps: dict[str, float] = {}
+    start = time.perf_counter()
+    route = RouteSettings(BASE, "fake-model", "sha256:0f1e2d3c", "OPENAI_API_KEY", False, 60.0, 1, None, None, 1)
+    summary = build_summary(reps, run=RunFacts(route=route, record_mode="none"))
+    steps["build_summary"] = time.perf_counter() - start
+    mark = time.perf_counter()
+    conclude(summary, THRESHOLDS)
+    steps["conclude"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    data = summary.to_dict()
+    steps["to_dict"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    data = redact_strings(data, SECRETS)
+    steps["redact"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    json.dumps(data, indent=2, sort_keys=False, allow_nan=False)  # as formats.json_report.write_atomic
+    steps["json_dumps"] = time.perf_counter() - mark
+    for name in FORMATS:
+        fmt = builtin(name)
+        if fmt is None:
+            continue
+        mark = time.perf_counter()
+        redact_text(fmt.render(summary), SECRETS)  # as finish.write_outputs
+        steps[name] = time.perf_counter() - mark
+    steps["total"] = time.perf_counter() - start
+    return steps
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("tasks", type=int)
+    parser.add_argument("n", type=int)
+    parser.add_argument("--memory", action="store_true", help="trace allocations and report the peak instead")
+    args = parser.parse_args(argv)
+    reps = synthetic_records(args.tasks, args.n)
+    result: dict[str, Any] = {"tasks": args.tasks, "n": args.n}
+    if args.memory:
+        tracemalloc.start()
+        end_of_session(reps)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        result["peak_bytes"] = peak
+    else:
+        result["seconds"] = end_of_session(reps)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
