@@ -196,8 +196,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
                 pytrace=False,
             )
-        path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
+        path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
+            path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
             active.cassette = display_path(path, item.config.rootpath)
             item.stash[CASSETTE_EXISTED] = path.is_file()
         active.recording = mode != "none"
