@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import load_report as report
 from suites import without_timings
 
 from pytest_consistency.cassettes import Persister, Scrubber, SecretInCassetteError, cassette_path
@@ -30,10 +30,6 @@ def test_task(pinned_client, pinned_route, consistency):
 
 def suite(model: str = "fake-model", body: str = AGENT) -> str:
     return f"MODEL = {model!r}\n" + body
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "report.json").read_text())
 
 
 def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI
 from gateways import MASTER_KEY, UPSTREAM_KEY, litellm_proxy
+from suites import load_report as report
 
 
 @pytest.fixture(autouse=True)
@@ -46,10 +45,6 @@ def test_gateway(pinned_client, pinned_route, consistency):
         model=pinned_route.model, messages=[{{"role": "user", "content": "items under 20?"}}])
     consistency.record(reply.choices[0].message.content)
 """
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "report.json").read_text())
 
 
 def test_gateway_fallback_is_route_drift(pytester: pytest.Pytester, proxy: str, gateway_env: None) -> None:

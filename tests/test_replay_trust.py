@@ -6,13 +6,12 @@ differ from its recording, or to turn one bad file into a session crash.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import load_report as report
 from suites import run_recorded, without_timings
 
 from pytest_consistency.keys import fingerprint
@@ -34,10 +33,6 @@ def test_task(pinned_client, consistency):
 
 def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
     return run_recorded(pytester, fake.base_url, mode, *args)
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "report.json").read_text())
 
 
 def cassette(pytester: pytest.Pytester, repeat: int) -> Path:

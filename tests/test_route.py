@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
-from typing import Any
 
 import fake_openai
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import load_report as report
 from suites import without_timings
 
 AGENT = """
@@ -34,10 +33,6 @@ def run(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.RunRe
         "--consistency-report=report.json",
         *args,
     )
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "report.json").read_text())
 
 
 def assert_no_key(pytester: pytest.Pytester, result: pytest.RunResult) -> None:
