@@ -61,6 +61,8 @@ class Collector:
 
     def __init__(self) -> None:
         self.repetitions: dict[str, RepetitionResult] = {}
+        #: The same repetitions by task, so a task's outcomes so far are read without scanning the session.
+        self.by_task: dict[str, list[RepetitionResult]] = {}
         self.failed_nodeids: set[str] = set()
         self.worker_equivalence_plugins: set[str] = set()
         #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
@@ -70,11 +72,17 @@ class Collector:
         """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
         rep = self.repetitions.get(nodeid)
         if rep is None:
-            self.repetitions[nodeid] = RepetitionResult(
-                task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
+            self._keep(
+                RepetitionResult(
+                    task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
+                )
             )
             return True
         return rep.outcome == "not run"
+
+    def _keep(self, rep: RepetitionResult) -> None:
+        self.repetitions[rep.nodeid] = rep
+        self.by_task.setdefault(rep.task_id, []).append(rep)
 
     def add(self, report: pytest.TestReport) -> None:
         if report.failed:
@@ -95,7 +103,7 @@ class Collector:
                 min_pass=data["min_pass"],
                 order=data["order"],
             )
-            self.repetitions[report.nodeid] = rep
+            self._keep(rep)
         rep.calls = [from_data(CallRecord, call) for call in data["calls"]]
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]

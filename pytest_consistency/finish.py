@@ -266,7 +266,7 @@ def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, s
     rep = state.collector.repetitions.get(report.nodeid)
     if rep is None:
         return None
-    others = [r for r in state.collector.repetitions.values() if r.task_id == rep.task_id and r.nodeid != rep.nodeid]
+    others = [r for r in state.collector.by_task.get(rep.task_id, ()) if r.nodeid != rep.nodeid]
     passes = sum(r.succeeded for r in others if r.scored)
     failures = sum(not r.succeeded for r in others if r.scored) + 1
     if decided(passes, failures, rep.n, rep.min_pass) != "pass":
