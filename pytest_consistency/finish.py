@@ -143,7 +143,7 @@ def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginS
         return
     # Render from a redacted copy, so each format escapes the redaction marker like any other text; then redact
     # the text again, for whatever a format added of its own.
-    redacted = SessionSummary.from_dict(redact_strings(summary.to_dict(), secrets))
+    redacted = SessionSummary.from_dict(redacted_report(summary, state))
     for name, option, path in wanted:
         try:
             fmt = config.hook.pytest_consistency_report_format(name=name, config=config)
@@ -274,9 +274,21 @@ def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, s
     return TOLERATED, "t", ("TOLERATED", {"yellow": True})
 
 
+def redacted_report(summary: SessionSummary, state: PluginState) -> dict[str, Any]:
+    """The report's data with every secret redacted, computed once for the JSON report and every other output.
+
+    Only ``errors`` change after the verdict is settled (an output that cannot be written, a hook that raised), so
+    the data is computed again only when they did; at 10,000 tasks x 10 redaction is the costliest step of the end.
+    """
+    errors = tuple(summary.errors)
+    if state.redacted is None or state.redacted[0] != errors:
+        state.redacted = (errors, redact_strings(summary.to_dict(), known_secrets(state)))
+    return state.redacted[1]
+
+
 def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
     try:
-        write_atomic(path, redact_strings(summary.to_dict(), known_secrets(state)))
+        write_atomic(path, redacted_report(summary, state))
     except (OSError, ValueError, TypeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         error = f"cannot write the report to {path} ({reason}); choose a writable path with --consistency-report"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +37,8 @@ class PluginState:
     collection_errors: int = 0
     #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
     board: Board | None = None
+    #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).
+    redacted: tuple[tuple[str, ...], dict[str, Any]] | None = None
     #: Other outputs written at the end of the session, as ``format: path``.
     written: list[str] = field(default_factory=list)
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.

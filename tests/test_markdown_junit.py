@@ -243,3 +243,15 @@ def test_a_run_that_only_a_gate_failed_is_red_on_a_test_dashboard(pytester: pyte
     failure = gates.find("failure")
     assert failure is not None
     assert failure.get("message") == "gate --consistency-gap-max: consistency gap 60.0 pp > 10.0 pp  FAILED"
+
+
+def test_outputs_written_after_a_hook_raised_carry_its_error(pytester: pytest.Pytester) -> None:
+    """The report data is redacted once and reused; an error that arrives later must still reach every output."""
+    pytester.makeconftest(
+        "def pytest_consistency_summary(summary, config):\n    raise RuntimeError('dashboard is down')\n"
+    )
+    pytester.makepyfile(test_task=pattern_suite({"a": "PPP"}))
+    result = pytester.runpytest("--consistency-report=report.json", "--consistency-md=summary.md")
+    assert result.ret == 0  # a hook that raises is an error line; the verdict the gates reached stands
+    assert any("dashboard is down" in e for e in load_report(pytester)["summary"]["errors"])
+    assert "dashboard is down" in (pytester.path / "summary.md").read_text(encoding="utf-8")
