@@ -56,6 +56,14 @@ def binomial_pmf(n: int, p: float) -> list[float]:
     return [math.exp(lc[j] + j * lp + (n - j) * lq) for j in range(n + 1)]
 
 
+def _mass(n: int, p: float, outcomes: range) -> float:
+    """P(X in outcomes) for X ~ Binomial(n, p), 0 < p < 1, summed term by term in log space (no cancellation)."""
+    lc = _log_comb(n)
+    lp = math.log(p)
+    lq = math.log1p(-p)
+    return math.fsum(math.exp(lc[j] + j * lp + (n - j) * lq) for j in outcomes)
+
+
 def binomial_sf(c: int, n: int, p: float) -> float:
     """P(X >= c) for X ~ Binomial(n, p), summed term by term (no cancellation)."""
     if c <= 0:
@@ -66,10 +74,7 @@ def binomial_sf(c: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
-    lc = _log_comb(n)
-    lp = math.log(p)
-    lq = math.log1p(-p)
-    return math.fsum(math.exp(lc[j] + j * lp + (n - j) * lq) for j in range(c, n + 1))
+    return _mass(n, p, range(c, n + 1))
 
 
 def binomial_cdf(c: int, n: int, p: float) -> float:
@@ -82,10 +87,7 @@ def binomial_cdf(c: int, n: int, p: float) -> float:
         return 1.0
     if p >= 1.0:
         return 0.0
-    lc = _log_comb(n)
-    lp = math.log(p)
-    lq = math.log1p(-p)
-    return math.fsum(math.exp(lc[j] + j * lp + (n - j) * lq) for j in range(c + 1))
+    return _mass(n, p, range(c + 1))
 
 
 def _beta_log_density(p: float, a: int, b: int) -> float:
