@@ -300,47 +300,144 @@ def respx_active(module_name: str) -> bool:
     return bool(mocker is not None and mocker.routers and getattr(mocker, "_patches", None))
 
 
-@contextlib.contextmanager
-def in_process_unpatched() -> Iterator[None]:
-    vcr_patch = sys.modules.get("vcr.patch")
-    saved: list[tuple[type, str, Any]] = []
-    for module_name, class_name, method, original_name in _IN_PROCESS:
-        module = sys.modules.get(module_name)
-        original = getattr(vcr_patch, original_name, None)
-        cls = getattr(module, class_name, None) if module else None
-        if cls is not None and original is not None:
-            saved.append((cls, method, getattr(cls, method)))
-            setattr(cls, method, original)
-    try:
-        yield
-    finally:
-        for cls, method, patched in reversed(saved):
-            setattr(cls, method, patched)
+class _Switch:
+    """Stands in for "the cassette of the running repetition" in vcrpy's patches, which are built only once."""
+
+    def __init__(self, target: Any) -> None:
+        self.__dict__["target"] = target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["target"], name)
+
+    # Special methods are looked up on the type, past ``__getattr__``: forward the ones a cassette has.
+    def __len__(self) -> int:
+        return len(self.__dict__["target"])
+
+    def __contains__(self, request: Any) -> bool:
+        return request in self.__dict__["target"]
+
+    def __str__(self) -> str:
+        return str(self.__dict__["target"])
+
+
+_ABSENT = object()
+#: What vcrpy's patch builder imports and patches: when one of these is another module object than at build time
+#: (pytester's in-process sessions import them afresh), the patches would miss the classes now in use.
+_PATCHED_MODULES = (
+    "vcr.patch",
+    "http.client",
+    "requests",
+    "urllib3.connection",
+    "urllib3.connectionpool",
+    "botocore.awsrequest",
+    "httplib2",
+    "tornado.simple_httpclient",
+    "tornado.curl_httpclient",
+    "aiohttp.client",
+    "httpx",
+    "httpx2",
+)
+
+
+class Patches:
+    """vcrpy's patchers, built once around a ``_Switch`` and entered for each repetition's cassette.
+
+    Why: vcrpy builds its patchers anew for every cassette: an import attempt for every HTTP library it knows
+    (a failed import is not cached, so absent ones search ``sys.path`` each time), a subclass per connection
+    class and a closure per transport. That was ~1.5 ms of every repetition, most of the plugin's cost even when
+    a repetition makes no request. Entering prepared patchers costs a tenth of it.
+
+    The patches of in-process transports (``MockTransport``, ``WSGITransport``, ``ASGITransport``) are left out:
+    their traffic never leaves the process and needs no cassette in any mode. A set is rebuilt when it has gone
+    stale: a patched module was imported afresh, or a patched attribute is no longer what it was at build time
+    (another library patched it in between, whose patch vcrpy's closures must wrap).
+    """
+
+    def __init__(self, cassette: Any) -> None:
+        from vcr.patch import CassettePatcherBuilder
+
+        self.switch = _Switch(cassette)
+        self.modules = self._modules()
+        in_process = self._in_process()
+        #: In vcrpy's order: ``mock.patch.object`` patchers, and context managers that close the connections a
+        #: cassette left in urllib3's pools (``ConnectionRemover``).
+        self.managers = [
+            m
+            for m in CassettePatcherBuilder(self.switch).build()
+            if not hasattr(m, "getter") or (m.getter(), m.attribute) not in in_process
+        ]
+        self.patchers = [m for m in self.managers if hasattr(m, "getter")]
+        self.originals = [getattr(p.getter(), p.attribute, _ABSENT) for p in self.patchers]
+
+    @staticmethod
+    def _modules() -> tuple[Any, ...]:
+        return tuple(sys.modules.get(name) for name in _PATCHED_MODULES)
+
+    @staticmethod
+    def _in_process() -> set[tuple[Any, str]]:
+        found = set()
+        for module_name, class_name, method, _ in _IN_PROCESS:
+            cls = getattr(sys.modules.get(module_name), class_name, None)
+            if cls is not None:
+                found.add((cls, method))
+        return found
+
+    def fresh(self) -> bool:
+        if any(a is not b for a, b in zip(self._modules(), self.modules, strict=True)):
+            return False
+        pairs = zip(self.patchers, self.originals, strict=True)
+        return all(getattr(p.getter(), p.attribute, _ABSENT) is original for p, original in pairs)
+
+    @contextlib.contextmanager
+    def applied(self, cassette: Any) -> Iterator[None]:
+        self.switch.__dict__["target"] = cassette
+        try:
+            with contextlib.ExitStack() as stack:
+                for manager in self.managers:
+                    stack.enter_context(manager)
+                yield
+        finally:
+            for manager in self.managers:
+                # A remover keeps the connections of the cassette it served; the next cassette starts with none.
+                connections = getattr(manager, "_connection_pool_to_connections", None)
+                if connections is not None:
+                    connections.clear()
+
+
+_patches: Patches | None = None
+
+
+def patches_for(cassette: Any) -> Patches:
+    """The process's prepared patches, rebuilt when stale (see ``Patches``)."""
+    global _patches
+    if _patches is None or not _patches.fresh():
+        _patches = Patches(cassette)
+    return _patches
+
+
+#: Options of vcrpy's merged configuration that belong to its context manager, not to the cassette.
+_NOT_CASSETTE = ("path_transformer", "func_path_generator", "record_on_exception")
 
 
 @contextlib.contextmanager
 def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep: Any) -> Iterator[Any]:
-    """Enter the cassette; on the way out save it only if ``keep()`` says the repetition is worth keeping."""
-    manager = make_vcr(mode, scrubber, rerecord).use_cassette(str(path))
-    cassette = manager.__enter__()
-    try:
-        with in_process_unpatched():
-            yield cassette
-    except BaseException as exc:
-        manager.__exit__(type(exc), exc, exc.__traceback__)
-        raise
-    count_unobserved(cassette)
-    dropped = RuntimeError("repetition failed while recording")
-    if keep():
-        try:
-            manager.__exit__(None, None, None)
-        except BaseException:
-            # vcrpy saves before it unpatches: after a refused or failed write, finish the exit without saving,
-            # or every later request in the process would still go through this cassette's patches.
-            manager.__exit__(RuntimeError, dropped, None)
-            raise
-    else:
-        manager.__exit__(RuntimeError, dropped, None)
+    """Enter the cassette; on the way out save it only if ``keep()`` says the repetition is worth keeping.
+
+    What vcrpy's ``use_cassette`` does, on prepared patches: load, patch, run, save (never after an exception),
+    unpatch. The patches are removed even when the save fails, or every later request in the process would
+    still go through this cassette.
+    """
+    from vcr.cassette import Cassette
+
+    config = make_vcr(mode, scrubber, rerecord).get_merged_config(path=str(path))
+    for name in _NOT_CASSETTE:
+        config.pop(name, None)
+    cassette = Cassette.load(**config)
+    with patches_for(cassette).applied(cassette):
+        yield cassette
+        count_unobserved(cassette)
+        if keep():
+            cassette._save()
 
 
 def count_unobserved(cassette: Any) -> None:
@@ -386,7 +483,13 @@ def repetition_scope(
     from .network import blocked
 
     with contextlib.ExitStack() as stack:
-        if path is not None and mode != "off" and vcr_available():
+        if path is not None and mode == "none" and not path.is_file():
+            # Nothing to replay: vcrpy (imported, patched, unpatched) would only refuse every request. The
+            # plugin's transports refuse httpx and httpx2 requests themselves, the network block everything else.
+            state = current()
+            if state is not None:
+                state.cassette_absent = True
+        elif path is not None and mode != "off" and vcr_available():
             stack.enter_context(use_cassette(path, mode, scrubber, rerecord, keep))
         if mode == "none":
             stack.enter_context(blocked("cassettes are replayed only (--consistency-record=none)"))

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from .result import GateOn, GateResult, GateState, SessionSummary
-from .stats.interval import Interval
-from .stats.planning import repetitions_to_decide
+if TYPE_CHECKING:  # the option table reads the declarations at import; the result model loads at the session end
+    from .result import GateOn, GateResult, GateState, SessionSummary
+    from .stats.interval import Interval
 
-Reader = Callable[[SessionSummary], "float | None"]
-IntervalReader = Callable[[SessionSummary], "Interval | None"]
+Reader = Callable[["SessionSummary"], "float | None"]
+IntervalReader = Callable[["SessionSummary"], "Interval | None"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class Gate:
 
 
 def _scaled(interval: Interval | None, factor: float) -> Interval | None:
+    from .stats.interval import Interval
+
     return None if interval is None else Interval(interval.low * factor, interval.high * factor)
 
 
@@ -115,6 +117,9 @@ BY_DEST = {gate.dest: gate for gate in GATES}
 
 def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
     """One gate against its threshold, on the point or on the bound as the summary's analysis says."""
+    from .result import GateResult
+    from .stats.planning import repetitions_to_decide
+
     analysis = summary.analysis
     value = gate.value(summary)
     interval = gate.interval(summary) if gate.interval is not None and analysis.gate_on == "bound" else None

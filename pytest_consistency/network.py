@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from . import imports
 
 _AF_UNIX = getattr(socket, "AF_UNIX", None)
 # The audit events whose second argument is the peer address; sendmsg's is None on a connected socket.
@@ -35,7 +36,7 @@ _lock = threading.Lock()  # guards everything below but the hook's lock-free rea
 _reasons: list[str] = []  # one per active block, latest last; empty: nothing is blocked
 _hook_added = False
 _hook_live = False  # set by the hook itself, on the probe event
-_uvloop_absent = False
+_uvloop_unsubscribe: Callable[[], None] | None = None
 _uvloop_saved: list[tuple[type, str, Any]] = []
 
 
@@ -107,22 +108,23 @@ def _add_hook() -> None:
     sys.audit(_PROBE)
 
 
-def _uvloop() -> Any:
-    """uvloop if installed, imported now so that a later ``import uvloop`` inside the block gets the wrapped one."""
-    global _uvloop_absent
-    if _uvloop_absent:
-        return None
-    try:
-        return importlib.import_module("uvloop")
-    except ImportError:
-        _uvloop_absent = True
-        return None
-
-
 def _wrap_uvloop() -> None:
-    uvloop = _uvloop()
+    """Wrap uvloop's loop if it is imported, else the moment it is imported inside the block (never import it)."""
+    global _uvloop_unsubscribe
+    uvloop = sys.modules.get("uvloop")
     if uvloop is None:
+        _uvloop_unsubscribe = imports.when_imported("uvloop", _wrap_imported_uvloop)
         return
+    _wrap_loop(uvloop)
+
+
+def _wrap_imported_uvloop(uvloop: Any) -> None:
+    with _lock:
+        if _reasons and not _uvloop_saved:
+            _wrap_loop(uvloop)
+
+
+def _wrap_loop(uvloop: Any) -> None:
     loop_cls = uvloop.Loop  # a Python subclass of the Cython loop, so its attributes can be set
     for name in _UVLOOP_METHODS:
         _uvloop_saved.append((loop_cls, name, loop_cls.__dict__.get(name, _ABSENT)))
@@ -130,6 +132,10 @@ def _wrap_uvloop() -> None:
 
 
 def _unwrap_uvloop() -> None:
+    global _uvloop_unsubscribe
+    if _uvloop_unsubscribe is not None:
+        _uvloop_unsubscribe()
+        _uvloop_unsubscribe = None
     while _uvloop_saved:
         loop_cls, name, saved = _uvloop_saved.pop()
         if saved is _ABSENT:

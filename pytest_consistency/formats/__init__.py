@@ -10,9 +10,10 @@ registered trylast, is :func:`builtin`), so a conftest can replace one or add it
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..result import SessionSummary
+if TYPE_CHECKING:  # the plugin names this package at import; the result model is needed only at the session end
+    from ..result import SessionSummary
 
 #: Built-in format name -> module (each module defines ``FORMAT``); imported on first use.
 BUILTIN = {
