@@ -1,52 +1,58 @@
-"""OpenAI clients built from the pinned route, with the recording transport inside.
+"""SDK clients built from a pinned route, with the recording transport inside.
 
-Supports openai 2.x (httpx) and 3.x (httpx2): the transport is built from whichever module the SDK's
-``DefaultHttpxClient`` derives from, so vcrpy and the class-level observer see the same classes.
+What differs between SDKs (which client class, which HTTP library, how the key is passed) is the provider's
+(``providers``); the recording transport, the token budget and the throttle are the same for all of them.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .budget import Ledger
 from .route import Route
 from .transport import recording_transport
 
-
-def _sdk() -> Any:
-    try:
-        return importlib.import_module("openai")
-    except ImportError:
-        raise RuntimeError(
-            "the pinned_client fixtures need the openai SDK: pip install 'pytest-consistency[openai]'"
-        ) from None
+if TYPE_CHECKING:
+    from .providers import Provider
+    from .throttle import Throttle
 
 
-def _http_module(openai: Any, is_async: bool) -> Any:
-    base = openai.DefaultAsyncHttpxClient if is_async else openai.DefaultHttpxClient
-    for cls in base.__mro__:
-        name = cls.__module__.split(".")[0]
-        if name in ("httpx", "httpx2"):
-            return importlib.import_module(name)
-    raise RuntimeError(f"cannot tell which HTTP library openai {openai.__version__} uses")
+def provider_of(route: Route) -> Provider:
+    from .providers import UnknownProvider, builtin
+
+    provider = builtin(route.provider)
+    if provider is None:
+        raise UnknownProvider(f"no provider called {route.provider!r}")
+    return provider
 
 
-def defaults_of(route: Route) -> dict[str, Any]:
-    return {"model": route.model, "temperature": route.temperature, "seed": route.seed}
+def defaults_of(route: Route, provider: Provider | None = None) -> dict[str, Any]:
+    names = (provider or provider_of(route)).defaults
+    values = {"model": route.model, "temperature": route.temperature, "seed": route.seed}
+    return {name: values.get(name) for name in names}
 
 
-def build_client(route: Route, ledger: Ledger | None, is_async: bool = False, api_key: str | None = None) -> Any:
-    """``openai.OpenAI`` (or ``AsyncOpenAI``) on the route: its base URL, key, timeout and retries."""
-    openai = _sdk()
-    module = _http_module(openai, is_async)
-    transport = recording_transport(module, ledger, defaults_of(route), is_async, replay_only=route.replay_only)
-    http_class = openai.DefaultAsyncHttpxClient if is_async else openai.DefaultHttpxClient
-    client_class = openai.AsyncOpenAI if is_async else openai.OpenAI
-    return client_class(
-        api_key=api_key or route.api_key,
-        base_url=route.base_url,
-        timeout=route.timeout,
-        max_retries=route.max_retries,
-        http_client=http_class(transport=transport, timeout=route.timeout),
+def build_client(
+    route: Route,
+    ledger: Ledger | None,
+    is_async: bool = False,
+    api_key: str | None = None,
+    provider: Provider | None = None,
+    throttle: Throttle | None = None,
+) -> Any:
+    """The provider's SDK client (``openai.OpenAI``, ``anthropic.Anthropic``, or async) on the route."""
+    provider = provider or provider_of(route)
+    transport = recording_transport(
+        provider.http_module(is_async),
+        ledger,
+        defaults_of(route, provider),
+        is_async,
+        replay_only=route.replay_only,
+        endpoints=provider.sampling_endpoints,
+        throttle=throttle,
     )
+    if api_key is not None:
+        from dataclasses import replace
+
+        route = replace(route, api_key=api_key)
+    return provider.client(route, transport, is_async)

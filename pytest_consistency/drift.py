@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .records import CallRecord
@@ -64,7 +64,15 @@ def _distinct(values: Iterable[str | None]) -> list[str]:
     return sorted({value for value in values if value})
 
 
-def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute, unobserved: int = 0) -> TaskDrift:
+def task_drift(
+    repetitions: Sequence[Sequence[CallRecord]],
+    pinned: PinnedRoute,
+    unobserved: int = 0,
+    others: Mapping[str, PinnedRoute] | None = None,
+) -> TaskDrift:
+    """Drift of one task's calls: each provider's calls against that provider's pinned route (``pinned`` is the
+    OpenAI route's, ``others`` the rest by provider); a call of a provider without a pinned route is compared
+    across repetitions only. Counts and errors are over all calls."""
     drift = TaskDrift()
     drift.unobserved = unobserved
     calls = [call for rep in repetitions for call in rep]
@@ -98,18 +106,24 @@ def task_drift(repetitions: Sequence[Sequence[CallRecord]], pinned: PinnedRoute,
         elif values and pinned_value and values[0] != pinned_value:
             flag(kind, f"{label}: {values[0]}, not the pinned {pinned_value}")
 
-    check("base_url", "base URL", _distinct(c.base_url for c in calls), pinned.base_url)
-    check("key", "key fingerprint", _distinct(c.key_fingerprint for c in calls), pinned.key_fingerprint)
-    check("model_requested", "model requested", _distinct(c.model_requested for c in calls), pinned.model)
-
-    answered = [c for c in calls if c.model_served and c.status is not None and c.status < 400]
-    served = _distinct(c.model_served for c in answered)
-    if len(served) > 1:
-        flag("model_served", f"model served: {len(served)} different ({', '.join(served)})")
-    for call in answered:
-        if call.model_requested and call.model_served and not is_snapshot_of(call.model_served, call.model_requested):
-            flag("model_served", f"asked for {call.model_requested}, served {call.model_served}")
-            break
+    providers = sorted({c.provider for c in calls})
+    unpinned = PinnedRoute(None, None, None, pinned.retries_max)
+    for provider in providers:
+        group = [c for c in calls if c.provider == provider]
+        route = pinned if provider == "openai" else (others or {}).get(provider, unpinned)
+        prefix = "" if providers == ["openai"] else f"{provider} "
+        check("base_url", f"{prefix}base URL", _distinct(c.base_url for c in group), route.base_url)
+        check("key", f"{prefix}key fingerprint", _distinct(c.key_fingerprint for c in group), route.key_fingerprint)
+        check("model_requested", f"{prefix}model requested", _distinct(c.model_requested for c in group), route.model)
+        answered = [c for c in group if c.model_served and c.status is not None and c.status < 400]
+        served = _distinct(c.model_served for c in answered)
+        if len(served) > 1:
+            flag("model_served", f"{prefix}model served: {len(served)} different ({', '.join(served)})")
+        for call in answered:
+            requested, model = call.model_requested, call.model_served
+            if requested and model and not is_snapshot_of(model, requested):
+                flag("model_served", f"asked for {call.model_requested}, served {call.model_served}")
+                break
 
     deployments = _distinct(c.gateway.get("x-litellm-model-id") for c in calls)
     if len(deployments) > 1:

@@ -175,6 +175,12 @@ def analysis_of(settings: Settings) -> Analysis:
     )
 
 
+def used_routes(state: PluginState) -> set[str]:
+    """Routes whose fixtures were collected here, or whose API was called (an xdist controller collects nothing)."""
+    called = {c.provider for rep in state.collector.repetitions.values() for c in rep.calls}
+    return state.used_routes | called
+
+
 def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFacts:
     """What the session knew besides its repetitions: the route it pinned, the cassette mode, the budget."""
     route = state.route
@@ -187,6 +193,11 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         equivalence=equivalence,
         other_failures=len(state.collector.failed_nodeids - set(state.collector.repetitions)) + state.collection_errors,
         adaptive_n_min=state.settings["consistency_n_min"] if state.board is not None else None,
+        other_routes=[
+            state.routes[name].settings(state.settings["consistency_retries_max"])
+            for name in sorted(used_routes(state))
+            if name != "openai" and name in state.routes
+        ],
     )
 
 

@@ -12,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .formats import Format
+    from .providers import Provider
     from .result import SessionSummary
 
 
@@ -57,4 +58,14 @@ def pytest_consistency_summary(summary: SessionSummary, config: pytest.Config) -
 
     Called once, in the controlling process. Use it to push the figures to a dashboard; the summary must not
     be modified.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_consistency_provider(name: str, config: pytest.Config) -> Provider | None:
+    """Return the provider called ``name`` (see :class:`pytest_consistency.providers.Provider`).
+
+    Called once per route at configuration (``openai``, ``anthropic``), in every process. The plugin's own
+    implementation (trylast) returns the built-in provider of that name; return an object with the Provider
+    attributes and methods to replace one, e.g. to build the client of another SDK that speaks the same API.
     """

@@ -14,9 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
+
 
 from .gates import GATES, Gate
 from .marker import MAX_REPETITIONS, above_maximum, shown
@@ -402,6 +404,56 @@ ROUTE_OPTIONS = (
         is_flag=True,
     ),
     Option(
+        "consistency_concurrency",
+        "--consistency-concurrency",
+        ("route", "concurrency"),
+        positive_int,
+        "at most N live requests in flight per route at once, across every xdist worker of the session (replays "
+        "are never held back); time spent waiting is reported per repetition and kept out of latency",
+        metavar="N",
+    ),
+    Option(
+        "consistency_rpm",
+        "--consistency-rpm",
+        ("route", "rpm"),
+        positive_int,
+        "start at most N live requests per minute per route, across every xdist worker of the session",
+        metavar="N",
+    ),
+    Option(
+        "consistency_anthropic_base_url",
+        "--consistency-anthropic-base-url",
+        ("routes", "anthropic", "base_url"),
+        text,
+        "base URL of the Anthropic route, without /v1 (else ANTHROPIC_BASE_URL, else https://api.anthropic.com)",
+        metavar="URL",
+    ),
+    Option(
+        "consistency_anthropic_model",
+        "--consistency-anthropic-model",
+        ("routes", "anthropic", "model"),
+        text,
+        "model id of the Anthropic route, applied to requests that do not name one (else ANTHROPIC_MODEL)",
+        metavar="MODEL",
+    ),
+    Option(
+        "consistency_anthropic_key_env",
+        "--consistency-anthropic-key-env",
+        ("routes", "anthropic", "api_key_env"),
+        text,
+        "environment variable holding the Anthropic token (default: ANTHROPIC_AUTH_TOKEN, else ANTHROPIC_API_KEY)",
+        metavar="VAR",
+    ),
+    Option(
+        "consistency_same_gateway",
+        "--consistency-same-gateway",
+        ("routes", "same_gateway"),
+        choice("true", "false"),
+        "the OpenAI and Anthropic routes must reach the same gateway (scheme, host and port): refuse the session "
+        "before any call when their base URLs point at different ones",
+        is_flag=True,
+    ),
+    Option(
         "consistency_ignore_url",
         "--consistency-ignore-url",
         ("route", "ignore_url"),
@@ -526,6 +578,8 @@ def _check_events(source: str, path: Path) -> None:
     gigabytes once anything walks or prints the value. Settings never need them, so any anchor is refused, in
     one linear pass. Deep nesting is refused here because composing it recurses once per level.
     """
+    import yaml  # only when a configuration file is read: a tenth of the plugin's import time
+
     depth = 0
     for event in yaml.parse(source, Loader=yaml.SafeLoader):
         line = event.start_mark.line + 1 if event.start_mark is not None else 1
@@ -543,6 +597,8 @@ def _check_events(source: str, path: Path) -> None:
 
 
 def _node_kind(node: yaml.Node) -> str:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         return "mapping"
     return "list" if isinstance(node, yaml.SequenceNode) else "scalar"
@@ -555,6 +611,8 @@ def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, .
     file and line. The document is composed to nodes and walked; only the values of known settings are
     constructed, so nothing is built for a key that is refused anyway.
     """
+    import yaml  # only when a configuration file is read: a tenth of the plugin's import time
+
     source = _read_config(path)
     known = {option.yaml_path for option in OPTIONS if option.yaml_path}
     sections = {path_[:1] for path_ in known if len(path_) > 1}

@@ -12,30 +12,37 @@ import re
 import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, formats, hookspecs, settings
+from . import cassettes, formats, hookspecs, providers, settings
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
 from .collect import ATTRIBUTE, payload
-from .finish import annotate_junit, print_summary, report_status, summarise
+from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
+from .providers import Provider
 from .records import RepetitionResult
 from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
 from .transport import observe_transports
 
-ROUTE_FIXTURES = frozenset({"pinned_route", "pinned_client", "async_pinned_client"})
+#: The fixtures of each provider's route: a session that uses one needs that route to be usable.
+ROUTE_FIXTURES = {
+    "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
+    "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
+}
 LEDGER_KEY = "consistency_token_ledger"
+THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
 CASSETTE_EXISTED = pytest.StashKey[bool]()
 SCOPE = pytest.StashKey[ExitStack]()
@@ -52,7 +59,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
     state = PluginState(settings=settings.resolve(config))
-    state.route = resolve_route(state.settings, os.environ)
+    for name in ROUTE_FIXTURES:
+        provider = config.hook.pytest_consistency_provider(name=name, config=config)
+        if provider is None:
+            raise pytest.UsageError(f"pytest-consistency: no provider called {name!r}")
+        state.providers[name] = provider
+        state.routes[name] = resolve_route(state.settings, os.environ, provider)
+    for name, problems in cross_route_problems(state.routes, bool(state.settings["consistency_same_gateway"])).items():
+        route = state.routes[name]
+        state.routes[name] = replace(route, problems=(*route.problems, *problems))
+    state.route = state.routes["openai"]
+    concurrency, rpm = state.settings["consistency_concurrency"], state.settings["consistency_rpm"]
+    if concurrency or rpm:
+        from .throttle import Throttle
+
+        workerinput = getattr(config, "workerinput", {})
+        directory = workerinput.get(THROTTLE_KEY) or tempfile.mkdtemp(prefix="consistency-throttle-")
+        state.throttles = {name: Throttle(Path(directory), name, concurrency, rpm) for name in state.routes}
     budget = state.settings["consistency_token_budget"]
     if budget:
         workerinput = getattr(config, "workerinput", {})
@@ -93,6 +116,11 @@ def pytest_consistency_normalize_answer(answer: Any, task_id: str) -> Any:
 @pytest.hookimpl(trylast=True)
 def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
     return formats.builtin(name)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_consistency_provider(name: str, config: pytest.Config) -> Provider | None:
+    return providers.builtin(name)
 
 
 @pytest.hookimpl(trylast=True)
@@ -142,12 +170,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         callspec = getattr(item, "callspec", None)
         if marker is not None and callspec is not None and PARAM in callspec.params:
             item.stash[SPEC] = state.spec(marker)
-    route = state.route
-    uses_route = any(ROUTE_FIXTURES & set(getattr(item, "fixturenames", ())) for item in items)
-    if route is not None and route.problems and uses_route and not is_worker(session.config):
-        # An xdist worker cannot stop the session from collection; there the pinned_route fixture fails every
-        # test that uses it, with the same message, before any call is made.
-        raise pytest.UsageError(route.error_message())
+    for name, fixtures in ROUTE_FIXTURES.items():
+        route = state.routes.get(name)
+        if route is None or not any(fixtures & set(getattr(item, "fixturenames", ())) for item in items):
+            continue
+        state.used_routes.add(name)
+        if route.problems and not is_worker(session.config):
+            # An xdist worker cannot stop the session from collection; there the route fixture fails every
+            # test that uses it, with the same message, before any call is made.
+            raise pytest.UsageError(route.error_message())
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -202,11 +233,11 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
             active.cassette = display_path(path, item.config.rootpath)
             item.stash[CASSETTE_EXISTED] = path.is_file()
         active.recording = mode != "none"
-        route = state.route
-        key = route.api_key if route is not None and not route.replay_only else None
+        active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
         stack = ExitStack()
         item.stash[SCOPE] = stack
-        scrubber = cassettes.Scrubber(key, state.ignore)
+        scrubber = cassettes.Scrubber(None, state.ignore)
+        scrubber.secrets.update(r.api_key for r in state.routes.values() if r.api_key and not r.replay_only)
 
         def scope(cassette: Path | None) -> Any:
             return cassettes.repetition_scope(
@@ -215,7 +246,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
                 scrubber,
                 cassettes.rerecord_advice(item.nodeid),
                 lambda: not active.broken,
-                lambda: observe_transports(state.ledger, state.ignore),
+                lambda: observe_transports(state.ledger, state.ignore, state.throttles),
             )
 
         try:
@@ -328,8 +359,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:
                 state.board.record(active.task_id, item.nodeid, outcome)
-        plugins = [impl.plugin_name for impl in item.config.hook.pytest_consistency_answers_equivalent.get_hookimpls()]
-        setattr(report, ATTRIBUTE, payload(active, result, plugins))
+        if state.equivalence_plugins is None:  # conftests register before the first test runs
+            hook = item.config.hook.pytest_consistency_answers_equivalent
+            state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
+        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins))
     return report
 
 
@@ -357,20 +390,35 @@ def consistency(request: pytest.FixtureRequest) -> Consistency:
 # --- the route ----------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def pinned_route(pytestconfig: pytest.Config) -> Route:
-    """The session's route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never shown."""
-    route = pytestconfig.stash[STATE].route
-    assert route is not None
+def _route(config: pytest.Config, name: str) -> Route:
+    route = config.stash[STATE].routes[name]
     if route.problems:
         pytest.fail(route.error_message(), pytrace=False)
     return route
 
 
+def _client(config: pytest.Config, route: Route, is_async: bool) -> Any:
+    state = config.stash[STATE]
+    return build_client(
+        route,
+        state.ledger,
+        is_async=is_async,
+        provider=state.providers[route.provider],
+        throttle=state.throttles.get(route.provider),
+    )
+
+
+@pytest.fixture(scope="session")
+def pinned_route(pytestconfig: pytest.Config) -> Route:
+    """The session's OpenAI route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never
+    shown."""
+    return _route(pytestconfig, "openai")
+
+
 @pytest.fixture
 def pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Iterator[Any]:
     """``openai.OpenAI`` on the pinned route; every HTTP attempt is recorded on the current repetition."""
-    client = build_client(pinned_route, pytestconfig.stash[STATE].ledger)
+    client = _client(pytestconfig, pinned_route, is_async=False)
     yield client
     client.close()
 
@@ -382,7 +430,29 @@ def async_pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Any
     A plain (sync) fixture, so it works under pytest-asyncio's strict mode and anyio alike; its connections
     belong to the test's event loop, which is gone at teardown, so it is left to the garbage collector.
     """
-    return build_client(pinned_route, pytestconfig.stash[STATE].ledger, is_async=True)
+    return _client(pytestconfig, pinned_route, is_async=True)
+
+
+@pytest.fixture(scope="session")
+def pinned_anthropic_route(pytestconfig: pytest.Config) -> Route:
+    """The session's Anthropic route (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_API_KEY,
+    ANTHROPIC_MODEL, or their options)."""
+    return _route(pytestconfig, "anthropic")
+
+
+@pytest.fixture
+def pinned_anthropic_client(pinned_anthropic_route: Route, pytestconfig: pytest.Config) -> Iterator[Any]:
+    """``anthropic.Anthropic`` on the pinned Anthropic route; every HTTP attempt is recorded like the OpenAI
+    client's."""
+    client = _client(pytestconfig, pinned_anthropic_route, is_async=False)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def async_pinned_anthropic_client(pinned_anthropic_route: Route, pytestconfig: pytest.Config) -> Any:
+    """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
+    return _client(pytestconfig, pinned_anthropic_route, is_async=True)
 
 
 # --- the controller: collect, summarise, gate, print, write ---------------------------------------------
@@ -402,11 +472,16 @@ class Controller:
         if state.settings["consistency_preflight"] and state.settings["consistency_record"] == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
         elif state.settings["consistency_preflight"] and state.route is not None:
-            if state.route.problems:
-                raise pytest.UsageError(state.route.error_message())
-            problem = preflight(state.route)
-            if problem:
-                raise pytest.UsageError(problem)
+            # The OpenAI route always (as before routes had providers); the others when configured at all.
+            routes = [
+                r for r in state.routes.values() if r is state.route or r.api_key or r.base_url_source != "default"
+            ]
+            for route in routes:
+                if route.problems:
+                    raise pytest.UsageError(route.error_message())
+                problem = preflight(route)
+                if problem:
+                    raise pytest.UsageError(problem)
             state.preflight = "ok"
 
     @pytest.hookimpl(optionalhook=True)
@@ -414,6 +489,9 @@ class Controller:
         state = self.config.stash[STATE]
         if state.ledger is not None:
             node.workerinput[LEDGER_KEY] = str(state.ledger.path)
+        throttle = next(iter(state.throttles.values()), None)
+        if throttle is not None:
+            node.workerinput[THROTTLE_KEY] = str(throttle.directory)
         if state.board is not None:
             node.workerinput[BOARD_KEY] = str(state.board.directory)
 
@@ -424,7 +502,11 @@ class Controller:
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        return report_status(report, config.stash[STATE]) if isinstance(report, pytest.TestReport) else None
+        if not isinstance(report, pytest.TestReport):
+            return None
+        from .finish import report_status  # the session-end modules load when first needed, not with the plugin
+
+        return report_status(report, config.stash[STATE])
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -432,9 +514,13 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .finish import summarise
+
         summarise(session, exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        from .finish import print_summary
+
         print_summary(terminalreporter, self.config)
 
 
@@ -446,4 +532,6 @@ class JUnitAnnotator:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from .finish import annotate_junit
+
         annotate_junit(self.config)

@@ -40,6 +40,17 @@ class CallRecord:
     gateway: dict[str, str] = field(default_factory=dict)
     #: Token counts were estimated (a stream closed before its usage arrived), not read from the response.
     tokens_estimated: bool = False
+    #: The API the request spoke (``openai``, ``anthropic``): drift is checked against that provider's route.
+    provider: str = "openai"
+    #: Prompt tokens read from or written to the provider's prompt cache (Anthropic reports them apart from
+    #: ``input_tokens``; they are included in ``total_tokens``).
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    #: Rate-limit headers of the response (``anthropic-ratelimit-*``, ``x-ratelimit-*``, ``retry-after``).
+    rate_limit: dict[str, str] = field(default_factory=dict)
+    #: Milliseconds this attempt waited for a slot (``--consistency-concurrency``, ``--consistency-rpm``) before
+    #: it was sent; not part of ``latency_ms``.
+    wait_ms: float = 0.0
 
 
 @dataclass

@@ -39,6 +39,11 @@ class ActiveRepetition:
     #: The cassette of this repetition, and whether it is being recorded (not only replayed).
     cassette: str | None = None
     recording: bool = False
+    #: Replay-only and this repetition has no cassette file: every request it sends is unrecorded (no vcrpy
+    #: cassette is entered for it; the plugin's transports refuse the request themselves).
+    cassette_absent: bool = False
+    #: Every request is answered from the cassette (``none``, or ``once`` with a cassette): nothing is throttled.
+    replaying: bool = False
     #: Set when the repetition raised something other than an assertion: its recording is not kept.
     broken: bool = False
     #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.

@@ -66,6 +66,8 @@ class RouteSettings:
     seed: int | None
     #: Retries per request above which a repetition counts as drift.
     retries_max: int
+    #: The API the route speaks (``openai``, ``anthropic``).
+    provider: str = "openai"
 
     def pinned(self) -> PinnedRoute:
         return PinnedRoute(self.base_url, self.key_fingerprint, self.model, self.retries_max)
@@ -96,6 +98,8 @@ class RunFacts:
     other_failures: int = 0
     #: ``--consistency-n-min`` when adaptive repetitions were on, else None.
     adaptive_n_min: int | None = None
+    #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
+    other_routes: list[RouteSettings] = field(default_factory=list)
 
 
 @dataclass
@@ -160,6 +164,10 @@ class RouteFacts:
     drift_pp: float | None
     drift_tasks: list[str]
     tasks_with_calls: int
+    #: The session's other pinned routes (the Anthropic one), each checked against its own provider's calls.
+    other_routes: list[RouteSettings] = field(default_factory=list)
+    #: Calls per provider, when more than one provider was called.
+    calls_by_provider: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,33 @@
-"""The pinned route: one base URL, one key, one model, one timeout and retry policy for a whole session.
+"""The pinned routes: per provider, one base URL, one key, one model, one timeout and retry policy per session.
 
-It is resolved once, from the options (CLI > YAML ``route:`` > ini > default) and the environment, and every
-problem a user could fix before spending a call is collected with the fix in its message.
+Each is resolved once, from the options (CLI > YAML ``route:`` / ``routes:`` > ini > default) and the
+environment, and every problem a user could fix before spending a call is collected with the fix in its message.
+What differs between providers (variables, defaults, the shape of a base URL) comes from ``providers``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from .cassettes import REPLAY_KEY
 from .keys import fingerprint, is_placeholder, key_problem
 from .redact import redact_url
-from .result import RouteSettings
 from .settings import Settings
 
+if TYPE_CHECKING:
+    from .providers import Provider
+    from .result import RouteSettings
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+#: The options that configure each provider's route; timeout, retries, temperature and seed are shared.
+ROUTE_OPTIONS = {
+    "openai": ("consistency_base_url", "consistency_model", "consistency_api_key_env"),
+    "anthropic": ("consistency_anthropic_base_url", "consistency_anthropic_model", "consistency_anthropic_key_env"),
+}
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,9 @@ class Route:
     key_env: str = "OPENAI_API_KEY"
     base_url_source: str = "default"
     problems: tuple[str, ...] = ()
+    provider: str = "openai"
+    #: Where the model came from (an option, the provider's model variable), for messages.
+    model_source: str | None = None
 
     @property
     def replay_only(self) -> bool:
@@ -42,10 +56,15 @@ class Route:
         return None if self.replay_only else fingerprint(self.api_key)
 
     def error_message(self) -> str:
-        return "pytest-consistency: the pinned route cannot be used:\n" + "\n".join(f"  - {p}" for p in self.problems)
+        which = "" if self.provider == "openai" else f" ({self.provider})"
+        return f"pytest-consistency: the pinned route{which} cannot be used:\n" + "\n".join(
+            f"  - {p}" for p in self.problems
+        )
 
     def settings(self, retries_max: int | None) -> RouteSettings:
         """What the summary and the report keep of the route: never the key itself, only its fingerprint."""
+        from .result import RouteSettings
+
         return RouteSettings(
             self.base_url,
             self.model,
@@ -57,11 +76,19 @@ class Route:
             self.temperature,
             self.seed,
             self.max_retries if retries_max is None else retries_max,
+            self.provider,
         )
 
 
-def base_url_problems(url: str, source: str) -> list[str]:
-    """What is wrong with a base URL; messages show it with any credential redacted."""
+def base_url_problems(url: str, source: str, provider: Provider | None = None) -> list[str]:
+    """What is wrong with a base URL for ``provider`` (default OpenAI); messages show it with any credential
+    redacted."""
+    if provider is None:
+        from .providers import builtin
+
+        provider = builtin("openai")
+        assert provider is not None
+    default = provider.default_base_url
     problems = []
     shown = redact_url(url.strip())
     if url != url.strip() or any(ch.isspace() or ord(ch) < 32 for ch in url):
@@ -74,7 +101,7 @@ def base_url_problems(url: str, source: str) -> list[str]:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError as exc:
-        return [*problems, f"base URL {shown!r} (from {source}) is malformed ({exc}); use e.g. {DEFAULT_BASE_URL}"]
+        return [*problems, f"base URL {shown!r} (from {source}) is malformed ({exc}); use e.g. {default}"]
     if parts.username is not None or parts.password is not None:
         clean = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
         problems.append(
@@ -85,7 +112,7 @@ def base_url_problems(url: str, source: str) -> list[str]:
         url = clean
         parts = urlsplit(clean)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        problems.append(f"base URL {shown!r} (from {source}) is not an http(s) URL; use e.g. {DEFAULT_BASE_URL}")
+        problems.append(f"base URL {shown!r} (from {source}) is not an http(s) URL; use e.g. {default}")
         return problems
     if parts.query or parts.fragment:
         clean = parts._replace(query="", fragment="").geturl()
@@ -94,29 +121,36 @@ def base_url_problems(url: str, source: str) -> list[str]:
             f"base URL from {source} has a query string or fragment ('?{shown_query}' / '#{parts.fragment}'), "
             f"as a URL pasted from a website does; use the API URL without it: {clean}"
         )
-    path = parts.path.rstrip("/")
-    if not path:
-        problems.append(
-            f"base URL {redact_url(url)!r} (from {source}) has no API path; OpenAI-compatible APIs usually live "
-            f"under /v1, e.g. {redact_url(url).rstrip('/')}/v1"
-        )
+    problem = provider.path_problem(parts.path, redact_url(url), source)
+    if problem:
+        problems.append(problem)
     return problems
 
 
-def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
-    """Build the route and list its problems; raising is left to the caller, who knows if it is needed.
+def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider | None = None) -> Route:
+    """Build ``provider``'s route (default OpenAI) and list its problems; raising is left to the caller, who knows
+    if it is needed.
 
     When cassettes are replayed only (``--consistency-record=none``) no call goes out, so the environment's key
     is not used at all, whatever it holds (none, a placeholder, a dummy, a real key as CI jobs often have): the
     clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
+    if provider is None:
+        from .providers import builtin
+
+        provider = builtin("openai")
+        assert provider is not None
+    base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
     problems: list[str] = []
-    key_env = str(settings["consistency_api_key_env"])
+    configured_env = settings[key_env_option] if key_env_option else None
+    candidates = (str(configured_env),) if configured_env else provider.key_envs
+    key_env = next((name for name in candidates if env.get(name)), candidates[0])
     api_key = env.get(key_env) or None
+    either = " or ".join(f"${name}" for name in candidates)
     if settings["consistency_record"] == "none":
         api_key = REPLAY_KEY
     elif api_key is None:
-        problems.append(f"no API key: ${key_env} is not set; export {key_env}=<your key> (keys never go in code)")
+        problems.append(f"no API key: {either} is not set; export {key_env}=<your key> (keys never go in code)")
     elif is_placeholder(api_key):
         problems.append(f"${key_env} holds a placeholder, not a key; export the real key")
         api_key = None
@@ -127,27 +161,33 @@ def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
         )
         api_key = None
 
-    configured = settings["consistency_base_url"]
-    env_url = env.get("OPENAI_BASE_URL") or None
+    configured = settings[base_url_option] if base_url_option else None
+    url_env = provider.base_url_env
+    env_url = env.get(url_env) or None
     if configured:
-        base_url, source = str(configured), settings.sources["consistency_base_url"]
+        base_url, source = str(configured), settings.sources.get(str(base_url_option), "the configuration")
         if env_url and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
             problems.append(
-                f"OPENAI_BASE_URL={redact_url(env_url)} differs from the configured base URL "
+                f"{url_env}={redact_url(env_url)} differs from the configured base URL "
                 f"{redact_url(base_url)} ({source}); "
-                "agent code that builds its own client would use the other one. Unset OPENAI_BASE_URL or make "
+                f"agent code that builds its own client would use the other one. Unset {url_env} or make "
                 "them equal"
             )
     elif env_url:
-        base_url, source = env_url, "$OPENAI_BASE_URL"
+        base_url, source = env_url, f"${url_env}"
     else:
-        base_url, source = DEFAULT_BASE_URL, "default"
-    problems.extend(base_url_problems(base_url, source))
+        base_url, source = provider.default_base_url, "default"
+    problems.extend(base_url_problems(base_url, source, provider))
+
+    model = settings[model_option] if model_option else None
+    model_source = settings.sources.get(model_option) if model and model_option else None
+    if not model and provider.model_env and env.get(provider.model_env):
+        model, model_source = env[provider.model_env].strip(), f"${provider.model_env}"
 
     return Route(
         base_url=redact_url(base_url.strip()).rstrip("/"),  # a URL with credentials is refused above anyway
         api_key=api_key,
-        model=settings["consistency_model"],
+        model=model,
         timeout=float(settings["consistency_timeout"]),
         max_retries=int(settings["consistency_max_retries"]),
         temperature=settings["consistency_temperature"],
@@ -155,4 +195,6 @@ def resolve_route(settings: Settings, env: Mapping[str, str]) -> Route:
         key_env=key_env,
         base_url_source=source,
         problems=tuple(problems),
+        provider=provider.name,
+        model_source=model_source,
     )

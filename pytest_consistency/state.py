@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,9 +14,13 @@ from .budget import Ledger
 from .collect import Collector
 from .marker import MARKER, MarkerSpec, parse_marker
 from .repetition import ActiveRepetition
-from .result import SessionSummary
 from .route import Route
 from .settings import Settings
+
+if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin
+    from .providers import Provider
+    from .result import SessionSummary
+    from .throttle import Throttle
 
 
 @dataclass
@@ -43,6 +47,14 @@ class PluginState:
     written: list[str] = field(default_factory=list)
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
     errors: list[str] = field(default_factory=list)
+    #: Plugins implementing ``pytest_consistency_answers_equivalent``, read once at the first report.
+    equivalence_plugins: list[str] | None = None
+    #: The pinned route and provider of each provider name (``route`` is ``routes["openai"]``), the routes whose
+    #: fixtures the collected tests use, and each route's limits when --consistency-concurrency/-rpm are set.
+    providers: dict[str, Provider] = field(default_factory=dict)
+    routes: dict[str, Route] = field(default_factory=dict)
+    used_routes: set[str] = field(default_factory=set)
+    throttles: dict[str, Throttle] = field(default_factory=dict)
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

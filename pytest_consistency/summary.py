@@ -194,8 +194,10 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     """Attach drift and attribution to every task, and return the session's route figures."""
     assert run.route is not None
     pinned = run.route.pinned()
+    others = {route.provider: route.pinned() for route in run.other_routes}
     for task in summary.tasks:
-        drift = task_drift([r.calls for r in task.repetitions], pinned, sum(r.unobserved for r in task.repetitions))
+        unobserved = sum(r.unobserved for r in task.repetitions)
+        drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
         task.drift = drift
         inconsistent = bool(task.answers_disagree) or 0 < task.passes < task.scored
         task.attribution = attribution(inconsistent, drift) if drift.calls or drift.unobserved else None
@@ -209,6 +211,9 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
+    by_provider = dict(
+        sorted(Counter(c.provider for t in summary.tasks for r in t.repetitions for c in r.calls).items())
+    )
     key = run.route.key_fingerprint
     if key is None:  # replayed without a key: the keys the cassettes were recorded with
         recorded = sorted(
@@ -234,6 +239,8 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         drift_pp=drift_pp(scored_drifts),
         drift_tasks=[t.task_id for t in scored if t.drifted],
         tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
+        other_routes=list(run.other_routes),
+        calls_by_provider=by_provider if len(by_provider) > 1 else {},
     )
 
 

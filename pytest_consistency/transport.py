@@ -16,36 +16,37 @@ import functools
 import importlib
 import json
 import re
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import wire
+from . import imports, wire
 from .budget import Ledger
 from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
 from .records import CallRecord
 from .repetition import current
 
+if TYPE_CHECKING:
+    from .throttle import Throttle
+
 PINNED = "pytest_consistency.pinned"
-SAMPLING_ENDPOINTS = ("/chat/completions", "/responses", "/completions")
+#: Endpoints that sample a model, of every built-in provider: a response of one without usage is estimated.
+SAMPLING_ENDPOINTS = ("/chat/completions", "/responses", "/completions", "/v1/messages")
 
 
-def http_modules() -> list[ModuleType]:
-    modules = []
-    for name in ("httpx", "httpx2"):
-        with contextlib.suppress(ImportError):
-            modules.append(importlib.import_module(name))
-    return modules
+#: The HTTP libraries whose transports the observer wraps (the openai and anthropic SDKs speak httpx2).
+HTTP_MODULES = ("httpx", "httpx2")
 
 
 def module_of(obj: Any) -> ModuleType:
     return importlib.import_module(type(obj).__module__.split(".")[0])
 
 
-def with_defaults(request: Any, defaults: dict[str, Any]) -> Any:
-    """Add the route's model and sampling settings to a JSON request that does not set them."""
-    if not defaults or request.method != "POST" or not str(request.url.path).endswith(SAMPLING_ENDPOINTS):
+def with_defaults(request: Any, defaults: dict[str, Any], endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS) -> Any:
+    """Add the route's model and sampling settings to a JSON request of ``endpoints`` that does not set them."""
+    if not defaults or request.method != "POST" or not str(request.url.path).endswith(endpoints):
         return request
     body = wire.json_body(wire.request_content(request))
     if body is None:
@@ -87,6 +88,14 @@ class Attempt:
                 raise
         if state is not None and state.recording:  # lets the cassette store the latency measured now
             request.headers[SENT_AT_HEADER] = repr(self.started)
+
+    def waited(self, seconds: float, request: Any) -> None:
+        """The attempt waited ``seconds`` for its throttle slot: report it, and measure latency from now."""
+        if seconds:
+            self.record.wait_ms = round(seconds * 1000, 3)
+            self.started = time.perf_counter()
+            if SENT_AT_HEADER in request.headers:
+                request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
         self.record.error = wire.exception_kind(exc)
@@ -172,9 +181,15 @@ def _feed(tap: wire.ResponseTap, chunk: bytes) -> None:
         tap.readable = False
 
 
-def _begin(request: Any, pinned: bool, ledger: Ledger | None, defaults: dict[str, Any] | None) -> tuple[Any, Attempt]:
+def _begin(
+    request: Any,
+    pinned: bool,
+    ledger: Ledger | None,
+    defaults: dict[str, Any] | None,
+    endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
+) -> tuple[Any, Attempt]:
     if pinned:
-        request = with_defaults(request, defaults or {})
+        request = with_defaults(request, defaults or {}, endpoints)
         request.extensions = {**request.extensions, PINNED: True}
     return request, Attempt(request, pinned, ledger)
 
@@ -189,6 +204,33 @@ def refuse_outside_repetition() -> None:
         )
 
 
+def replayable(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``handler``, or, when the running repetition replays and has no cassette, one that refuses the request."""
+    state = current()
+    if state is None or not state.cassette_absent:
+        return handler
+    cassette = state.cassette
+
+    def refuse(request: Any) -> Any:
+        raise wire.NotRecorded(
+            f"no cassette {cassette} to replay {request.method} {request.url} from (--consistency-record=none); "
+            "no live call was made"
+        )
+
+    return refuse
+
+
+def replayable_async(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    refuse = replayable(handler)
+    if refuse is handler:
+        return handler
+
+    async def refuse_async(request: Any) -> Any:
+        return refuse(request)
+
+    return refuse_async
+
+
 def ignored(request: Any, patterns: tuple[re.Pattern[str], ...]) -> bool:
     return bool(patterns) and any(p.search(str(request.url)) for p in patterns)
 
@@ -198,16 +240,34 @@ def _tapped(response: Any, attempt: Attempt, is_async: bool) -> Any:
     return response
 
 
+def live_throttle(throttle: Throttle | None) -> Throttle | None:
+    """The throttle, unless the running repetition only replays: replays are never throttled."""
+    if throttle is None or not throttle.active:
+        return None
+    state = current()
+    return None if state is not None and state.replaying else throttle
+
+
 def send(
     request: Any,
     inner: Callable[[Any], Any],
     pinned: bool,
     ledger: Ledger | None = None,
     defaults: dict[str, Any] | None = None,
+    endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
+    throttle: Throttle | None = None,
 ) -> Any:
-    request, attempt = _begin(request, pinned, ledger, defaults)
+    """Record one attempt around ``inner``; with a live ``throttle`` the attempt holds one of its slots from
+    before it is sent until its response headers arrive (the wait is recorded apart from the latency)."""
+    request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
     try:
-        response = inner(request)
+        throttle = live_throttle(throttle)
+        if throttle is None:
+            response = inner(request)
+        else:
+            with throttle.slot() as waited:
+                attempt.waited(waited.seconds, request)
+                response = inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise
@@ -220,10 +280,18 @@ async def send_async(
     pinned: bool,
     ledger: Ledger | None = None,
     defaults: dict[str, Any] | None = None,
+    endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
+    throttle: Throttle | None = None,
 ) -> Any:
-    request, attempt = _begin(request, pinned, ledger, defaults)
+    request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
     try:
-        response = await inner(request)
+        throttle = live_throttle(throttle)
+        if throttle is None:
+            response = await inner(request)
+        else:
+            async with throttle.aslot() as waited:
+                attempt.waited(waited.seconds, request)
+                response = await inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise
@@ -242,6 +310,8 @@ def recording_transport(
     defaults: dict[str, Any],
     is_async: bool,
     replay_only: bool = False,
+    endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
+    throttle: Throttle | None = None,
     **transport_kwargs: Any,
 ) -> Any:
     """A transport of ``module`` (httpx or httpx2) that records every attempt and sends it on a real one.
@@ -259,7 +329,15 @@ def recording_transport(
             async def handle_async_request(self, request: Any) -> Any:
                 if replay_only:
                     refuse_outside_repetition()
-                return await send_async(request, inner_async.handle_async_request, True, ledger, defaults)
+                return await send_async(
+                    request,
+                    replayable_async(inner_async.handle_async_request),
+                    True,
+                    ledger,
+                    defaults,
+                    endpoints,
+                    throttle,
+                )
 
             async def aclose(self) -> None:
                 await inner_async.aclose()
@@ -272,7 +350,7 @@ def recording_transport(
         def handle_request(self, request: Any) -> Any:
             if replay_only:
                 refuse_outside_repetition()
-            return send(request, inner.handle_request, True, ledger, defaults)
+            return send(request, replayable(inner.handle_request), True, ledger, defaults, endpoints, throttle)
 
         def close(self) -> None:
             inner.close()
@@ -281,47 +359,73 @@ def recording_transport(
 
 
 @contextlib.contextmanager
-def observe_transports(ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...] = ()) -> Iterator[None]:
+def observe_transports(
+    ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...] = (), throttles: Mapping[str, Throttle] | None = None
+) -> Iterator[None]:
     """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
 
     Requests matching ``ignore`` (background telemetry) are neither recorded nor replayed: they reach the
     unpatched transport, which the network block refuses in replay-only mode. While respx mocks httpcore, httpx
-    traffic never leaves the process, so it skips the cassette too.
+    traffic never leaves the process, so it skips the cassette too. httpx and httpx2 are wrapped when already
+    imported, and otherwise the moment the agent imports one inside the block (``imports``): the plugin never
+    imports them itself.
     """
     saved: list[tuple[type, str, Any]] = []
-    for module in http_modules():
-        name = module.__name__
-        sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
-        original = sync_cls.handle_request
-        original_async = async_cls.handle_async_request
-        network = unpatched_network(name, False) or original
-        network_async = unpatched_network(name, True) or original_async
-
-        def handle_request(
-            self: Any, request: Any, _original: Any = original, _network: Any = network, _name: str = name
-        ) -> Any:
-            if request.extensions.get(PINNED):
-                return _original(self, request)
-            if ignored(request, ignore):
-                return _network(self, request)
-            through = _network if respx_active(_name) else _original
-            return send(request, lambda r: through(self, r), False, ledger)
-
-        async def handle_async_request(
-            self: Any, request: Any, _original: Any = original_async, _network: Any = network_async, _name: str = name
-        ) -> Any:
-            if request.extensions.get(PINNED):
-                return await _original(self, request)
-            if ignored(request, ignore):
-                return await _network(self, request)
-            through = _network if respx_active(_name) else _original
-            return await send_async(request, lambda r: through(self, r), False, ledger)
-
-        saved += [(sync_cls, "handle_request", original), (async_cls, "handle_async_request", original_async)]
-        sync_cls.handle_request = handle_request
-        async_cls.handle_async_request = handle_async_request
+    unsubscribe = []
+    for name in HTTP_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            saved.extend(_observe(module, ledger, ignore, throttles or {}))
+        else:
+            unsubscribe.append(
+                imports.when_imported(name, lambda m: saved.extend(_observe(m, ledger, ignore, throttles or {})))
+            )
     try:
         yield
     finally:
+        for stop in unsubscribe:
+            stop()
         for cls, attr, original in reversed(saved):
             setattr(cls, attr, original)
+
+
+def _observe(
+    module: ModuleType, ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...], throttles: Mapping[str, Throttle]
+) -> list[Any]:
+    """Wrap ``module``'s network transports; returns what to put back. The agent's own clients share the pinned
+    route's throttle of their provider: they are live requests to the same API."""
+
+    def throttle_of(request: Any) -> Throttle | None:
+        return throttles.get(wire.provider_of(request.headers, str(request.url))) if throttles else None
+
+    name = module.__name__
+    sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
+    original = sync_cls.handle_request
+    original_async = async_cls.handle_async_request
+    network = unpatched_network(name, False) or original
+    network_async = unpatched_network(name, True) or original_async
+
+    def handle_request(self: Any, request: Any) -> Any:
+        if request.extensions.get(PINNED):
+            return original(self, request)
+        if ignored(request, ignore):
+            return network(self, request)
+        if respx_active(name):  # answered in-process by respx's mock: no cassette involved
+            return send(request, lambda r: network(self, r), False, ledger)
+        throttle = throttle_of(request)
+        return send(request, replayable(lambda r: original(self, r)), False, ledger, throttle=throttle)
+
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        if request.extensions.get(PINNED):
+            return await original_async(self, request)
+        if ignored(request, ignore):
+            return await network_async(self, request)
+        if respx_active(name):
+            return await send_async(request, lambda r: network_async(self, r), False, ledger)
+        throttle = throttle_of(request)
+        handler = replayable_async(lambda r: original_async(self, r))
+        return await send_async(request, handler, False, ledger, throttle=throttle)
+
+    sync_cls.handle_request = handle_request
+    async_cls.handle_async_request = handle_async_request
+    return [(sync_cls, "handle_request", original), (async_cls, "handle_async_request", original_async)]

@@ -15,7 +15,19 @@ from urllib.parse import urlsplit
 from .keys import credential_of, fingerprint
 from .records import CallRecord
 
-ENDPOINTS = ("/chat/completions", "/responses", "/completions", "/embeddings", "/models", "/moderations")
+#: Paths that end a base URL. Anthropic's SDK appends ``/v1/messages`` to a base URL without ``/v1``, so that
+#: whole suffix is its endpoint; it comes first, before ``/models`` could take ``/v1/models`` of another API.
+ENDPOINTS = (
+    "/v1/messages",
+    "/chat/completions",
+    "/responses",
+    "/completions",
+    "/embeddings",
+    "/models",
+    "/moderations",
+)
+#: Response headers kept on the record as the rate-limit facts of an attempt (prefixes, lower case).
+RATE_LIMIT_PREFIXES = ("anthropic-ratelimit-", "x-ratelimit-", "retry-after")
 GATEWAY_HEADERS = (
     "x-litellm-model-id",
     "x-litellm-model-api-base",
@@ -68,6 +80,7 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
     except ValueError:
         retry = 0
     model = body.get("model")
+    headers = request.headers
     return CallRecord(
         method=str(request.method),
         url=url,
@@ -77,21 +90,53 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
         retry_index=retry,
         stream=bool(body.get("stream")),
         pinned=pinned,
+        provider=provider_of(headers, url),
     )
 
 
+def provider_of(headers: Any, url: str) -> str:
+    """``anthropic`` for a request of the Messages API (its SDKs always send ``anthropic-version``), else ``openai``."""
+    return "anthropic" if "anthropic-version" in headers or url.endswith("/v1/messages") else "openai"
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _usage(record: CallRecord, usage: Any) -> None:
+    """Merge a usage object into the record: only the counts it carries change.
+
+    A streamed Anthropic message reports input tokens in ``message_start`` and the final output count in
+    ``message_delta``, whose usage may omit ``input_tokens``: what an event leaves out keeps its earlier value.
+    """
     if not isinstance(usage, dict):
         return
-    prompt = usage.get("prompt_tokens", usage.get("input_tokens")) or 0
-    completion = usage.get("completion_tokens", usage.get("output_tokens")) or 0
-    total = usage.get("total_tokens") or (prompt + completion)
-    record.prompt_tokens, record.completion_tokens, record.total_tokens = int(prompt), int(completion), int(total)
+    prompt = _count(usage.get("prompt_tokens", usage.get("input_tokens")))
+    completion = _count(usage.get("completion_tokens", usage.get("output_tokens")))
+    cache_read = _count(usage.get("cache_read_input_tokens"))
+    cache_creation = _count(usage.get("cache_creation_input_tokens"))
+    if prompt is not None:
+        record.prompt_tokens = prompt
+    if completion is not None:
+        record.completion_tokens = completion
+    if cache_read is not None:
+        record.cache_read_tokens = cache_read
+    if cache_creation is not None:
+        record.cache_creation_tokens = cache_creation
+    total = _count(usage.get("total_tokens"))
+    record.total_tokens = total or (
+        record.prompt_tokens + record.completion_tokens + record.cache_read_tokens + record.cache_creation_tokens
+    )
 
 
 def apply_payload(record: CallRecord, data: dict[str, Any]) -> None:
-    """Pick served model, fingerprint and usage from a JSON body, an SSE chunk or a Responses API event."""
+    """Pick served model, fingerprint and usage from a JSON body, an SSE chunk or a Responses API event.
+
+    Anthropic's ``message_start`` event nests the message (model and input usage) under ``message``.
+    """
     response = data.get("response")
+    if not isinstance(response, dict):
+        response = data.get("message") if data.get("type") == "message_start" else None
     inner: dict[str, Any] = response if isinstance(response, dict) else data
     model = inner.get("model")
     if isinstance(model, str) and model:
@@ -186,6 +231,9 @@ def complete_headers(record: CallRecord, response: Any) -> None:
     record.status = int(response.status_code)
     headers = response.headers
     record.gateway = {name: str(headers[name]) for name in GATEWAY_HEADERS if name in headers}
+    record.rate_limit = {
+        name.lower(): str(value) for name, value in headers.items() if name.lower().startswith(RATE_LIMIT_PREFIXES)
+    }
     recorded_key = headers.get(RECORDED_KEY_HEADER)
     if recorded_key is not None:  # replayed from a cassette: report the route that was recorded
         record.replayed = True
@@ -196,9 +244,20 @@ def complete_headers(record: CallRecord, response: Any) -> None:
             record.latency_ms = None
 
 
+class NotRecorded(Exception):
+    """A replay-only repetition sent a request and it has no cassette at all: nothing can answer it.
+
+    Raised by the plugin's own transports without loading vcrpy (which would raise its
+    ``CannotOverwriteExistingCassetteException`` for the same request); ``reason`` reads like vcrpy's.
+    """
+
+    reason = "cassette_not_found"
+    similar_requests: tuple[Any, ...] = ()
+
+
 def exception_kind(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
-    if "cannotoverwrite" in name:
+    if isinstance(exc, NotRecorded) or "cannotoverwrite" in name:
         return "replay_mismatch"
     if "budget" in name:
         return "token_budget"

@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+import anthropic  # noqa: F401
+
 # Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
 # a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions.
 import httpcore  # noqa: F401

@@ -137,8 +137,21 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
             f"route: {s.base_url}  model {s.model or '(per request)'}  key {route.key_shown}  "
             f"timeout {s.timeout:g}s  retries {s.max_retries}"
         ),
+        *(
+            Line(
+                f"route ({o.provider}): {o.base_url}  model {o.model or '(per request)'}  "
+                f"key {o.key_fingerprint or 'none (replay only)'}  timeout {o.timeout:g}s  retries {o.max_retries}"
+            )
+            for o in route.other_routes
+        ),
         Line(
-            f"calls {route.calls} (retries {route.retries})   tokens {route.total_tokens}   "
+            f"calls {route.calls}"
+            + (
+                " (" + ", ".join(f"{name} {count}" for name, count in route.calls_by_provider.items()) + ")"
+                if route.calls_by_provider
+                else ""
+            )
+            + f" (retries {route.retries})   tokens {route.total_tokens}   "
             + (
                 f"avg per task-repetition {route.avg_tokens_per_task:.1f}"
                 if route.avg_tokens_per_task is not None
