@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import openai  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI  # noqa: E402
 
-from pytest_consistency.cassettes import use_cassette  # noqa: E402
+from pytest_consistency.cassettes import Scrubber, use_cassette  # noqa: E402
 from pytest_consistency.clients import build_client  # noqa: E402
 from pytest_consistency.repetition import ActiveRepetition, activate  # noqa: E402
 from pytest_consistency.route import Route  # noqa: E402
@@ -56,22 +56,22 @@ def main(n: int) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         shared = Path(tmp) / "shared.yaml"
-        with use_cassette(shared, "all", GOOD_KEY, lambda: True):
+        with use_cassette(shared, "all", Scrubber(GOOD_KEY), "re-record", lambda: True):
             for i in range(n):
                 ask(pinned, i)
         for i in range(n):
-            with use_cassette(Path(tmp) / f"rep-{i}.yaml", "all", GOOD_KEY, lambda: True):
+            with use_cassette(Path(tmp) / f"rep-{i}.yaml", "all", Scrubber(GOOD_KEY), "re-record", lambda: True):
                 ask(pinned, i)
         server.stop()
 
         def replay_shared() -> None:
-            with use_cassette(shared, "none", GOOD_KEY, lambda: True):
+            with use_cassette(shared, "none", Scrubber(GOOD_KEY), "re-record", lambda: True):
                 for i in range(n):
                     ask(pinned, i)
 
         def replay_split() -> None:
             for i in range(n):
-                with use_cassette(Path(tmp) / f"rep-{i}.yaml", "none", GOOD_KEY, lambda: True):
+                with use_cassette(Path(tmp) / f"rep-{i}.yaml", "none", Scrubber(GOOD_KEY), "re-record", lambda: True):
                     ask(pinned, i)
 
         split = timed(replay_split)

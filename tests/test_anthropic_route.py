@@ -332,3 +332,29 @@ def test_rpm_spaces_request_starts_and_replays_are_never_throttled(
     assert run(pytester, "none", "-n", "2", "--consistency-rpm=1").ret == 0  # at 1 per minute this would take 3 min
     assert time.perf_counter() - began < 30
     assert all(c["replayed"] and c["wait_ms"] == 0 for c in calls(pytester))
+
+
+CUSTOM_PROVIDER = """
+from pytest_consistency.providers import builtin
+
+
+def pytest_consistency_provider(name, config):
+    if name != "anthropic":
+        return None
+    base = builtin("anthropic")
+
+    class Tagged(type(base)):
+        def client(self, route, transport, is_async):
+            return super().client(route, transport, is_async).with_options(default_headers={"x-team": "evals"})
+
+    return Tagged()
+"""
+
+
+def test_a_conftest_provider_replaces_the_builtin_one(pytester: pytest.Pytester, claude: FakeAnthropic) -> None:
+    pytester.makeconftest(CUSTOM_PROVIDER)
+    claude.script(Step(text="alice"), Step(text="alice"), Step(text="alice"))
+    pytester.makepyfile(test_agent=suite(JSON_TASK))
+    assert run(pytester, "off").ret == 0
+    assert [r["headers"].get("x-team") for r in claude.requests] == ["evals"] * 3
+    assert all(c["provider"] == "anthropic" for c in calls(pytester))

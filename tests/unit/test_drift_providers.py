@@ -1,0 +1,57 @@
+"""Drift per provider: each provider's calls against its own pinned route (pure)."""
+
+from __future__ import annotations
+
+from pytest_consistency.drift import PinnedRoute, task_drift
+from pytest_consistency.records import CallRecord
+
+OPENAI = PinnedRoute("http://gw/v1", "sha256:aaaa", "gpt-x", 1)
+ANTHROPIC = PinnedRoute("http://gw", "sha256:bbbb", "claude-x", 1)
+
+
+def call(provider: str, base_url: str, key: str, model: str, served: str | None = None) -> CallRecord:
+    return CallRecord("POST", base_url + "/x", base_url, key, model, served or model, status=200, provider=provider)
+
+
+def steady() -> list[CallRecord]:
+    return [
+        call("openai", "http://gw/v1", "sha256:aaaa", "gpt-x"),
+        call("anthropic", "http://gw", "sha256:bbbb", "claude-x"),
+    ]
+
+
+def test_two_providers_each_on_its_route_is_no_drift() -> None:
+    drift = task_drift([steady(), steady()], OPENAI, others={"anthropic": ANTHROPIC})
+    assert drift.kinds == []
+
+
+def test_an_anthropic_call_off_its_route_is_drift_even_when_openai_is_steady() -> None:
+    moved = [steady()[0], call("anthropic", "http://other", "sha256:bbbb", "claude-x")]
+    drift = task_drift([steady(), moved], OPENAI, others={"anthropic": ANTHROPIC})
+    assert drift.kinds == ["base_url"]
+    assert drift.details == ["anthropic base URL: 2 different (http://gw, http://other)"]
+
+
+def test_a_served_model_change_on_one_provider_is_drift_and_named() -> None:
+    changed = [steady()[0], call("anthropic", "http://gw", "sha256:bbbb", "claude-x", served="claude-y")]
+    drift = task_drift([steady(), changed], OPENAI, others={"anthropic": ANTHROPIC})
+    assert drift.kinds == ["model_served"]
+    assert "anthropic model served: 2 different" in drift.details[0]
+
+
+def test_a_provider_without_a_pinned_route_is_compared_across_repetitions_only() -> None:
+    one = [call("anthropic", "http://gw", "sha256:cccc", "claude-x")]
+    assert task_drift([one, one], OPENAI).kinds == []
+    other_key = [call("anthropic", "http://gw", "sha256:dddd", "claude-x")]
+    assert task_drift([one, other_key], OPENAI).kinds == ["key"]
+
+
+def test_openai_only_sessions_read_as_before() -> None:
+    only = [call("openai", "http://gw/v1", "sha256:aaaa", "gpt-x")]
+    wrong = [call("openai", "http://gw/v1", "sha256:aaaa", "gpt-y")]
+    drift = task_drift([only, wrong], OPENAI)
+    assert drift.kinds == ["model_requested", "model_served"]
+    assert drift.details[:2] == [
+        "model requested: 2 different (gpt-x, gpt-y)",
+        "model served: 2 different (gpt-x, gpt-y)",
+    ]
