@@ -75,6 +75,10 @@ def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()[:32]
 
 
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def _header(headers: Any, name: str) -> str | None:
     value = headers.get(name)
     if isinstance(value, list):
@@ -93,6 +97,10 @@ class Scrubber:
     def __init__(self, key: str | None, ignore: tuple[re.Pattern[str], ...] = ()) -> None:
         self.secrets: set[str] = {key} if key else set()
         self.ignore = ignore
+        #: The scrubbed form of the requests seen, by everything that decides it: vcrpy filters one live request
+        #: three times (can it play? play it; or record it), and each full scrub fingerprints the key and walks
+        #: the JSON body for secrets.
+        self._scrubbed: dict[tuple[Any, ...], tuple[str, Any, dict[str, Any]]] = {}
 
     def request(self, request: Any) -> Any:
         headers = request.headers
@@ -100,24 +108,41 @@ class Scrubber:
             return request
         if any(pattern.search(request.uri) for pattern in self.ignore):
             return None  # neither recorded nor replayed (see --consistency-ignore-url)
-        self.secrets.update(url_credentials(request.uri))
-        fp = fingerprint(credential_of(headers, request.uri))
         sent_at = _header(headers, SENT_AT_HEADER)
+        pairs = [(name, headers[name]) for name in headers if name.lower() != SENT_AT_HEADER]
+        key = (request.method, request.uri, request.body, tuple((n, _hashable(v)) for n, v in pairs))
+        scrubbed = self._scrubbed.get(key)
+        if scrubbed is None:
+            scrubbed = self._scrub(request.uri, request.body, pairs)
+            if len(self._scrubbed) > 32:  # a repetition's scrubber; a long agent loop must not grow it forever
+                self._scrubbed.clear()
+            self._scrubbed[key] = scrubbed
+        uri, body, kept = scrubbed
         for name in list(headers):
-            value = _header(headers, name) or ""
-            secret = header_credential(name, value)
-            if secret:
-                self.secrets.add(secret)
-            if secret or name.lower() == SENT_AT_HEADER:
-                del headers[name]
-        headers[RECORDED_KEY_HEADER] = fp or ""
-        headers[BODY_DIGEST_HEADER] = body_digest(request.body)
-        if sent_at is not None:
+            del headers[name]
+        headers.update({name: list(value) if isinstance(value, list) else value for name, value in kept.items()})
+        if sent_at is not None:  # measured now, at each filtering: recording filters after the response arrived
             with contextlib.suppress(ValueError):
                 headers[RECORDED_LATENCY_HEADER] = f"{(time.perf_counter() - float(sent_at)) * 1000:.3f}"
-        request.uri = redact_url(request.uri, self.secrets)
-        request.body = redact_body(request.body, self.secrets, fields=True)
+        request.uri = uri
+        request.body = body
         return request
+
+    def _scrub(self, uri: str, body: Any, pairs: list[tuple[str, Any]]) -> tuple[str, Any, dict[str, Any]]:
+        """The request as stored: credentials out of headers, URL and body; key fingerprint and body digest in."""
+        self.secrets.update(url_credentials(uri))
+        fp = fingerprint(credential_of(dict(pairs), uri))
+        kept: dict[str, Any] = {}
+        for name, value in pairs:
+            first = value[0] if isinstance(value, list) and value else value
+            secret = header_credential(name, "" if first is None else str(first))
+            if secret:
+                self.secrets.add(secret)
+            else:
+                kept[name] = list(value) if isinstance(value, list) else value
+        kept[RECORDED_KEY_HEADER] = fp or ""
+        kept[BODY_DIGEST_HEADER] = body_digest(body)
+        return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})

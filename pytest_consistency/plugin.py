@@ -472,11 +472,10 @@ class Controller:
         if state.settings["consistency_preflight"] and state.settings["consistency_record"] == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
         elif state.settings["consistency_preflight"] and state.route is not None:
-            # The OpenAI route always (as before routes had providers); the others when configured at all.
-            routes = [
-                r for r in state.routes.values() if r is state.route or r.api_key or r.base_url_source != "default"
-            ]
-            for route in routes:
+            # Before collection, so which routes the tests use is not known yet: every route configured at all (a
+            # key, or a base URL other than the default), and the OpenAI route when none is.
+            configured = [r for r in state.routes.values() if r.api_key or r.base_url_source != "default"]
+            for route in configured or [state.route]:
                 if route.problems:
                     raise pytest.UsageError(route.error_message())
                 problem = preflight(route)

@@ -48,7 +48,18 @@ SECRET_WORDS = frozenset(
     }
 )
 #: Names that are sensitive although no word says so: they identify the account.
-SECRET_NAMES = frozenset({"openai-organization", "openai-project", "set-cookie", "proxy-authorization"})
+SECRET_NAMES = frozenset(
+    {
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+        "set-cookie",
+        "proxy-authorization",
+    }
+)
+#: Prefixes gateways put on the upstream's response headers they forward (LiteLLM: ``llm_provider-``); the name
+#: behind one is judged as if it came straight from the provider.
+FORWARDED_PREFIXES = ("llm_provider-",)
 #: Compound words people write without separators.
 _COMPOUND = re.compile(r"(api|access|auth|refresh|session|secret|private|client|subscription)(key|token|secret)$")
 
@@ -74,6 +85,8 @@ def name_is_secret(name: str) -> bool:
     lowered = name.lower()
     if lowered.startswith(OWN_PREFIX):
         return False
+    for prefix in FORWARDED_PREFIXES:
+        lowered = lowered.removeprefix(prefix)
     if lowered in SECRET_NAMES:
         return True
     words = {word.lower() for word in _WORDS.findall(name.replace("_", "-"))}

@@ -166,8 +166,12 @@ class RouteFacts:
     tasks_with_calls: int
     #: The session's other pinned routes (the Anthropic one), each checked against its own provider's calls.
     other_routes: list[RouteSettings] = field(default_factory=list)
+    #: The key to show for each of ``other_routes``, by provider (as ``key_shown``).
+    other_keys_shown: dict[str, str] = field(default_factory=dict)
     #: Calls per provider, when more than one provider was called.
     calls_by_provider: dict[str, int] = field(default_factory=dict)
+    #: The OpenAI route (``settings``) was called, or no other route is pinned: its line is worth printing.
+    route_used: bool = True
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,16 @@ from .answers import MISSING, default_equivalent, distinct_classes
 from .drift import attribution, drift_pp, task_drift
 from .gates import evaluate
 from .records import RepetitionResult
-from .result import AdaptiveFacts, Analysis, RouteFacts, RunFacts, SessionSummary, TaskResult, Verdict
+from .result import (
+    AdaptiveFacts,
+    Analysis,
+    RouteFacts,
+    RouteSettings,
+    RunFacts,
+    SessionSummary,
+    TaskResult,
+    Verdict,
+)
 from .stats.binomial import clopper_pearson, pass_hat_k_interval
 from .stats.suite import suite_intervals
 
@@ -211,24 +220,21 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
-    by_provider = dict(
-        sorted(Counter(c.provider for t in summary.tasks for r in t.repetitions for c in r.calls).items())
-    )
-    key = run.route.key_fingerprint
-    if key is None:  # replayed without a key: the keys the cassettes were recorded with
+    all_calls = [c for t in summary.tasks for r in t.repetitions for c in r.calls]
+    by_provider = dict(sorted(Counter(c.provider for c in all_calls).items()))
+
+    def key_shown(route: RouteSettings) -> str:
+        """The route's key fingerprint; replayed without a key, the keys its provider's calls were recorded with."""
+        if route.key_fingerprint is not None:
+            return str(route.key_fingerprint)
         recorded = sorted(
-            {
-                c.key_fingerprint
-                for t in summary.tasks
-                for r in t.repetitions
-                for c in r.calls
-                if c.replayed and c.key_fingerprint
-            }
+            {c.key_fingerprint for c in all_calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
         )
-        key = ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
+        return ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
+
     return RouteFacts(
         settings=run.route,
-        key_shown=key,
+        key_shown=key_shown(run.route),
         calls=sum(d.calls for d in drifts),
         retries=sum(d.retries for d in drifts),
         prompt_tokens=sum(d.tokens.get("prompt", 0) for d in drifts),
@@ -240,7 +246,9 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         drift_tasks=[t.task_id for t in scored if t.drifted],
         tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
         other_routes=list(run.other_routes),
+        other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
         calls_by_provider=by_provider if len(by_provider) > 1 else {},
+        route_used=bool(all_calls) and (not run.other_routes or "openai" in by_provider),
     )
 
 

@@ -232,7 +232,9 @@ def complete_headers(record: CallRecord, response: Any) -> None:
     headers = response.headers
     record.gateway = {name: str(headers[name]) for name in GATEWAY_HEADERS if name in headers}
     record.rate_limit = {
-        name.lower(): str(value) for name, value in headers.items() if name.lower().startswith(RATE_LIMIT_PREFIXES)
+        name.lower(): str(value)
+        for name, value in headers.items()
+        if name.lower().removeprefix("llm_provider-").startswith(RATE_LIMIT_PREFIXES)  # LiteLLM forwards them so
     }
     recorded_key = headers.get(RECORDED_KEY_HEADER)
     if recorded_key is not None:  # replayed from a cassette: report the route that was recorded

@@ -99,3 +99,141 @@ def litellm_proxy(upstream: str, workdir: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+# --- the Anthropic route through LiteLLM (tests/test_gateway_anthropic.py) ---------------------------------------
+
+#: The deployment id (``x-litellm-model-id``) of each Anthropic model group in ``anthropic_config_text``.
+ANTHROPIC_DEPLOYMENTS = {
+    "claude-test-model": ("claude-direct",),
+    "claude-retry": ("claude-retry",),
+    "claude-pair": ("claude-pair-a", "claude-pair-b"),
+    "claude-primary": ("claude-primary",),
+    "claude-backup": ("claude-backup",),
+}
+
+
+def anthropic_config_text(upstream: str, upstream_key: str) -> str:
+    """LiteLLM in front of an Anthropic Messages API (``FakeAnthropic``), every group an ``anthropic/`` deployment.
+
+    ``claude-test-model`` goes straight through; ``claude-retry`` retries once inside the gateway; ``claude-pair``
+    shuffles between two deployments; ``claude-primary`` falls back to ``claude-backup``. Cooldowns are off, so a
+    scripted upstream error never takes a deployment out of the next test's way.
+    """
+    params = f'api_base: "{upstream}", api_key: {upstream_key}'
+    served = {
+        "claude-test-model": "claude-test-model",
+        "claude-retry": "claude-test-model",
+        "claude-pair": "claude-test-model",
+        "claude-primary": "claude-primary-model",
+        "claude-backup": "claude-backup-model",
+    }
+    entries = []
+    for group, ids in ANTHROPIC_DEPLOYMENTS.items():
+        extra = ", num_retries: 1" if group == "claude-retry" else ""
+        for deployment in ids:
+            entries.append(
+                f"  - model_name: {group}\n"
+                f"    litellm_params: {{model: anthropic/{served[group]}, {params}{extra}}}\n"
+                f"    model_info: {{id: {deployment}}}\n"
+            )
+    return (
+        "model_list:\n"
+        + "".join(entries)
+        + f"""router_settings:
+  routing_strategy: simple-shuffle
+  num_retries: 0
+  disable_cooldowns: true
+  fallbacks: [{{claude-primary: [claude-backup]}}]
+litellm_settings:
+  num_retries: 0
+general_settings:
+  master_key: {MASTER_KEY}
+"""
+    )
+
+
+class Gateway:
+    """A running LiteLLM proxy: its URL without ``/v1`` (the anthropic SDK appends ``/v1/messages``), its process."""
+
+    def __init__(self, url: str, process: subprocess.Popen[bytes]) -> None:
+        self.url = url
+        self.process = process
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rpartition(":")[2])
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The proxy stopped (SIGSTOP): the kernel still accepts connections for it, but nothing ever answers."""
+        import signal
+
+        if not hasattr(signal, "SIGSTOP"):
+            pytest.skip("freezing the proxy needs SIGSTOP (POSIX)")
+        self.process.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            self.process.send_signal(signal.SIGCONT)
+
+    def waiting_connections(self) -> int | None:
+        """Connections the kernel accepted for the proxy that it has not taken yet (Linux ``/proc/net/tcp``): while
+        it is frozen, any connection a client made. None where that cannot be read."""
+        try:
+            lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+        except OSError:
+            return None
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rpartition(":")[2], 16) == self.port:  # LISTEN
+                return int(fields[4].partition(":")[2], 16)  # rx_queue: the accept backlog
+        return None
+
+
+@contextmanager
+def litellm_gateway(config: str, workdir: Path) -> Iterator[Gateway]:
+    """The LiteLLM proxy on loopback with ``config``, and no provider credentials of its own from the environment."""
+    binary = litellm_binary()
+    if binary is None:
+        message = "the LiteLLM proxy is not installed (.ci/run installs it into .venv-litellm)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    (workdir / "litellm.yaml").write_text(config)
+    port = free_port()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+    ):
+        env.pop(name, None)
+    with (workdir / "litellm.log").open("w") as log:
+        process = subprocess.Popen(
+            [binary, "--config", str(workdir / "litellm.yaml"), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=2).read()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        tail = (workdir / "litellm.log").read_text()[-2000:]
+                        raise RuntimeError("LiteLLM proxy did not start: " + tail) from None
+                    time.sleep(0.5)
+            yield Gateway(f"http://127.0.0.1:{port}", process)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..result import Comparison, GateResult, RouteFacts, SessionSummary, TaskResult
+from ..result import Comparison, GateResult, RouteFacts, RouteSettings, SessionSummary, TaskResult
 from ..stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -131,32 +131,25 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
 def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
     if not route.tasks_with_calls:
         return []
-    s = route.settings
+    pinned: list[tuple[str | None, RouteSettings, str]] = (
+        [(None, route.settings, route.key_shown)] if route.route_used else []
+    )
+    pinned += [(o.provider, o, route.other_keys_shown.get(o.provider, "")) for o in route.other_routes]
     lines = [
         Line(
-            f"route: {s.base_url}  model {s.model or '(per request)'}  key {route.key_shown}  "
-            f"timeout {s.timeout:g}s  retries {s.max_retries}"
-        ),
-        *(
-            Line(
-                f"route ({o.provider}): {o.base_url}  model {o.model or '(per request)'}  "
-                f"key {o.key_fingerprint or 'none (replay only)'}  timeout {o.timeout:g}s  retries {o.max_retries}"
-            )
-            for o in route.other_routes
-        ),
+            f"route{f' ({provider})' if provider else ''}: {s.base_url}  model {s.model or '(per request)'}  "
+            f"key {key}  timeout {s.timeout:g}s  retries {s.max_retries}"
+        )
+        for provider, s, key in pinned
+    ]
+    by_provider = ", ".join(f"{name} {count}" for name, count in route.calls_by_provider.items())
+    average = (
+        f"avg per task-repetition {route.avg_tokens_per_task:.1f}" if route.avg_tokens_per_task is not None else ""
+    )
+    lines += [
         Line(
-            f"calls {route.calls}"
-            + (
-                " (" + ", ".join(f"{name} {count}" for name, count in route.calls_by_provider.items()) + ")"
-                if route.calls_by_provider
-                else ""
-            )
-            + f" (retries {route.retries})   tokens {route.total_tokens}   "
-            + (
-                f"avg per task-repetition {route.avg_tokens_per_task:.1f}"
-                if route.avg_tokens_per_task is not None
-                else ""
-            )
+            f"calls {route.calls}{f' ({by_provider})' if by_provider else ''} (retries {route.retries})   "
+            f"tokens {route.total_tokens}   {average}"
         ),
         Line(
             f"route drift {pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
