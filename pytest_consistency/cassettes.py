@@ -25,7 +25,13 @@ from typing import Any
 from .keys import credential_of, fingerprint
 from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
 from .repetition import current
-from .wire import RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER
+from .wire import (
+    RECORDED_KEY_HEADER,
+    RECORDED_LATENCY_HEADER,
+    RECORDED_RETRY_HEADER,
+    ROUTE_KEY_HEADER,
+    provider_of,
+)
 
 MODES = ("none", "once", "new_episodes", "all")
 #: Request header the recording transport adds while recording; read and removed before anything is stored.
@@ -94,9 +100,13 @@ class Scrubber:
     digest survive ``new_episodes`` re-saves.
     """
 
-    def __init__(self, key: str | None, ignore: tuple[re.Pattern[str], ...] = ()) -> None:
+    def __init__(
+        self, key: str | None, ignore: tuple[re.Pattern[str], ...] = (), route_keys: dict[str, str] | None = None
+    ) -> None:
         self.secrets: set[str] = {key} if key else set()
         self.ignore = ignore
+        #: The pinned routes' key fingerprints by provider, stored with each exchange (see ``ROUTE_KEY_HEADER``).
+        self.route_keys = route_keys or {}
         #: The scrubbed form of the requests seen, by everything that decides it: vcrpy filters one live request
         #: three times (can it play? play it; or record it), and each full scrub fingerprints the key and walks
         #: the JSON body for secrets.
@@ -141,6 +151,9 @@ class Scrubber:
             else:
                 kept[name] = list(value) if isinstance(value, list) else value
         kept[RECORDED_KEY_HEADER] = fp or ""
+        route_key = self.route_keys.get(provider_of({name.lower(): v for name, v in pairs}, uri))
+        if route_key:
+            kept[ROUTE_KEY_HEADER] = route_key
         kept[BODY_DIGEST_HEADER] = body_digest(body)
         return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
@@ -159,7 +172,7 @@ class Scrubber:
 def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Copy the recorded route facts onto the response, where a replaying transport can read them."""
     headers = response.setdefault("headers", {})
-    for name in (RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER):
+    for name in (RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER, ROUTE_KEY_HEADER):
         value = _header(request.headers, name)
         if value is not None:
             headers[name] = [value]
@@ -222,10 +235,13 @@ class Persister:
             requests, responses, *rest = FilesystemPersister.load_cassette(cassette_path, serializer)
             for response in responses:
                 headers = response.get("headers", {})
-                if any(name.lower() in ("retry-after", "retry-after-ms") for name in headers):
-                    for name in [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]:
+                retry = [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]
+                if retry:
+                    sent = {n.lower(): str(_header(headers, n)) for n in retry}
+                    for name in retry:
                         del headers[name]
                     headers["retry-after-ms"] = ["1"]  # the SDK sleeps 1 ms instead of the recorded backoff
+                    headers[RECORDED_RETRY_HEADER] = [json.dumps(sent, sort_keys=True)]
         except CassetteNotFoundError:
             raise
         except Exception as exc:
@@ -458,6 +474,9 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
     for name in _NOT_CASSETTE:
         config.pop(name, None)
     cassette = Cassette.load(**config)
+    state = current()
+    if state is not None:
+        state.vcr_cassette = cassette
     with patches_for(cassette).applied(cassette):
         yield cassette
         count_unobserved(cassette)

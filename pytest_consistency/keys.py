@@ -41,9 +41,23 @@ def fingerprint(key: str | None) -> str | None:
     return "sha256:" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
 
 
+#: Key prefixes of the providers' documentation; what follows one in a placeholder is only filler.
+_KEY_PREFIXES = ("sk-ant-api03-", "sk-ant-", "sk-proj-", "sk-")
+_FILLER = frozenset("x.*<>_-")
+
+
 def is_placeholder(key: str) -> bool:
+    """``YOUR_API_KEY``, ``sk-...``, ``sk-ant-xxxx``, ``sk-proj-****``: copied from documentation, never a key."""
     text = key.strip().lower()
-    return text in PLACEHOLDERS or text.startswith("your") or ("xxxx" in text and len(set(text)) <= 5)
+    if text in PLACEHOLDERS or text.startswith(("your", "<your")):
+        return True
+    for prefix in _KEY_PREFIXES:
+        if text.startswith(prefix):
+            rest = text[len(prefix) :]
+            if not rest or set(rest) <= _FILLER:
+                return True
+            break
+    return "xxxx" in text and len(set(text)) <= 5
 
 
 def key_problem(key: str) -> str | None:

@@ -236,7 +236,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
         stack = ExitStack()
         item.stash[SCOPE] = stack
-        scrubber = cassettes.Scrubber(None, state.ignore)
+        route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
+        scrubber = cassettes.Scrubber(None, state.ignore, route_keys)
         scrubber.secrets.update(r.api_key for r in state.routes.values() if r.api_key and not r.replay_only)
 
         def scope(cassette: Path | None) -> Any:

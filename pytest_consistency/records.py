@@ -48,6 +48,9 @@ class CallRecord:
     cache_creation_tokens: int = 0
     #: Rate-limit headers of the response (``anthropic-ratelimit-*``, ``x-ratelimit-*``, ``retry-after``).
     rate_limit: dict[str, str] = field(default_factory=dict)
+    #: Replayed: the key fingerprint of the route pinned when it was recorded (drift compares with it, as the
+    #: replaying session has no key of its own).
+    route_key: str | None = None
     #: Milliseconds this attempt waited for a slot (``--consistency-concurrency``, ``--consistency-rpm``) before
     #: it was sent; not part of ``latency_ms``.
     wait_ms: float = 0.0

@@ -44,6 +44,8 @@ class ActiveRepetition:
     cassette_absent: bool = False
     #: Every request is answered from the cassette (``none``, or ``once`` with a cassette): nothing is throttled.
     replaying: bool = False
+    #: The vcrpy cassette entered for this repetition (``new_episodes`` asks it which requests it answers).
+    vcr_cassette: Any = field(default=None, repr=False)
     #: Set when the repetition raised something other than an assertion: its recording is not kept.
     broken: bool = False
     #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.

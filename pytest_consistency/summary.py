@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from . import metrics
 from .adaptive import decided
 from .answers import MISSING, default_equivalent, distinct_classes
-from .drift import attribution, drift_pp, task_drift
+from .drift import PinnedRoute, attribution, drift_pp, task_drift
 from .gates import evaluate
 from .records import RepetitionResult
 from .result import (
@@ -202,8 +203,19 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
 def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     """Attach drift and attribution to every task, and return the session's route figures."""
     assert run.route is not None
-    pinned = run.route.pinned()
-    others = {route.provider: route.pinned() for route in run.other_routes}
+    calls = [c for t in summary.tasks for r in t.repetitions for c in r.calls]
+
+    def pinned_of(route: RouteSettings) -> PinnedRoute:
+        """The route to compare with; replayed without a key, with the key its cassettes were recorded on."""
+        pinned = route.pinned()
+        if pinned.key_fingerprint is None:
+            keys = {c.route_key for c in calls if c.provider == route.provider and c.route_key}
+            if len(keys) == 1:
+                pinned = replace(pinned, key_fingerprint=keys.pop())
+        return pinned
+
+    pinned = pinned_of(run.route)
+    others = {route.provider: pinned_of(route) for route in run.other_routes}
     for task in summary.tasks:
         unobserved = sum(r.unobserved for r in task.repetitions)
         drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
@@ -220,15 +232,14 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     errors: Counter[str] = Counter()
     for d in drifts:
         errors.update(d.errors)
-    all_calls = [c for t in summary.tasks for r in t.repetitions for c in r.calls]
-    by_provider = dict(sorted(Counter(c.provider for c in all_calls).items()))
+    by_provider = dict(sorted(Counter(c.provider for c in calls).items()))
 
     def key_shown(route: RouteSettings) -> str:
         """The route's key fingerprint; replayed without a key, the keys its provider's calls were recorded with."""
         if route.key_fingerprint is not None:
             return str(route.key_fingerprint)
         recorded = sorted(
-            {c.key_fingerprint for c in all_calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
+            {c.key_fingerprint for c in calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
         )
         return ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
 
@@ -248,7 +259,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         other_routes=list(run.other_routes),
         other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
         calls_by_provider=by_provider if len(by_provider) > 1 else {},
-        route_used=bool(all_calls) and (not run.other_routes or "openai" in by_provider),
+        route_used=bool(calls) and (not run.other_routes or "openai" in by_provider),
     )
 
 

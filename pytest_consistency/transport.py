@@ -240,12 +240,28 @@ def _tapped(response: Any, attempt: Attempt, is_async: bool) -> Any:
     return response
 
 
-def live_throttle(throttle: Throttle | None) -> Throttle | None:
-    """The throttle, unless the running repetition only replays: replays are never throttled."""
+def live_throttle(throttle: Throttle | None, request: Any) -> Throttle | None:
+    """The throttle, unless the request will be answered from a cassette: replays are never throttled.
+
+    A repetition that only replays is known from its mode; in ``new_episodes`` the cassette is asked about this
+    request (vcrpy asks it again right after: the scrubbed form is cached, so the second time is cheap).
+    """
     if throttle is None or not throttle.active:
         return None
     state = current()
-    return None if state is not None and state.replaying else throttle
+    if state is None:
+        return throttle
+    if state.replaying:
+        return None
+    cassette = state.vcr_cassette
+    if cassette is not None and len(cassette):
+        from vcr.request import Request
+
+        headers = dict(request.headers.items())
+        recorded = Request(request.method, str(request.url), wire.request_content(request), headers)
+        if cassette.can_play_response_for(recorded):
+            return None
+    return throttle
 
 
 def send(
@@ -261,7 +277,7 @@ def send(
     before it is sent until its response headers arrive (the wait is recorded apart from the latency)."""
     request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
     try:
-        throttle = live_throttle(throttle)
+        throttle = live_throttle(throttle, request)
         if throttle is None:
             response = inner(request)
         else:
@@ -285,7 +301,7 @@ async def send_async(
 ) -> Any:
     request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
     try:
-        throttle = live_throttle(throttle)
+        throttle = live_throttle(throttle, request)
         if throttle is None:
             response = await inner(request)
         else:

@@ -37,6 +37,10 @@ GATEWAY_HEADERS = (
 #: Response headers a cassette carries the recorded route facts in (see ``cassettes``).
 RECORDED_KEY_HEADER = "x-consistency-key-fingerprint"
 RECORDED_LATENCY_HEADER = "x-consistency-latency-ms"
+#: The pinned route's key fingerprint when the exchange was recorded: a replay, which has no key, compares with it.
+ROUTE_KEY_HEADER = "x-consistency-route-key"
+#: Set on a replayed response whose ``retry-after`` was shortened for the replay: the values the server sent.
+RECORDED_RETRY_HEADER = "x-consistency-recorded-retry-after"
 MAX_JSON_BODY = 8 * 1024 * 1024
 
 
@@ -129,11 +133,23 @@ def _usage(record: CallRecord, usage: Any) -> None:
     )
 
 
+#: Error events inside a 200 stream (Anthropic's ``event: error``), as the drift kind their status would give.
+STREAM_ERRORS = {"overloaded_error": "5xx", "api_error": "5xx", "rate_limit_error": "429"}
+
+
 def apply_payload(record: CallRecord, data: dict[str, Any]) -> None:
     """Pick served model, fingerprint and usage from a JSON body, an SSE chunk or a Responses API event.
 
-    Anthropic's ``message_start`` event nests the message (model and input usage) under ``message``.
+    Anthropic's ``message_start`` event nests the message (model and input usage) under ``message``. An error event
+    inside a stream (the status line said 200 before the API was overloaded) is the call's error.
     """
+    if data.get("type") == "error" and record.stream:
+        nested = data.get("error")
+        error: dict[str, Any] = nested if isinstance(nested, dict) else data
+        kind = str(error.get("type") or error.get("code") or "error")
+        record.error = STREAM_ERRORS.get(kind, "stream_error")
+        record.detail = f"the stream ended with an error event ({kind})"
+        return
     response = data.get("response")
     if not isinstance(response, dict):
         response = data.get("message") if data.get("type") == "message_start" else None
@@ -239,6 +255,16 @@ def complete_headers(record: CallRecord, response: Any) -> None:
     recorded_key = headers.get(RECORDED_KEY_HEADER)
     if recorded_key is not None:  # replayed from a cassette: report the route that was recorded
         record.replayed = True
+        record.route_key = str(headers.get(ROUTE_KEY_HEADER) or "") or None
+        recorded_retry = headers.get(RECORDED_RETRY_HEADER)
+        if recorded_retry is not None:  # the replay waits 1 ms; the record keeps what the server asked for
+            record.rate_limit = {k: v for k, v in record.rate_limit.items() if not k.startswith("retry-after")}
+            try:
+                sent = json.loads(str(recorded_retry))
+            except ValueError:
+                sent = {}
+            if isinstance(sent, dict):
+                record.rate_limit.update({str(k): str(v) for k, v in sent.items()})
         record.key_fingerprint = str(recorded_key) or None
         try:
             record.latency_ms = float(headers.get(RECORDED_LATENCY_HEADER, ""))

@@ -11,6 +11,8 @@ import httpx2  # noqa: F401
 import openai  # noqa: F401
 import pytest
 import vcr  # noqa: F401
+from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
+from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
 
 pytest_plugins = ["pytester"]
@@ -38,3 +40,23 @@ def fake(fake_server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     return fake_server
+
+
+@pytest.fixture(scope="session")
+def anthropic_server() -> Iterator[FakeAnthropic]:
+    server = FakeAnthropic().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def claude(anthropic_server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
+    """The loopback Messages API, reset, with the environment of a user who exported the Anthropic variables."""
+    anthropic_server.reset()
+    anthropic_server.keys = {ANTHROPIC_KEY}
+    monkeypatch.setattr(anthropic_server, "delay", 0.0)
+    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "OPENAI_BASE_URL", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
+    return anthropic_server

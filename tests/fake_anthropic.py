@@ -22,8 +22,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 GOOD_KEY = "sk-ant-test-good-key-0123456789abcdef"
 #: The model ``GET /v1/models`` lists, and the one answered when a request names none.
@@ -87,7 +89,7 @@ def request_text(body: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     def __init__(self, port: int = 0, delay: float = 0.0) -> None:
         self.steps: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -335,28 +337,12 @@ class FakeAnthropic:
                         hold.wait(5)
                         fake.holding = False
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.serve(Handler, port)
 
     @property
     def base_url(self) -> str:
         """Without ``/v1``: the SDK appends ``/v1/messages`` itself."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def start(self) -> FakeAnthropic:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self.thread.is_alive():
-            self.server.shutdown()
-        self.server.server_close()
-
-    def script(self, *steps: Step) -> None:
-        with self.lock:
-            self.steps.clear()
-            self.steps.extend(steps)
 
     def reset(self) -> None:
         """Empty the script, the requests and the counters (not ``in_flight``, which counts live requests)."""

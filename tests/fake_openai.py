@@ -12,8 +12,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 GOOD_KEY = "sk-test-good-key-0123456789abcdef"
 #: The server a test in an inner (in-process) pytest session should talk to, when it needs the object itself.
@@ -34,7 +36,7 @@ class Step:
     hold: threading.Event | None = None
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -169,26 +171,11 @@ class FakeOpenAI:
                         fake.holding = False
                 self.wfile.write(b"0\r\n\r\n")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.serve(Handler, 0)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def start(self) -> FakeOpenAI:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def script(self, *steps: Step) -> None:
-        with self.lock:
-            self.steps.clear()
-            self.steps.extend(steps)
 
     def reset(self) -> None:
         self.script()

@@ -62,43 +62,9 @@ general_settings:
 
 @contextmanager
 def litellm_proxy(upstream: str, workdir: Path) -> Iterator[str]:
-    binary = litellm_binary()
-    if binary is None:
-        message = "the LiteLLM proxy is not installed (.ci/run installs it into .venv-litellm)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    config = workdir / "litellm.yaml"
-    config.write_text(config_text(upstream))
-    port = free_port()
-    log = (workdir / "litellm.log").open("w")
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    env.pop("OPENAI_API_KEY", None)
-    process = subprocess.Popen(
-        [binary, "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=2).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    tail = (workdir / "litellm.log").read_text()[-2000:]
-                    raise RuntimeError("LiteLLM proxy did not start: " + tail) from None
-                time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    """The LiteLLM proxy in front of the fake OpenAI server (``config_text``); yields its OpenAI base URL (``/v1``)."""
+    with litellm_gateway(config_text(upstream), workdir) as gateway:
+        yield f"{gateway.url}/v1"
 
 
 # --- the Anthropic route through LiteLLM (tests/test_gateway_anthropic.py) ---------------------------------------

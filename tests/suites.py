@@ -187,3 +187,15 @@ def junit_props(element: Any) -> dict[str, str]:
     node = element.find("properties")
     assert node is not None
     return {p.get("name", ""): p.get("value", "") for p in node.findall("property")}
+
+
+def run_mode(pytester: Any, mode: str, *args: str) -> Any:
+    """An inner session in cassette ``mode`` writing ``report.json``; the route comes from the environment."""
+    return pytester.runpytest(
+        f"--consistency-record={mode}", "--consistency-report=report.json", "-p", "no:randomly", *args
+    )
+
+
+def report_calls(pytester: Any) -> list[dict[str, Any]]:
+    """Every call record of the last session's report, in task and repetition order."""
+    return [c for t in load_report(pytester)["tasks"] for r in t["repetitions"] for c in r["calls"]]

@@ -22,6 +22,8 @@ from fake_openai import GOOD_KEY as OPENAI_KEY
 from fake_openai import FakeOpenAI
 from fake_openai import Step as OpenAIStep
 from suites import load_report as report
+from suites import report_calls as calls
+from suites import run_mode as run
 
 JSON_TASK = """
 import pytest
@@ -74,35 +76,6 @@ def test_task(consistency):
 
 def suite(body: str) -> str:
     return f"MODEL = {MODEL!r}\n" + body
-
-
-@pytest.fixture(scope="session")
-def anthropic_server() -> Iterator[FakeAnthropic]:
-    server = FakeAnthropic().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def claude(anthropic_server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
-    """The loopback Messages API, reset, with the environment of a user who exported the Anthropic variables."""
-    anthropic_server.reset()
-    anthropic_server.keys = {GOOD_KEY}
-    for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", GOOD_KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
-    return anthropic_server
-
-
-def run(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--consistency-record={mode}", "--consistency-report=report.json", "-p", "no:randomly", *args
-    )
-
-
-def calls(pytester: pytest.Pytester) -> list[dict]:
-    return [c for t in report(pytester)["tasks"] for r in t["repetitions"] for c in r["calls"]]
 
 
 def test_records_replays_offline_and_reports_model_tokens_and_fingerprint(
@@ -245,7 +218,7 @@ def test_the_doctor_refuses_mixed_up_anthropic_routes_before_any_call(
 def test_an_anthropic_key_in_the_openai_variable_is_refused(
     pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-ant-api03-" + "x" * 40)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ant-api03-" + "a1b2" * 10)
     pytester.makepyfile(
         test_agent="def test_a(pinned_client):\n    pinned_client.models.list()\n",
     )

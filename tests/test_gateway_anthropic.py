@@ -25,6 +25,8 @@ import pytest
 from fake_anthropic import GOOD_KEY, MODEL, FakeAnthropic, Step
 from gateways import ANTHROPIC_DEPLOYMENTS, MASTER_KEY, Gateway, anthropic_config_text, litellm_gateway
 from suites import load_report as report
+from suites import report_calls as calls
+from suites import run_mode as run
 
 from pytest_consistency.keys import fingerprint
 
@@ -79,16 +81,6 @@ def claude(upstream: FakeAnthropic, gateway: Gateway, monkeypatch: pytest.Monkey
     monkeypatch.setenv("ANTHROPIC_BASE_URL", gateway.url)
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", MASTER_KEY)
     return upstream
-
-
-def run(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--consistency-record={mode}", "--consistency-report=report.json", "-p", "no:randomly", *args
-    )
-
-
-def calls(pytester: pytest.Pytester) -> list[dict]:
-    return [c for t in report(pytester)["tasks"] for r in t["repetitions"] for c in r["calls"]]
 
 
 def written(pytester: pytest.Pytester, result: pytest.RunResult) -> str:
