@@ -502,7 +502,7 @@ class Controller:
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        if not isinstance(report, pytest.TestReport):
+        if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
             return None
         from .finish import report_status  # the session-end modules load when first needed, not with the plugin
 

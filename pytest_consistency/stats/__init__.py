@@ -8,19 +8,30 @@ percentage points. Each module states its own assumptions.
 
 from __future__ import annotations
 
-from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval, runs_to_certify
-from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.planning import repetitions_for_drop, repetitions_to_decide
-from pytest_consistency.stats.significance import (
-    TESTS,
-    benjamini_hochberg,
-    boschloo_one_sided,
-    fisher_one_sided,
-    mcnemar_one_sided,
-    minimum_detectable_drop,
-    one_sided_p,
-)
-from pytest_consistency.stats.suite import TARGETS, SuiteIntervals, paired_gap_difference, suite_intervals
+from importlib import import_module
+from typing import Any
+
+#: Where each public name lives. Imported on first use (PEP 562): the option table reads ``TESTS`` and
+#: ``TARGETS`` when the plugin loads, and the interval and test code is only needed at the end of a session.
+_HOMES = {
+    "clopper_pearson": "binomial",
+    "pass_hat_k_interval": "binomial",
+    "runs_to_certify": "binomial",
+    "Interval": "interval",
+    "repetitions_for_drop": "planning",
+    "repetitions_to_decide": "planning",
+    "TESTS": "significance",
+    "benjamini_hochberg": "significance",
+    "boschloo_one_sided": "significance",
+    "fisher_one_sided": "significance",
+    "mcnemar_one_sided": "significance",
+    "minimum_detectable_drop": "significance",
+    "one_sided_p": "significance",
+    "TARGETS": "suite",
+    "SuiteIntervals": "suite",
+    "paired_gap_difference": "suite",
+    "suite_intervals": "suite",
+}
 
 __all__ = [
     "TARGETS",
@@ -41,3 +52,10 @@ __all__ = [
     "runs_to_certify",
     "suite_intervals",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pytest_consistency.stats' has no attribute {name!r}")
+    return getattr(import_module(f".{home}", __name__), name)
