@@ -615,7 +615,7 @@ def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, .
 
     source = _read_config(path)
     known = {option.yaml_path for option in OPTIONS if option.yaml_path}
-    sections = {path_[:1] for path_ in known if len(path_) > 1}
+    sections = {path_[:depth] for path_ in known for depth in range(1, len(path_))}  # routes, routes.anthropic
     flat: dict[tuple[str, ...], Any] = {}
     lines: dict[tuple[str, ...], int] = {}
 

@@ -331,3 +331,24 @@ def test_a_conftest_provider_replaces_the_builtin_one(pytester: pytest.Pytester,
     assert run(pytester, "off").ret == 0
     assert [r["headers"].get("x-team") for r in claude.requests] == ["evals"] * 3
     assert all(c["provider"] == "anthropic" for c in calls(pytester))
+
+
+def test_the_anthropic_route_comes_from_the_yaml_routes_section(
+    pytester: pytest.Pytester, claude: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    monkeypatch.setenv("TEAM_GATEWAY_TOKEN", GOOD_KEY)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    pytester.makefile(
+        ".yaml",
+        consistency=(
+            f"routes:\n  anthropic:\n    base_url: {claude.base_url}\n    model: {MODEL}\n"
+            "    api_key_env: TEAM_GATEWAY_TOKEN\n"
+        ),
+    )
+    claude.script(Step(text="alice"), Step(text="alice"), Step(text="alice"))
+    pytester.makepyfile(test_agent=suite(JSON_TASK))
+    assert run(pytester, "off", "--consistency-config=consistency.yaml").ret == 0
+    (route,) = report(pytester)["summary"]["route"]["other_routes"]
+    assert (route["base_url"], route["model"], route["key_env"]) == (claude.base_url, MODEL, "TEAM_GATEWAY_TOKEN")
+    assert [r["auth"] for r in claude.requests] == ["authorization"] * 3
