@@ -172,6 +172,8 @@ class RouteFacts:
     calls_by_provider: dict[str, int] = field(default_factory=dict)
     #: The OpenAI route (``settings``) was called, or no other route is pinned: its line is worth printing.
     route_used: bool = True
+    #: Milliseconds all attempts waited for --consistency-concurrency/--consistency-rpm slots (not in any latency).
+    wait_ms: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -284,6 +284,9 @@ def test_concurrency_is_capped_across_xdist_workers(
     # Without a limit two workers overlap at some point (this is what makes the capped case mean something).
     assert seen["max_in_flight"] == most
     waits = [c["wait_ms"] for c in calls(pytester)]
+    route = report(pytester)["summary"]["route"]
+    assert route["wait_ms"] == pytest.approx(sum(waits), abs=0.01)
+    assert ("waited for slots" in result.stdout.str()) == bool(limit)
     if limit:
         assert any(w > 0 for w in waits)
         # Latency excludes the wait: counted in, a call that waited w ms would show about w + 50 ms.

@@ -150,6 +150,7 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
         Line(
             f"calls {route.calls}{f' ({by_provider})' if by_provider else ''} (retries {route.retries})   "
             f"tokens {route.total_tokens}   {average}"
+            + (f"   waited for slots {route.wait_ms / 1000:.2f}s" if route.wait_ms else "")
         ),
         Line(
             f"route drift {pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
