@@ -260,7 +260,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
         calls_by_provider=by_provider if len(by_provider) > 1 else {},
         route_used=bool(calls) and (not run.other_routes or "openai" in by_provider),
-        wait_ms=round(sum(c.wait_ms for c in calls), 3),
+        wait_ms=float(round(sum(c.wait_ms for c in calls), 3)),
     )
 
 
