@@ -305,7 +305,7 @@ def make_vcr(mode: str, scrubber: Scrubber, rerecord: str) -> Any:
     recorder = vcr.VCR(
         record_mode=mode,
         match_on=matchers,
-        before_record_request=scrubber.request,
+        # No request filter here: vcrpy would deep-copy every request before it; use_cassette sets scrubber.filter.
         before_record_response=scrubber.response,
         before_save_interaction=before_save_interaction,
         decode_compressed_response=True,
@@ -485,7 +485,7 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
     config = make_vcr(mode, scrubber, rerecord).get_merged_config(path=str(path))
     for name in _NOT_CASSETTE:
         config.pop(name, None)
-    config["before_record_request"] = scrubber.filter  # make_vcr sets no other request filter
+    config["before_record_request"] = scrubber.filter
     cassette = Cassette.load(**config)
     state = current()
     if state is not None:

@@ -199,3 +199,23 @@ def run_mode(pytester: Any, mode: str, *args: str) -> Any:
 def report_calls(pytester: Any) -> list[dict[str, Any]]:
     """Every call record of the last session's report, in task and repetition order."""
     return [c for t in load_report(pytester)["tasks"] for r in t["repetitions"] for c in r["calls"]]
+
+
+#: A task that calls both pinned routes (the loopback OpenAI and Anthropic servers), once each per repetition.
+BOTH_ROUTES_TASK = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(pinned_client, pinned_anthropic_client, consistency):
+    a = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+    b = pinned_anthropic_client.messages.create(
+        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    consistency.record([a.choices[0].message.content, b.content[0].text])
+"""
+
+
+def anthropic_suite(body: str) -> str:
+    """A test module whose ``MODEL`` is the loopback Messages API's model."""
+    from fake_anthropic import MODEL
+
+    return f"MODEL = {MODEL!r}\n" + body

@@ -21,6 +21,8 @@ from fake_anthropic import GOOD_KEY, MODEL, FakeAnthropic, Step
 from fake_openai import GOOD_KEY as OPENAI_KEY
 from fake_openai import FakeOpenAI
 from fake_openai import Step as OpenAIStep
+from suites import BOTH_ROUTES_TASK as BOTH_TASK
+from suites import anthropic_suite as suite
 from suites import load_report as report
 from suites import report_calls as calls
 from suites import run_mode as run
@@ -49,17 +51,6 @@ def test_task(pinned_anthropic_client, consistency):
     consistency.record(text)
 """
 
-BOTH_TASK = """
-import pytest
-
-@pytest.mark.repeat_consistency(n=2)
-def test_task(pinned_client, pinned_anthropic_client, consistency):
-    a = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
-    b = pinned_anthropic_client.messages.create(
-        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
-    consistency.record([a.choices[0].message.content, b.content[0].text])
-"""
-
 OWN_CLIENT_TASK = """
 import os
 
@@ -72,10 +63,6 @@ def test_task(consistency):
     reply = client.messages.create(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
     consistency.record(reply.content[0].text)
 """
-
-
-def suite(body: str) -> str:
-    return f"MODEL = {MODEL!r}\n" + body
 
 
 def test_records_replays_offline_and_reports_model_tokens_and_fingerprint(

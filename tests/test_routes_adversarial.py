@@ -20,6 +20,8 @@ from fake_anthropic import GOOD_KEY, MODEL, FakeAnthropic, Step
 from fake_openai import FakeOpenAI
 from fake_openai import Step as OpenAIStep
 from gateways import free_port
+from suites import BOTH_ROUTES_TASK as BOTH_TASK
+from suites import anthropic_suite as suite
 from suites import load_report as report
 from suites import report_calls as calls
 from suites import run_mode as run
@@ -31,10 +33,6 @@ from pytest_consistency.keys import fingerprint
 OTHER_KEY = "sk-ant-api03-otherkey-9876543210abcdefXYZ"
 HEADER_KEY = "sk-ant-api03-headerkey-1122334455aabbccDD"
 GATEWAY_TOKEN = "gw-bearer-token-qwertyuiopasdf"  # no key shape at all: only literal redaction can catch it
-
-
-def suite(body: str) -> str:
-    return f"MODEL = {MODEL!r}\n" + body
 
 
 @pytest.fixture
@@ -314,17 +312,6 @@ def test_a_replayed_retry_reports_the_rate_limit_headers_the_server_sent(
 
 
 # --- 3. the gate never passes by accident: per-provider drift ----------------------------------------------
-
-BOTH_TASK = """
-import pytest
-
-@pytest.mark.repeat_consistency(n=2)
-def test_task(pinned_client, pinned_anthropic_client, consistency):
-    a = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
-    b = pinned_anthropic_client.messages.create(
-        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
-    consistency.record([a.choices[0].message.content, b.content[0].text])
-"""
 
 
 def test_anthropic_served_model_change_is_drift_while_openai_is_steady(
