@@ -5,7 +5,8 @@ are eight concurrent calls, which is how a run meets a provider's 429s and then 
 of the model. A per-process limit cannot help, so the limits live in a directory every worker of the session shares
 (like the token ledger), one set of files per route so two providers do not slow each other down.
 
-Concurrency is N lock files, ``<route>.slot-<i>``, each held with an exclusive ``flock`` for the whole request. A
+Concurrency is N lock files, ``<route>.slot-<i>``, each held with an exclusive ``flock`` for the whole request
+(see :meth:`Throttle.acquire` for where a request ends: its last body byte, or a stream's headers). A
 lock, not a counter, because the kernel releases it when its holder dies: a worker killed mid-request (a timeout,
 ``-x``, an OOM kill) cannot leak a slot and stall the rest of the session. Every acquisition opens its own file
 descriptor, and ``flock`` locks of separate opens conflict even inside one process, so threads and asyncio tasks of
@@ -49,6 +50,7 @@ import selectors
 import stat
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Generator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -146,6 +148,23 @@ def _read_all(fd: int) -> bytes:
     return os.pread(fd, _RECORD, 0).strip()
 
 
+class Held:
+    """A slot taken by :meth:`Throttle.acquire`: released once, by :meth:`release` (any later call does nothing),
+    or when the object is garbage-collected, so a response nobody closes cannot keep its slot for the session."""
+
+    def __init__(self, throttle: Throttle | None, fd: int | None, waited: Waited) -> None:
+        self.waited = waited
+        self._finalizer = weakref.finalize(self, throttle._release, fd) if throttle and fd is not None else None
+
+    @property
+    def held(self) -> bool:
+        return self._finalizer is not None and self._finalizer.alive
+
+    def release(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # runs its callback at most once, even from two threads
+
+
 class Throttle:
     """The concurrency and rate limits of one route, shared through ``directory`` by every process of a session.
 
@@ -197,12 +216,17 @@ class Throttle:
 
     # -- the context managers -----------------------------------------------------------------------------------
 
-    @contextmanager
-    def slot(self) -> Iterator[Waited]:
-        """Hold a slot (and the request's rate-limit turn) for the duration of the block."""
+    def acquire(self) -> Held:
+        """Wait for a slot (and the request's rate-limit turn) and hold it until :meth:`Held.release`.
+
+        For a request whose slot must outlive the call that sent it. What ``--consistency-concurrency`` promises:
+        the transport releases a non-streamed request's slot when its response body has been read to the end or
+        closed (or the request failed), not when the headers arrive, since the provider is still sending; a
+        stream's (``text/event-stream``) when its headers arrive, because an agent calls tools while it reads a
+        stream and holding the slot would deadlock ``--consistency-concurrency=1``.
+        """
         if not self.active:
-            yield _NO_WAIT
-            return
+            return Held(None, None, _NO_WAIT)
         began = time.monotonic()
         deadline = self._deadline(began)
         fd = _run(self._slot_steps(deadline)) if self.concurrency is not None else None
@@ -217,19 +241,18 @@ class Throttle:
                     self._unreserve(start)
                     raise
             waited = self._note(began, got_slot)
-            yield waited
-        finally:
+        except BaseException:
             if fd is not None:
                 self._release(fd)
+            raise
+        return Held(self, fd, waited)
 
-    @asynccontextmanager
-    async def aslot(self) -> AsyncIterator[Waited]:
-        """:meth:`slot` for asyncio: waits with ``asyncio.sleep`` and the loop's reader, and a cancelled wait holds
-        nothing afterwards (its ticket is withdrawn, its slot released, its rate-limit turn given back if it is
-        still the latest)."""
+    async def aacquire(self) -> Held:
+        """:meth:`acquire` for asyncio: waits with ``asyncio.sleep`` and the loop's reader, and a cancelled wait
+        holds nothing afterwards (its ticket is withdrawn, its slot released, its rate-limit turn given back if it
+        is still the latest)."""
         if not self.active:
-            yield _NO_WAIT
-            return
+            return Held(None, None, _NO_WAIT)
         began = time.monotonic()
         deadline = self._deadline(began)
         fd = await _arun(self._slot_steps(deadline)) if self.concurrency is not None else None
@@ -244,10 +267,29 @@ class Throttle:
                     self._unreserve(start)
                     raise
             waited = self._note(began, got_slot)
-            yield waited
-        finally:
+        except BaseException:
             if fd is not None:
                 self._release(fd)
+            raise
+        return Held(self, fd, waited)
+
+    @contextmanager
+    def slot(self) -> Iterator[Waited]:
+        """Hold a slot (and the request's rate-limit turn) for the duration of the block."""
+        held = self.acquire()
+        try:
+            yield held.waited
+        finally:
+            held.release()
+
+    @asynccontextmanager
+    async def aslot(self) -> AsyncIterator[Waited]:
+        """:meth:`slot` for asyncio (see :meth:`aacquire`)."""
+        held = await self.aacquire()
+        try:
+            yield held.waited
+        finally:
+            held.release()
 
     # -- concurrency: ticket queue, slots, doorbell -----------------------------------------------------------
 

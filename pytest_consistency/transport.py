@@ -29,7 +29,7 @@ from .records import CallRecord
 from .repetition import current
 
 if TYPE_CHECKING:
-    from .throttle import Throttle
+    from .throttle import Held, Throttle
 
 PINNED = "pytest_consistency.pinned"
 #: Endpoints that sample a model, of every built-in provider: a response of one without usage is estimated.
@@ -75,6 +75,7 @@ class Attempt:
         self.record = wire.start_record(request, pinned, content)
         self.started = time.perf_counter()
         self.tap_: wire.ResponseTap | None = None
+        self.held: Held | None = None
         self.request_bytes = len(content)
         state = current()
         if state is not None:
@@ -88,6 +89,11 @@ class Attempt:
                 raise
         if state is not None and state.recording:  # lets the cassette store the latency measured now
             request.headers[SENT_AT_HEADER] = repr(self.started)
+
+    def hold(self, held: Held, request: Any) -> None:
+        """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""
+        self.held = held
+        self.waited(held.waited.seconds, request)
 
     def waited(self, seconds: float, request: Any) -> None:
         """The attempt waited ``seconds`` for its throttle slot: report it, and measure latency from now."""
@@ -106,6 +112,8 @@ class Attempt:
     def tap(self, response: Any) -> wire.ResponseTap:
         wire.complete_headers(self.record, response)
         self.tap_ = wire.ResponseTap(self.record, response.headers, self.started, self._done)
+        if self.held is not None and self.tap_.sse:  # a stream's slot ends with its headers: see Throttle.acquire
+            self.held.release()
         return self.tap_
 
     def finish(self) -> None:
@@ -123,6 +131,8 @@ class Attempt:
         self._forget()
 
     def _forget(self) -> None:
+        if self.held is not None:
+            self.held.release()
         state = current()
         if state is not None:
             with contextlib.suppress(ValueError):
@@ -274,16 +284,16 @@ def send(
     throttle: Throttle | None = None,
 ) -> Any:
     """Record one attempt around ``inner``; with a live ``throttle`` the attempt holds one of its slots from
-    before it is sent until its response headers arrive (the wait is recorded apart from the latency)."""
+    before it is sent until its response body has been read to the end or closed (a stream's, until its headers
+    arrive), or the attempt fails; the wait is recorded apart from the latency."""
     request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
     try:
         throttle = live_throttle(throttle, request)
         if throttle is None:
             response = inner(request)
         else:
-            with throttle.slot() as waited:
-                attempt.waited(waited.seconds, request)
-                response = inner(request)
+            attempt.hold(throttle.acquire(), request)
+            response = inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise
@@ -305,9 +315,8 @@ async def send_async(
         if throttle is None:
             response = await inner(request)
         else:
-            async with throttle.aslot() as waited:
-                attempt.waited(waited.seconds, request)
-                response = await inner(request)
+            attempt.hold(await throttle.aacquire(), request)
+            response = await inner(request)
     except BaseException as exc:
         attempt.failed(exc)
         raise

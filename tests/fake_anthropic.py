@@ -96,6 +96,14 @@ class FakeAnthropic(LoopbackServer):
         self.keys = {GOOD_KEY}
         #: Seconds every ``/v1/messages`` answer takes when the script is empty.
         self.delay = delay
+        #: Seconds a JSON answer pauses between its headers (with all but the last byte of its body) and its last
+        #: byte; the request counts as in flight until just before that byte, so a client that frees its slot
+        #: when the headers arrive, not when the body ends, overlaps the next request with this one.
+        self.body_delay = 0.0
+        #: Seconds at most a ``/v1/messages`` request waits, before answering, until two requests have been in
+        #: flight at once (once that happened nobody waits): makes "an uncapped session overlaps" certain.
+        self.await_overlap = 0.0
+        self.overlapped = threading.Event()
         #: Answer 400 to a request without the ``anthropic-version`` header, as the real API does.
         self.require_version = True
         self.holding = False
@@ -145,6 +153,8 @@ class FakeAnthropic(LoopbackServer):
                 with fake.lock:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    if fake.in_flight >= 2:
+                        fake.overlapped.set()
                     fake.starts.append(record["start"])
                     fake.requests.append(record)
                     self.request_id = f"req_fake{next(fake.ids):020d}"
@@ -203,6 +213,8 @@ class FakeAnthropic(LoopbackServer):
                 with fake.lock:
                     step = fake.steps.popleft() if fake.steps else Step(delay=fake.delay)
                 time.sleep(step.delay)
+                if fake.await_overlap:
+                    fake.overlapped.wait(fake.await_overlap)
                 if step.status != 200:
                     headers = dict(step.headers)
                     if step.retry_after is not None:
@@ -312,6 +324,10 @@ class FakeAnthropic(LoopbackServer):
                 for name, value in (self._api_headers(headers or {}) if api else {}).items():
                     self.send_header(name, value)
                 self.end_headers()
+                if api and fake.body_delay:
+                    self.wfile.write(data[:-1])
+                    time.sleep(fake.body_delay)
+                    data = data[-1:]
                 self._done()
                 self.wfile.write(data)
 
@@ -358,10 +374,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve a fake Anthropic API on loopback until killed.")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds every /v1/messages answer takes")
+    parser.add_argument("--body-delay", type=float, default=0.0, help="seconds before a JSON body's last byte")
+    parser.add_argument("--await-overlap", type=float, default=0.0, help="wait up to this for 2 requests at once")
     parser.add_argument("--key", action="append", default=[], help="accept this key too (repeatable)")
     args = parser.parse_args(argv)
     server = FakeAnthropic(port=args.port, delay=args.delay)
     server.keys.update(args.key)
+    server.body_delay, server.await_overlap = args.body_delay, args.await_overlap
     print(f"READY {server.base_url}", flush=True)
     try:
         server.server.serve_forever()

@@ -219,10 +219,12 @@ def test_an_anthropic_key_in_the_openai_variable_is_refused(
 
 
 @pytest.fixture
-def slow_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A Messages API in its own process answering after 50 ms, so that two workers' requests would overlap."""
+def slow_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A Messages API in its own process answering after 50 ms, so that two workers' requests would overlap; an
+    indirect parameter adds server options (``--body-delay``, ``--await-overlap``)."""
+    script = str(Path(__file__).with_name("fake_anthropic.py"))
     process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("fake_anthropic.py")), "--port", "0", "--delay", "0.05"],
+        [sys.executable, script, "--port", "0", "--delay", "0.05", *getattr(request, "param", ())],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -258,17 +260,34 @@ def test_task(task, pinned_anthropic_client, consistency):
 """
 
 
-@pytest.mark.parametrize(("limit", "most"), [(None, 2), (1, 1)])
+@pytest.mark.parametrize(
+    ("limit", "most", "slow_server"),
+    [
+        # Each request waits (up to 30 s) until two are in flight: an uncapped session overlaps for certain, which
+        # is what makes the capped case mean something.
+        (None, 2, ["--await-overlap", "30"]),
+        # The body's last byte comes 50 ms after the headers: a slot given back at the headers lets the other
+        # worker's request in while this one is still being answered.
+        (1, 1, ["--body-delay", "0.05"]),
+    ],
+    ids=["uncapped", "capped"],
+    indirect=["slow_server"],
+)
 def test_concurrency_is_capped_across_xdist_workers(
     pytester: pytest.Pytester, slow_server: str, limit: int | None, most: int
 ) -> None:
+    """``--consistency-concurrency=1`` covers a request until its last body byte, across workers.
+
+    Load-independent: the server stops counting a request just before its last byte leaves, and a client that
+    keeps its slot until it has read that byte cannot start the next request earlier, however the machine
+    schedules the processes.
+    """
     pytester.makepyfile(test_agent=suite(CONCURRENT_TASK))
     args = ["-n", "2"] + ([f"--consistency-concurrency={limit}"] if limit else [])
     result = run(pytester, "off", *args)
     assert result.ret == 0, result.stdout.str()
     seen = stats(slow_server)
     assert seen["requests"] == 12
-    # Without a limit two workers overlap at some point (this is what makes the capped case mean something).
     assert seen["max_in_flight"] == most
     waits = [c["wait_ms"] for c in calls(pytester)]
     route = report(pytester)["summary"]["route"]
@@ -276,9 +295,11 @@ def test_concurrency_is_capped_across_xdist_workers(
     assert ("waited for slots" in result.stdout.str()) == bool(limit)
     if limit:
         assert any(w > 0 for w in waits)
-        # Latency excludes the wait: counted in, a call that waited w ms would show about w + 50 ms.
-        waited = [c for c in calls(pytester) if c["wait_ms"] > 30]
-        assert waited and all(c["latency_ms"] < c["wait_ms"] + 50 for c in waited)
+        # The wait and the latency are apart: both lie inside the repetition, one after the other.
+        for task in report(pytester)["tasks"]:
+            for rep in task["repetitions"]:
+                (call,) = rep["calls"]
+                assert call["wait_ms"] + call["latency_ms"] <= rep["duration"] * 1000, (call, rep["duration"])
 
 
 def test_rpm_spaces_request_starts_and_replays_are_never_throttled(

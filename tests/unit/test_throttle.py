@@ -6,6 +6,7 @@ Timing assertions are orderings, non-overlap and lower bounds only; the machine 
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing
 import re
 import threading
@@ -399,3 +400,37 @@ def test_a_request_cancelled_during_its_rate_wait_releases_its_slot_and_gives_ba
         pass
     away = float(re.search(r"is (\d+\.\d)s away", str(refused.value)).group(1))  # type: ignore[union-attr]
     assert away <= 10  # the cancelled request's turn came back: the next start is the second one, not the third
+
+
+def test_a_held_slot_is_released_once_however_often_it_is_released(tmp_path: Path) -> None:
+    """The transport releases a request's slot from several places (body end, close, failure, repetition end):
+    only the first may close the lock's descriptor, or a second close would close another request's lock."""
+    throttle = Throttle(tmp_path, "r", 1, None, acquire_timeout=0)
+    held = throttle.acquire()
+    assert held.held
+    with pytest.raises(ThrottleTimeout):
+        throttle.acquire()  # the slot outlives the call that took it
+    held.release()
+    held.release()
+    assert not held.held
+    other = throttle.acquire()
+    held.release()  # a late release of the first holder must not free the second one's slot
+    with pytest.raises(ThrottleTimeout):
+        throttle.acquire()
+    other.release()
+    throttle.acquire().release()
+
+
+def test_a_held_slot_nobody_releases_is_freed_when_it_is_garbage(tmp_path: Path) -> None:
+    throttle = Throttle(tmp_path, "r", 1, None, acquire_timeout=0)
+    held = throttle.acquire()
+    del held  # a response the agent dropped without reading or closing it
+    gc.collect()
+    throttle.acquire().release()
+
+
+def test_without_limits_a_held_slot_holds_nothing(tmp_path: Path) -> None:
+    held = Throttle(tmp_path / "none", "r", None, None).acquire()
+    assert not held.held and held.waited == Waited()
+    held.release()
+    assert not (tmp_path / "none").exists()
