@@ -5,12 +5,15 @@ it from them, so ``from_data(T, to_data(x)) == x`` holds for every report type w
 per class that could forget a field. It supports what the model uses: nested dataclasses, ``list``, ``tuple``,
 ``dict`` with string keys, ``X | None``, ``Literal`` and scalars; ``Any`` fields (recorded answers) pass through.
 Unknown keys and missing required fields are a :class:`ReportFormatError` naming the field, so a report written
-by another version fails clearly instead of half loading.
+by another version fails clearly instead of half loading. :func:`check_values` refuses, by field, what JSON can
+hold but the model cannot use: numbers beyond a float (``1e400`` reads as infinity) and nesting so deep that
+encoding or comparing it again would hit Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from functools import cache
@@ -109,3 +112,44 @@ def _convert(hint: Any, data: Any, where: str) -> Any:
 def _expect(data: Any, kind: type, where: str) -> None:
     if not isinstance(data, kind):
         raise ReportFormatError(f"{where}: expected a {'mapping' if kind is dict else kind.__name__}, got {data!r:.80}")
+
+
+def check_values(data: Any, where: str, max_depth: int) -> None:
+    """Refuse, naming the first field, a number that is not finite or nesting deeper than ``max_depth``.
+
+    Iterative, so a value nested deeper than the recursion limit is refused instead of crashing the check; a
+    field's path is spelled out only for the error.
+    """
+    # Each entry: (value, its parent's entry, its key or index, depth); the path is rebuilt from the parents.
+    stack: list[tuple[Any, Any, str | int | None, int]] = [(data, None, None, 1)]
+    while stack:
+        entry = stack.pop()
+        item, _, _, depth = entry
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ReportFormatError(
+                f"{_path(entry, where)}: a number beyond the range of a float (read as {item!r}); a "
+                "pytest-consistency report holds finite numbers only"
+            )
+        if isinstance(item, (dict, list)):
+            if depth > max_depth:
+                raise ReportFormatError(
+                    f"{_path(entry, where)}: nested more than {max_depth} levels deep; a recorded answer is at "
+                    f"most {max_depth - REPORT_DEPTH} levels deep (MAX_ANSWER_DEPTH)"
+                )
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((value, entry, key, depth + 1) for key, value in reversed(list(children)))
+
+
+def _path(entry: Any, where: str, shown: int = 12) -> str:
+    """``where.tasks[0].answer[0]...``: the first ``shown`` steps below ``where``, the rest elided."""
+    steps: list[str] = []
+    while entry[1] is not None:
+        key = entry[2]
+        steps.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+        entry = entry[1]
+    steps.reverse()
+    return where + "".join(steps[:shown]) + ("..." if len(steps) > shown else "")
+
+
+#: Levels of the report's own structure above a recorded answer (report, tasks, task, repetitions, repetition).
+REPORT_DEPTH = 5

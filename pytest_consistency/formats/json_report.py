@@ -14,9 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..answers import MAX_ANSWER_DEPTH
 from ..records import OUTCOMES
 from ..result import SessionSummary
-from ..serial import ReportFormatError
+from ..serial import REPORT_DEPTH, ReportFormatError, check_values
 
 #: Largest report read: a report of 1000 tasks x 1000 repetitions with calls is far below it.
 MAX_REPORT_BYTES = 1 << 30
@@ -78,6 +79,7 @@ def read_report(path: Path) -> SessionSummary:
     except RecursionError:
         raise ReportError(f"{path}: nested too deeply to be a pytest-consistency report") from None
     try:
+        check_values(data, str(path), REPORT_DEPTH + MAX_ANSWER_DEPTH)
         summary = SessionSummary.from_dict(data, where=str(path))
     except ReportFormatError as exc:
         raise ReportError(str(exc)) from None
