@@ -21,6 +21,7 @@ from typing import Any
 
 from .compare_table import FORMATS, comparison_table
 from .formats import BUILTIN, builtin
+from .formats.encodable import visible
 from .formats.json_report import ReportError, read_report, write_atomic
 from .formats.terminal import render
 from .gates import GATES
@@ -157,7 +158,7 @@ def run_show(args: argparse.Namespace, out: Any) -> int:
         return 0
     fmt = builtin(args.format)
     assert fmt is not None
-    out.write(fmt.render(summary))
+    out.write(visible(fmt.render(summary)))
     return 0
 
 
@@ -180,7 +181,7 @@ def _width() -> int:
 
 def _print(lines: Sequence[Any], out: Any) -> None:
     for line in lines:
-        print(line.text, file=out)
+        print(visible(line.text), file=out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
+from .encodable import visible, visible_in_json
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
@@ -211,7 +212,7 @@ def repetition_data(rep: RepetitionResult, name: str, s: Strings) -> dict[str, A
 
 def embedded_json(data: Any) -> str:
     """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` can end or open a tag."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = visible_in_json(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -660,7 +661,7 @@ def render(summary: SessionSummary) -> str:
         diagnoses_section(summary, classes),
         "</main>",
     ]
-    return (
+    return visible(
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -247,8 +247,8 @@ def gates_testcase(summary: SessionSummary, secrets: Sequence[str]) -> ET.Elemen
     testcase = ET.Element("testcase", classname="pytest-consistency", name="gates", time="0")
     failed = [gate_line(g, summary).text for g in summary.gates if not g.passed]
     if failed:
-        failure = ET.SubElement(testcase, "failure", message=redact_text(failed[0], secrets))
-        failure.text = redact_text("\n".join(failed), secrets)
+        failure = ET.SubElement(testcase, "failure", message=_xml_safe(redact_text(failed[0], secrets)))
+        failure.text = _xml_safe(redact_text("\n".join(failed), secrets))
     return testcase
 
 
@@ -313,12 +313,12 @@ def render(summary: SessionSummary, secrets: Sequence[str] = ()) -> str:
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total = 0.0
     for task, rep, props, tolerate in _repetitions(summary):
-        classname, name = _mangle(rep.nodeid)
+        classname, name = (_xml_safe(part) for part in _mangle(rep.nodeid))
         testcase = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{rep.duration:.3f}")
         add_properties(testcase, props, secrets)
         counts["tests"] += 1
         total += rep.duration
-        message = f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}"
+        message = _xml_safe(f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}")
         tag = _FAILED_TAG.get(rep.outcome)
         if tag is not None and tolerate:
             ET.SubElement(testcase, _FLAKY_TAG[tag], type=rep.outcome, message=redact_text(message, secrets))

@@ -23,6 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from .encodable import visible
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
@@ -33,6 +34,10 @@ MARGIN = 16_384
 ANSWER_CHARS = 400
 #: Names listed inline (failed tasks, warnings) before "and N more".
 INLINE_MAX = 10
+#: Characters of one name (a task id) or one error or warning listed inline before it is shortened: the verdict
+#: comes first and is never left out, so each of its parts is bounded instead.
+NAME_CHARS = 200
+MESSAGE_CHARS = 1000
 
 #: Characters that would start markup inside a line: code, emphasis, links, tables, strikethrough, math.
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]|~$])")
@@ -48,6 +53,12 @@ def cell(text: str) -> str:
 def inline(text: str) -> str:
     """``text`` safe in a paragraph or list item: same escaping as :func:`cell`."""
     return cell(text)
+
+
+def one_line(text: str) -> str:
+    """``text`` without line breaks: inside an HTML block (``<details>``) a blank line ends the block, and what
+    follows it would render as live Markdown (links, headings)."""
+    return re.sub(r"\r\n?|\n", " ", text)
 
 
 def shorten(text: str, width: int = ANSWER_CHARS) -> str:
@@ -114,7 +125,7 @@ def _rank(task: TaskResult, change: TaskChange | None) -> int:
 
 
 def _more(items: Sequence[str], limit: int = INLINE_MAX) -> str:
-    shown = ", ".join(inline(item) for item in items[:limit])
+    shown = ", ".join(inline(shorten(item, NAME_CHARS)) for item in items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
@@ -152,10 +163,10 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
         failing.append(f"token budget exceeded: {budget.spent} > {budget.limit}")
     if summary.interrupted:
         failing.append("the session was interrupted: partial results")
-    failing += [f"error: {inline(error)}" for error in summary.errors[:INLINE_MAX]]
+    failing += [f"error: {inline(shorten(error, MESSAGE_CHARS))}" for error in summary.errors[:INLINE_MAX]]
     if len(summary.errors) > INLINE_MAX:
         failing.append(f"and {len(summary.errors) - INLINE_MAX} more error(s): see the JSON report")
-    warnings = doubtful + [f"warning: {inline(text)}" for text in summary.warnings[:INLINE_MAX]]
+    warnings = doubtful + [f"warning: {inline(shorten(text, MESSAGE_CHARS))}" for text in summary.warnings[:INLINE_MAX]]
     if len(summary.warnings) > INLINE_MAX:
         warnings.append(f"and {len(summary.warnings) - INLINE_MAX} more warning(s): see the JSON report")
     if not summary.passed:
@@ -286,7 +297,7 @@ def drift_line(task: TaskResult) -> str:
 
 def cluster_block(task: TaskResult, classes: list[AnswerClass], equivalence: str) -> list[str]:
     summary = (
-        f"{html.escape(task.task_id)}: {len(classes)} distinct answer(s) in {task.scored} repetitions, "
+        f"{one_line(html.escape(task.task_id))}: {len(classes)} distinct answer(s) in {task.scored} repetitions, "
         f"{task.passes} passed"
     )
     lines = [f"<details><summary>{summary}</summary>", ""]
@@ -305,7 +316,7 @@ def cluster_block(task: TaskResult, classes: list[AnswerClass], equivalence: str
 
 
 def _size(lines: Sequence[str]) -> int:
-    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+    return sum(len(visible(line).encode("utf-8")) + 1 for line in lines)
 
 
 def _prefix(blocks: Sequence[list[str]], budget: int) -> int:
@@ -371,7 +382,7 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
                 "(`--consistency-html`, or `pytest-consistency show REPORT --format html`)."
             ],
         )
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return visible("\n".join(lines).rstrip("\n") + "\n")
 
 
 class MarkdownFormat:

@@ -131,3 +131,16 @@ def test_annotate_refuses_what_is_not_xml(tmp_path: Path) -> None:
     with pytest.raises(ET.ParseError):
         annotate(path, summary_of({"a": "PPPPP"}), [])
     assert path.read_text(encoding="utf-8") == "<testsuites"
+
+
+def test_a_standalone_rendering_escapes_what_xml_cannot_hold() -> None:
+    """``show --format junit``: control characters and lone surrogates in a task id are not XML 1.0 characters,
+    and a file holding them is refused by every JUnit reader (and a surrogate cannot even be written as UTF-8)."""
+    task = "bell\x07-esc\x1b[31m-nul\x00-fs\udcff"
+    summary = conclude(build_summary(records({task: "PFPPF"})), {})
+    text = render(summary)
+    root = ET.fromstring(text.encode("utf-8"))
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert "test_task[bell#x07-esc#x1B[31m-nul#x00-fs#xDCFF-rep2]" in names
+    messages = [f.get("message") for f in root.iter("failure")]
+    assert any("bell#x07-esc#x1B[31m-nul#x00-fs#xDCFF" in (m or "") for m in messages)

@@ -148,3 +148,37 @@ def test_a_huge_run_stays_under_one_mebibyte_dropping_answer_clusters_first() ->
     match = re.search(r"left out (\d+) of 3000 task rows, 3000 of 3000 answer clusters\.", small)
     assert match is not None
     assert len(re.findall(r"^\| task\d{4} ", small, re.M)) == 3000 - int(match.group(1))
+
+
+def test_the_verdicts_failed_task_ids_errors_and_warnings_are_budgeted_too() -> None:
+    """The alert lists up to ten failed tasks, errors and warnings inline: ten ids of 200 kB are 2 MB, which GitHub
+    refuses whole (the step then has no summary at all)."""
+    patterns = {f"task{i}-" + "x" * 200_000: "FFFFF" for i in range(12)}
+    summary = summary_of(patterns)
+    summary.errors = [f"error {i} " + "e" * 300_000 for i in range(12)]
+    summary.warnings = [f"warning {i} " + "w" * 300_000 for i in range(12)]
+    text = render(summary)
+    assert len(text.encode("utf-8")) <= MAX_BYTES
+    assert "12 task(s) failed: task0-xxx" in text and "and 2 more" in text
+    assert "error 0 eee" in text and "warning 0 www" in text
+    small = render(summary, max_bytes=100_000)
+    assert len(small.encode("utf-8")) <= 100_000 and small.startswith("## Consistency: ❌ failed")
+
+
+def test_a_task_id_with_blank_lines_cannot_escape_its_details_block() -> None:
+    """A blank line ends an HTML block in GFM: what follows it inside ``<summary>`` would render as live Markdown."""
+    evil = "task\n\n[click me](https://evil.example/)\n\n# heading"
+    summary = summary_of({evil: "PFPPF"}, {evil: ["a", "b", "a", "a", "b"]})
+    text = render(summary)
+    assert text.count("<details>") == 1
+    page = html_of(text)
+    assert "<a " not in page and "<h1" not in page
+    (summary_line,) = [line for line in text.splitlines() if line.startswith("<details>")]
+    assert "[click me](https://evil.example/)" in summary_line and summary_line.endswith("</summary>")
+
+
+def test_an_answer_with_a_lone_surrogate_is_written_as_its_escape() -> None:
+    """``os.fsdecode`` gives lone surrogates for bytes that are not UTF-8; UTF-8 cannot encode them."""
+    summary = summary_of({"fs": "PPPFP"}, {"fs": ["caf\udcff", "caf\udcff", "cafe", "cafe", "caf\udcff"]})
+    text = render(summary)
+    assert "caf\\udcff" in text and text.encode("utf-8")
