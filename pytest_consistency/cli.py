@@ -171,7 +171,8 @@ def run_compare(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem(f"--labels names {len(labels)} row(s) for {len(reports)} report(s); give one per report")
     values = _settings(args, REPORT_ANALYSIS)
     analysis = _analysis(values, reports[0][1].analysis)
-    print(comparison_table(list(zip(labels, (r for _, r in reports), strict=True)), analysis, args.format), file=out)
+    table = comparison_table(list(zip(labels, (r for _, r in reports), strict=True)), analysis, args.format)
+    print(visible(table), file=out)
     return 0
 
 

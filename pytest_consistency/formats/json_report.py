@@ -11,12 +11,14 @@ import json
 import math
 import os
 import tempfile
+import typing
 from pathlib import Path
 from typing import Any
 
 from ..answers import MAX_ANSWER_DEPTH
+from ..marker import MAX_REPETITIONS
 from ..records import OUTCOMES
-from ..result import SessionSummary
+from ..result import SessionSummary, Target
 from ..serial import REPORT_DEPTH, ReportFormatError, check_values
 
 #: Largest report read: a report of 1000 tasks x 1000 repetitions with calls is far below it.
@@ -103,18 +105,30 @@ def check(summary: SessionSummary) -> list[str]:
     analysis = summary.analysis
     if not 0.5 <= analysis.confidence < 1:
         problems.append(f"analysis.confidence {analysis.confidence} is not within [0.5, 1)")
+    targets = typing.get_args(Target)
+    if summary.intervals is not None and summary.intervals.target not in targets:
+        problems.append(f"summary.intervals.target {summary.intervals.target!r} is not one of {', '.join(targets)}")
+    if summary.repeat is not None and (summary.repeat not in {t.n for t in summary.tasks} or summary.repeat < 1):
+        problems.append(f"summary.repeat {summary.repeat} is not the n of the report's tasks")
     for i, task in enumerate(summary.tasks):
         where = f"tasks[{i}] ({task.task_id})"
+        if task.n > MAX_REPETITIONS:
+            problems.append(f"{where}: n={task.n} is above the maximum of {MAX_REPETITIONS} repetitions per task")
+            continue
         if not (1 <= task.k <= task.n and 0 <= task.passes <= task.scored <= task.n and 0 <= task.min_pass <= 1):
             problems.append(
                 f"{where}: needs 1 <= k <= n, 0 <= passes <= scored <= n and 0 <= min_pass <= 1 "
                 f"(k={task.k}, n={task.n}, passes={task.passes}, scored={task.scored}, min_pass={task.min_pass})"
             )
-        for rep in task.repetitions:
-            if (rep.task_id, rep.n, rep.k, rep.min_pass) != (task.task_id, task.n, task.k, task.min_pass):
-                problems.append(f"{where}: repetition {rep.repeat} belongs to another task or n, k, min_pass")
-            elif not 1 <= rep.repeat <= task.n or rep.outcome not in OUTCOMES:
-                problems.append(f"{where}: repetition {rep.repeat} with outcome {rep.outcome!r} is not possible")
+        for j, rep in enumerate(task.repetitions):
+            at = f"{where}.repetitions[{j}]"
+            mine, theirs = (rep.task_id, rep.n, rep.k, rep.min_pass), (task.task_id, task.n, task.k, task.min_pass)
+            if mine != theirs:
+                problems.append(f"{at}: task_id, n, k, min_pass {mine!r:.200} differ from its task's {theirs!r:.200}")
+            elif not 1 <= rep.repeat <= task.n:
+                problems.append(f"{at}: repeat {rep.repeat} is not within 1..n={task.n}")
+            elif rep.outcome not in OUTCOMES:
+                problems.append(f"{at}: outcome {rep.outcome!r:.80} is not one of {', '.join(OUTCOMES)}")
             elif not math.isfinite(rep.duration) or any(
                 not math.isfinite(c.latency_ms) for c in rep.calls if c.latency_ms is not None
             ):
