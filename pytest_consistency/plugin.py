@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Generator, Iterator
 from contextlib import ExitStack
 from dataclasses import replace
@@ -33,6 +32,7 @@ from .providers import Provider
 from .records import RepetitionResult
 from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
+from .scratch import Scratch
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
 from .transport import observe_transports
 
@@ -44,6 +44,7 @@ ROUTE_FIXTURES = {
 LEDGER_KEY = "consistency_token_ledger"
 THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
+SCRATCH = pytest.StashKey[Scratch]()
 CASSETTE_EXISTED = pytest.StashKey[bool]()
 SCOPE = pytest.StashKey[ExitStack]()
 
@@ -58,6 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
+    scratch = config.stash[SCRATCH] = Scratch()  # removed at unconfigure, even if configure fails below
     state = PluginState(settings=settings.resolve(config))
     for name in ROUTE_FIXTURES:
         provider = config.hook.pytest_consistency_provider(name=name, config=config)
@@ -74,17 +76,18 @@ def pytest_configure(config: pytest.Config) -> None:
         from .throttle import Throttle
 
         workerinput = getattr(config, "workerinput", {})
-        directory = workerinput.get(THROTTLE_KEY) or tempfile.mkdtemp(prefix="consistency-throttle-")
-        state.throttles = {name: Throttle(Path(directory), name, concurrency, rpm) for name in state.routes}
+        directory = scratch.directory(workerinput.get(THROTTLE_KEY), "consistency-throttle-")
+        state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.routes}
     budget = state.settings["consistency_token_budget"]
     if budget:
         workerinput = getattr(config, "workerinput", {})
-        path = workerinput.get(LEDGER_KEY) or os.path.join(tempfile.mkdtemp(prefix="consistency-"), "tokens")
-        state.ledger = Ledger(Path(path), int(budget))
+        handed = workerinput.get(LEDGER_KEY)
+        path = Path(handed) if handed else scratch.directory(None, "consistency-") / "tokens"
+        state.ledger = Ledger(path, int(budget))
     if state.settings["consistency_adaptive"]:
         refuse_figure_gates(state)
         workerinput = getattr(config, "workerinput", {})
-        state.board = Board(Path(workerinput.get(BOARD_KEY) or tempfile.mkdtemp(prefix="consistency-adaptive-")))
+        state.board = Board(scratch.directory(workerinput.get(BOARD_KEY), "consistency-adaptive-"))
     state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
     ignore = state.settings["consistency_ignore_url"]
     state.ignore = (re.compile(ignore),) if ignore else ()
@@ -92,6 +95,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
         config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SCRATCH in config.stash:
+        config.stash[SCRATCH].remove()
 
 
 def refuse_figure_gates(state: PluginState) -> None:
