@@ -708,8 +708,8 @@ def test_task(pinned_anthropic_client, consistency):
 def test_concurrency_one_never_deadlocks_a_call_made_while_a_stream_is_open(
     pytester: pytest.Pytester, claude: FakeAnthropic
 ) -> None:
-    """The slot is held until the response headers arrive (throttle.py, transport.send), not until the body ends:
-    a call made while the agent still reads a stream must get a slot, or concurrency=1 would hang forever."""
+    """A stream's slot is held until its response headers arrive (Throttle.acquire, Attempt.tap), not until its
+    body ends: a call made while the agent still reads a stream must get a slot, or concurrency=1 would hang."""
     claude.script(*[Step(text="one two three"), Step(text="inner")] * 2)
     pytester.makepyfile(test_agent=suite(NESTED_TASK))
     result = run_sub(pytester, "off", "--consistency-concurrency=1", timeout=60)
