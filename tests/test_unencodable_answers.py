@@ -39,5 +39,5 @@ def test_every_output_is_written_with_the_surrogate_escaped(
     assert answers == [{"files": ["caf\udcff.txt"]}, {"files": ["cafe.txt"]}, {"files": ["caf\udcff.txt"]}]
     for name in ("r.md", "r.html", "step-summary.md"):
         text = (pytester.path / name).read_text(encoding="utf-8")
-        assert "caf\\udcff.txt" in text, name
+        assert "caf\\udcff.txt" in text and "bytes that are not UTF-8" in text, name  # and says so
     assert "wrote markdown:" in result.stdout.str() and "wrote html:" in result.stdout.str()

@@ -28,3 +28,15 @@ def visible_in_json(text: str) -> str:
     if not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub(lambda match: f"\\\\u{ord(match.group()):04x}", text)
+
+
+def needs_escape(text: str) -> bool:
+    """Whether :func:`visible` would change ``text``."""
+    return _SURROGATE.search(text) is not None
+
+
+#: Said once by an output that escaped something, so an escape is never mistaken for what the agent returned.
+ESCAPE_NOTE = (
+    "Some text holds bytes that are not UTF-8 (lone surrogates, as os.fsdecode gives for such a file name): each "
+    "is shown as its escape, e.g. \\udcff; the JSON report holds the text exactly."
+)

@@ -35,7 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
-from .encodable import visible, visible_in_json
+from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
@@ -210,10 +210,12 @@ def repetition_data(rep: RepetitionResult, name: str, s: Strings) -> dict[str, A
     return data
 
 
-def embedded_json(data: Any) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` can end or open a tag."""
-    text = visible_in_json(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+def embedded_json(data: Any) -> tuple[str, bool]:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` can end or open a tag; and
+    whether it had to escape text UTF-8 cannot encode (see :mod:`.encodable`)."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = visible_in_json(raw).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return text, needs_escape(raw)
 
 
 # --- header ----------------------------------------------------------------------------------------------------
@@ -661,6 +663,9 @@ def render(summary: SessionSummary) -> str:
         diagnoses_section(summary, classes),
         "</main>",
     ]
+    data, escaped = embedded_json(page_data(summary, classes))
+    if escaped or any(needs_escape(part) for part in body):
+        body.insert(4, f'<p class="dim">{e(ESCAPE_NOTE)}</p>')
     return visible(
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -669,7 +674,7 @@ def render(summary: SessionSummary) -> str:
         "script-src 'unsafe-inline'\">"
         f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n"
         + "\n".join(part for part in body if part)
-        + f'\n<script type="application/json" id="pc-data">{embedded_json(page_data(summary, classes))}</script>'
+        + f'\n<script type="application/json" id="pc-data">{data}</script>'
         + f"\n<script>{SCRIPT}</script>\n</body></html>\n"
     )
 

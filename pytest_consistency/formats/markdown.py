@@ -23,7 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
-from .encodable import visible
+from .encodable import ESCAPE_NOTE, needs_escape, visible
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
@@ -382,7 +382,10 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
                 "(`--consistency-html`, or `pytest-consistency show REPORT --format html`)."
             ],
         )
-    return visible("\n".join(lines).rstrip("\n") + "\n")
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    if needs_escape(text):
+        text += "\n" + inline(ESCAPE_NOTE) + "\n"
+    return visible(text)
 
 
 class MarkdownFormat:

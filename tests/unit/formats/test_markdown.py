@@ -182,3 +182,5 @@ def test_an_answer_with_a_lone_surrogate_is_written_as_its_escape() -> None:
     summary = summary_of({"fs": "PPPFP"}, {"fs": ["caf\udcff", "caf\udcff", "cafe", "cafe", "caf\udcff"]})
     text = render(summary)
     assert "caf\\udcff" in text and text.encode("utf-8")
+    assert text.rstrip().endswith("the JSON report holds the text exactly.")  # an escape is never silent
+    assert "not UTF-8" not in render(summary_of({"fs": "PPPFP"}, {"fs": ["cafe"] * 5}))
