@@ -5,11 +5,14 @@ many that passed: so the order is verdict (as a GitHub alert), figures with thei
 inconsistent, failed or regressed, route drift, and last the answer clusters of each inconsistent task, folded in
 ``<details>``. GitHub refuses a step summary over 1 MiB, so when the text would exceed it the least important
 parts go first (answer clusters, then task rows beyond the first ones) and a note says how many were left out and
-where the whole result is. The rendering is a pure, deterministic function of the summary, so
+where the whole result is; the verdict is never left out, so the names, errors and warnings it lists are each
+shortened instead. The rendering is a pure, deterministic function of the summary, so
 ``pytest-consistency show REPORT --format markdown`` prints exactly what the session wrote.
 
 User text (task ids, answers, warnings) is escaped for the context it lands in: table cells escape Markdown
-punctuation and ``|``, and HTML-escape ``<``, ``>`` and ``&``; ``<summary>`` text is HTML-escaped.
+punctuation and ``|``, and HTML-escape ``<``, ``>`` and ``&``; ``<summary>`` text is HTML-escaped and kept on one
+line (a blank line would end the ``<details>`` block). Text UTF-8 cannot encode is written as its escape
+(:mod:`.encodable`), with a closing line saying so.
 """
 
 from __future__ import annotations
