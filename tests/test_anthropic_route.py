@@ -299,7 +299,8 @@ def test_concurrency_is_capped_across_xdist_workers(
         for task in report(pytester)["tasks"]:
             for rep in task["repetitions"]:
                 (call,) = rep["calls"]
-                assert call["wait_ms"] + call["latency_ms"] <= rep["duration"] * 1000, (call, rep["duration"])
+                # (each figure is rounded to a microsecond)
+                assert call["wait_ms"] + call["latency_ms"] <= rep["duration"] * 1000 + 0.002, (call, rep)
 
 
 def test_rpm_spaces_request_starts_and_replays_are_never_throttled(
