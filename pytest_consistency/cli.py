@@ -147,7 +147,7 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
     _print(render(summary, 0, _width()), out)
-    print(f"report: {args.output}", file=out)
+    print(visible(f"report: {args.output}"), file=out)
     return summary.exit_status
 
 
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands[args.command](args, sys.stdout)
     except UsageProblem as exc:
-        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        print(visible(f"{PROG} {args.command}: error: {exc}"), file=sys.stderr)
         return 2
 
 

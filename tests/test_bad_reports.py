@@ -142,6 +142,24 @@ def test_lone_surrogates_in_a_report_are_shown_as_escapes_by_every_command(
     assert merged["tasks"][0]["task_id"] == task["task_id"]  # the data itself is kept exactly
 
 
+def test_a_file_name_that_is_not_utf8_is_printed_as_its_escape(pytester: pytest.Pytester) -> None:
+    """The shell passes file names as bytes; Python decodes a non-UTF-8 byte to a lone surrogate."""
+    pytester.makepyfile(test_task=pattern_suite({"a": "PPPPP"}))
+    pytester.runpytest("--consistency-report=good.json")
+    odd = os.fsencode(pytester.path / "good.json").replace(b"good", b"caf\xff")
+    os.rename(pytester.path / "good.json", odd)
+    result = subprocess.run(
+        [COMMAND.encode(), b"merge", odd, b"-o", odd + b".merged"],
+        cwd=pytester.path,
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert result.stdout.decode("utf-8").splitlines()[-1].endswith("caf\\udcff.json.merged")
+    assert os.path.exists(odd + b".merged")
+
+
 # --- the sweep: one hostile value in each field --------------------------------------------------------------
 
 HOSTILE: list[Any] = [None, "x", -1, 10**30, 1e300, [], {}, True, "caf\udcff"]
