@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .keys import credential_of, fingerprint
+from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
 from .repetition import current
 from .wire import (
@@ -39,8 +39,6 @@ MODES = ("none", "once", "new_episodes", "all")
 SENT_AT_HEADER = "x-consistency-sent-at"
 #: Digest of the request body as it was sent, before any redaction: what replays are matched on.
 BODY_DIGEST_HEADER = "x-consistency-body-digest"
-#: Key used by the pinned clients when replaying: replay-only mode never sends, so it never needs a real one.
-REPLAY_KEY = "consistency-replay-placeholder"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
