@@ -100,9 +100,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
     conclude(summary, {gate.dest: state.settings[gate.dest] for gate in GATES})
+    state.tolerated = frozenset(summary.tolerated_nodeids)
     settle_exit_status(session, summary, state)
     state.summary = summary
-    recategorize_tolerated(config, summary)
+    recategorize_tolerated(config, state)
 
     path = state.settings.path("consistency_report")
     if path is not None:
@@ -226,7 +227,7 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
     if (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED
         and failed
-        and failed <= summary.tolerated_nodeids
+        and failed <= state.tolerated
         and not state.collection_errors
     ):
         session.exitstatus = pytest.ExitCode.OK
@@ -242,7 +243,7 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
 TOLERATED = "tolerated"
 
 
-def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> None:
+def recategorize_tolerated(config: pytest.Config, state: PluginState) -> None:
     """Move the reports of tolerated failures out of pytest's ``failed``/``error`` categories into ``tolerated``.
 
     The terminal's closing line (``12 passed, 18 tolerated``), its short test summary and its failure tracebacks
@@ -251,7 +252,7 @@ def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> No
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         return
-    tolerated = summary.tolerated_nodeids
+    tolerated = state.tolerated
     # A failure shown as tolerated while it happened is a failure after all when the run stopped early.
     for report in [r for r in reporter.stats.get(TOLERATED, []) if r.nodeid not in tolerated]:
         reporter.stats[TOLERATED].remove(report)
@@ -273,6 +274,12 @@ def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> No
 def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
     """The progress letter of a failed repetition whose task already passes whatever its other repetitions do."""
     if not report.failed or report.when == "teardown":
+        return None
+    if state.summary is not None:
+        # Asked again for the short test summary, after the verdicts are settled: the settled answer, so a partial
+        # run (``-x``, ``-k rep1``) calls the repetition failed everywhere, as its closing line does.
+        if report.nodeid in state.tolerated:
+            return TOLERATED, "t", ("TOLERATED", {"yellow": True})
         return None
     rep = state.collector.repetitions.get(report.nodeid)
     if rep is None:
@@ -328,9 +335,40 @@ def annotate_junit(config: pytest.Config) -> None:
         )
 
 
+def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summary: SessionSummary) -> None:
+    """pytest's closing line (``3 passed in 0.1s``) names why the run failed and is red whenever the exit status
+    is not 0: the line people read first must not stay green while a gate failed.
+
+    pytest builds the line from its report categories; the parts come from :func:`.verdict.closing_parts`, so the
+    line says what the summary says. Colours come from the table below, never from the text.
+    """
+    from .verdict import closing_parts
+
+    if summary.passed:
+        return
+    parts = closing_parts(summary)
+    build = terminalreporter.build_summary_stats_line
+
+    def build_with_verdict() -> tuple[list[tuple[str, dict[str, bool]]], str]:
+        line, _colour = build()  # pytest's colour may be stale: it caches it while the run did not reach its end
+        if line == [("no tests ran", {"yellow": True})]:
+            line = []
+        shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
+        added = parts if shown else ["consistency failed"]
+        return line + [(part, {CLOSING_COLOUR: True, "bold": True}) for part in added], CLOSING_COLOUR
+
+    terminalreporter.build_summary_stats_line = build_with_verdict  # type: ignore[method-assign]
+
+
+#: The colour of the closing line and of the parts the plugin adds to it when the run failed.
+CLOSING_COLOUR = "red"
+
+
 def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     state = config.stash[STATE]
     summary = state.summary
+    if summary is not None:
+        name_failure_in_closing_line(terminalreporter, summary)
     if summary is None or (not summary.tasks and not summary.gates and not summary.errors):
         return
     secrets = known_secrets(state)

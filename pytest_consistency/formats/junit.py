@@ -33,6 +33,7 @@ from ..records import RepetitionResult
 from ..redact import redact_text
 from ..result import SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons
 from .json_report import write_text_atomic
 from .markdown import answer_classes
 from .terminal import gate_line
@@ -129,6 +130,8 @@ def repetition_properties(
         props.append(("consistency.answer_class", str(answer_class)))
     if tolerate:
         props.append(("consistency.tolerated", "true"))
+    if rep.infrastructure:
+        props.append(("consistency.infrastructure", rep.infrastructure))
     return props + task_props
 
 
@@ -252,16 +255,36 @@ def gates_testcase(summary: SessionSummary, secrets: Sequence[str]) -> ET.Elemen
     return testcase
 
 
-def _add_gates(suite: ET.Element, summary: SessionSummary, secrets: Sequence[str]) -> int:
-    """Append the gates testcase to ``suite`` and its counts; returns the failures it adds (0 or 1)."""
-    testcase = gates_testcase(summary, secrets)
-    if testcase is None:
-        return 0
-    suite.append(testcase)
-    failed = int(testcase.find("failure") is not None)
-    suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+#: Reasons a run fails that no failing repetition testcase shows (a failed or erroring task's repetitions fail).
+UNSEEN_BY_TESTCASES = frozenset({"budget", "interrupted", "error"})
+
+
+def run_testcase(summary: SessionSummary, secrets: Sequence[str]) -> ET.Element | None:
+    """One failed testcase for every reason the run failed besides its gates (a task in error, an equivalence
+    hook that raised, an exceeded budget, an interrupted session): a dashboard that counts failing testcases
+    must not read green when the exit status is 1. None when the run failed for no such reason."""
+    reasons = [r for r in failure_reasons(summary) if r.kind in UNSEEN_BY_TESTCASES]
+    if summary.passed or not reasons:
+        return None
+    texts = [r.text + (": " + ", ".join(r.tasks) if r.tasks else "") for r in reasons]
+    testcase = ET.Element("testcase", classname="pytest-consistency", name="run", time="0")
+    failure = ET.SubElement(testcase, "failure", message=_xml_safe(redact_text(texts[0], secrets)))
+    failure.text = _xml_safe(redact_text("\n".join(texts), secrets))
+    return testcase
+
+
+def _add_gates(suite: ET.Element, summary: SessionSummary, secrets: Sequence[str]) -> tuple[int, int]:
+    """Append the gates and run testcases to ``suite`` and its counts; returns (tests, failures) added."""
+    added = failed = 0
+    for testcase in (gates_testcase(summary, secrets), run_testcase(summary, secrets)):
+        if testcase is None:
+            continue
+        suite.append(testcase)
+        added += 1
+        failed += int(testcase.find("failure") is not None)
+    suite.set("tests", str(int(suite.get("tests", "0")) + added))
     suite.set("failures", str(int(suite.get("failures", "0")) + failed))
-    return failed
+    return added, failed
 
 
 def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> None:
@@ -297,9 +320,9 @@ def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> Non
             _count(root, "errors", errors)
         add_properties(suite, suite_properties(summary), secrets)
     if suites:
-        failed = _add_gates(suites[0], summary, secrets)
+        added, failed = _add_gates(suites[0], summary, secrets)
         if root is not suites[0]:
-            root.set("tests", str(int(root.get("tests", "0")) + 1))
+            root.set("tests", str(int(root.get("tests", "0")) + added))
             root.set("failures", str(int(root.get("failures", "0")) + failed))
     write_text_atomic(path, '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"))
 

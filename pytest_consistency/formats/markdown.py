@@ -23,6 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
@@ -101,12 +102,12 @@ def inconsistent(task: TaskResult) -> bool:
 def needs_a_look(task: TaskResult, change: TaskChange | None) -> bool:
     """Shown in the task table: inconsistent, failed, regressed (or newly failing/flaky), or in error."""
     regressed = change is not None and (change.regression or change.status in ("newly failing", "newly flaky"))
-    return inconsistent(task) or task.verdict == "fail" or regressed or bool(task.errors)
+    return inconsistent(task) or task.verdict in ("fail", "error") or regressed or bool(task.errors)
 
 
 def _rank(task: TaskResult, change: TaskChange | None) -> int:
     """Most important rows first, so the rows a truncation keeps are those that fail the run."""
-    if task.verdict == "fail" or (change is not None and change.regression) or task.errors:
+    if task.verdict in ("fail", "error") or (change is not None and change.regression) or task.errors:
         return 0
     if change is not None and change.status in ("newly failing", "newly flaky"):
         return 1
@@ -128,33 +129,19 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
     head = "## Consistency: " + ("✅ passed" if summary.passed else "❌ failed") + status
     lines = [head, ""]
     failing: list[str] = []
-    doubtful: list[str] = []
-    for gate in summary.gates:
-        text = inline(gate_line(gate, summary).text)
-        if gate.state == "fail" or (gate.state == "inconclusive" and not gate.passed):
-            failing.append(text)
-        elif gate.state == "inconclusive":
-            doubtful.append(text)
-    failed = [t.task_id for t in summary.tasks if t.verdict == "fail"]
-    if failed:
-        failing.append(f"{len(failed)} task(s) failed: " + _more(failed))
-    untolerated = [
-        t.task_id
-        for t in summary.tasks
-        if t.verdict not in ("pass", "xfail", "fail") and any(r.outcome in ("failed", "error") for r in t.repetitions)
-    ]
-    if untolerated:
-        failing.append(f"{len(untolerated)} task(s) failed a repetition and are in no figure: " + _more(untolerated))
-    if summary.run.other_failures:
-        failing.append(f"{summary.run.other_failures} other test(s) or collection error(s) failed")
-    budget = summary.run.token_budget
-    if budget is not None and budget.exceeded:
-        failing.append(f"token budget exceeded: {budget.spent} > {budget.limit}")
-    if summary.interrupted:
-        failing.append("the session was interrupted: partial results")
-    failing += [f"error: {inline(error)}" for error in summary.errors[:INLINE_MAX]]
-    if len(summary.errors) > INLINE_MAX:
-        failing.append(f"and {len(summary.errors) - INLINE_MAX} more error(s): see the JSON report")
+    doubtful = [inline(gate_line(g, summary).text) for g in summary.gates if g.state == "inconclusive" and g.passed]
+    errors = 0
+    for reason in failure_reasons(summary):
+        if reason.gate is not None:
+            failing.append(inline(gate_line(reason.gate, summary).text))
+        elif reason.kind == "error":
+            errors += 1
+            if errors <= INLINE_MAX:
+                failing.append(inline(reason.text))
+        else:
+            failing.append(reason.text + (": " + _more(reason.tasks) if reason.tasks else ""))
+    if errors > INLINE_MAX:
+        failing.append(f"and {errors - INLINE_MAX} more error(s): see the JSON report")
     warnings = doubtful + [f"warning: {inline(text)}" for text in summary.warnings[:INLINE_MAX]]
     if len(summary.warnings) > INLINE_MAX:
         warnings.append(f"and {len(summary.warnings) - INLINE_MAX} more warning(s): see the JSON report")

@@ -13,6 +13,7 @@ from typing import Literal
 
 from ..result import Comparison, GateResult, RouteFacts, RouteSettings, SessionSummary, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons
 
 Style = Literal["plain", "bad", "warn", "good"]
 #: Keyword arguments of pytest's ``TerminalWriter`` per style.
@@ -85,7 +86,7 @@ def task_rows(summary: SessionSummary, width: int) -> list[Line]:
         text = (
             f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {rate:<{rate_width}}  {verdict}"
         )
-        rows.append(Line(text, "bad" if task.verdict == "fail" else "plain"))
+        rows.append(Line(text, "bad" if task.verdict in ("fail", "error") else "plain"))
     return rows
 
 
@@ -263,6 +264,10 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
     elif tolerated:
         lines.append(Line(f"{tolerated} failed repetition(s) tolerated by min_pass"))
     lines.extend(Line(f"error: {error}", "bad") for error in summary.errors)
+    if not summary.passed:
+        status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
+        why = [r.text for r in failure_reasons(summary) if r.kind != "error"]
+        lines.append(Line(f"consistency: FAILED{status}" + (": " + "; ".join(why) if why else ""), "bad"))
     return lines
 
 
