@@ -78,9 +78,10 @@ def assert_infrastructure_failure(pytester: pytest.Pytester, result: pytest.RunR
     assert merged.returncode == 1, merged.stdout + merged.stderr
 
 
-def test_a_corrupt_cassette_is_never_tolerated(recorded: pytest.Pytester, fake: FakeOpenAI) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_corrupt_cassette_is_never_tolerated(recorded: pytest.Pytester, fake: FakeOpenAI, workers: list[str]) -> None:
     cassette(recorded, 2).write_text("interactions: [oops", encoding="utf-8")
-    result = replay(recorded, fake)
+    result = replay(recorded, fake, *workers)
     assert_infrastructure_failure(recorded, result, 2, "cassette")
 
 
@@ -214,10 +215,11 @@ def test_good(consistency):
 """
 
 
-def test_adaptive_curtailment_has_no_teardown_error(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_adaptive_curtailment_has_no_teardown_error(pytester: pytest.Pytester, workers: list[str]) -> None:
     pytester.makepyfile(XFAIL_TASK)
-    full = pytester.runpytest("--junitxml=full.xml")
-    adaptive = pytester.runpytest("--consistency-adaptive", "--junitxml=adaptive.xml")
+    full = pytester.runpytest("--junitxml=full.xml", *workers)
+    adaptive = pytester.runpytest("--consistency-adaptive", "--junitxml=adaptive.xml", *workers)
     assert "KeyError" not in adaptive.stdout.str(), adaptive.stdout.str()
     assert adaptive.ret == full.ret == 0
     root = ET.parse(pytester.path / "adaptive.xml").getroot()
