@@ -11,6 +11,7 @@ does not change the verdict the gates reached.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from .options import BY_DEST, absolute_path
 from .redact import redact_strings, redact_text
 from .result import Analysis, RunFacts, SessionSummary, TokenBudget
 from .settings import Settings
+from .shard import shard_of
 from .state import SPEC, STATE, PluginState
 from .summary import EquivalenceError, build_summary, conclude
 
@@ -82,7 +84,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
     impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
     local = {impl.plugin_name for impl in impls}
     custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
-    run = run_facts(state, interrupted, ", ".join(custom) or "default")
+    run = replace(
+        run_facts(state, interrupted, ", ".join(custom) or "default"),
+        shard=shard_of(state.settings["consistency_shard"], config.option),
+    )
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
@@ -231,13 +236,31 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
         and not state.collection_errors
     ):
         session.exitstatus = pytest.ExitCode.OK
-    if (not summary.passed or summary.errors) and session.exitstatus in (
+    if summary.run.shard is not None:
+        # One shard of a run: its tasks' failures and its gates are the merge's to judge; what broke is its own.
+        broke = shard_broke(summary, state)
+        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and not broke:
+            session.exitstatus = pytest.ExitCode.OK
+        elif broke and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    elif (not summary.passed or summary.errors) and session.exitstatus in (
         pytest.ExitCode.OK,
         pytest.ExitCode.NO_TESTS_COLLECTED,
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     summary.exit_status = int(session.exitstatus)
     summary.passed = summary.exit_status == pytest.ExitCode.OK
+
+
+def shard_broke(summary: SessionSummary, state: PluginState) -> bool:
+    """What fails a shard itself: collection errors, a task in ``error`` (a broken setup), an interruption, an
+    error of the plugin's outputs or hooks. A failed task or gate is not: the merge decides those."""
+    return bool(
+        state.collection_errors
+        or summary.interrupted
+        or summary.errors
+        or any(t.verdict == "error" for t in summary.tasks)
+    )
 
 
 TOLERATED = "tolerated"
@@ -344,24 +367,30 @@ def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summ
     """
     from .verdict import closing_parts
 
-    if summary.passed:
+    deferred = summary.passed and summary.run.shard is not None
+    if summary.passed and not deferred:
         return
     parts = closing_parts(summary)
+    colour = CLOSING_COLOUR["deferred" if deferred else "failed"]
     build = terminalreporter.build_summary_stats_line
 
     def build_with_verdict() -> tuple[list[tuple[str, dict[str, bool]]], str]:
         line, _colour = build()  # pytest's colour may be stale: it caches it while the run did not reach its end
         if line == [("no tests ran", {"yellow": True})]:
             line = []
-        shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
-        added = parts if shown else ["consistency failed"]
-        return line + [(part, {CLOSING_COLOUR: True, "bold": True}) for part in added], CLOSING_COLOUR
+        if deferred:
+            added = [f"shard {summary.run.shard}: verdict deferred to pytest-consistency merge"]
+        else:
+            shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
+            added = parts if shown else ["consistency failed"]
+        return line + [(part, {colour: True, "bold": True}) for part in added], colour
 
     terminalreporter.build_summary_stats_line = build_with_verdict  # type: ignore[method-assign]
 
 
-#: The colour of the closing line and of the parts the plugin adds to it when the run failed.
-CLOSING_COLOUR = "red"
+#: The colour of the closing line and of the parts the plugin adds to it: a failed run, or a shard whose verdict
+#: the merge decides.
+CLOSING_COLOUR = {"failed": "red", "deferred": "yellow"}
 
 
 def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

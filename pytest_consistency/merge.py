@@ -122,4 +122,5 @@ def _merged_run(reports: Sequence[tuple[str, SessionSummary]]) -> RunFacts:
         interrupted=any(run.interrupted for run in runs),
         equivalence="default",
         other_failures=sum(run.other_failures for run in runs),
+        shard=None,  # the merge is the run the shards were part of: its verdict is not deferred
     )

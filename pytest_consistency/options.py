@@ -152,6 +152,18 @@ def named_output(raw: Any) -> str:
     return f"{name.strip()}={path.strip()}"
 
 
+def shard_spec(raw: Any) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N, e.g. ``2/4``."""
+    value = text(raw)
+    index, sep, count = value.partition("/")
+    if not sep or not index.strip().isdecimal() or not count.strip().isdecimal():
+        raise SettingError(f"{shown(raw)} is not I/N (e.g. 2/4: the second of four shards)")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise SettingError(f"{shown(raw)}: I must be within 1..N (e.g. 2/4)")
+    return i, n
+
+
 def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
@@ -274,6 +286,15 @@ CORE_OPTIONS = (
         fraction,
         "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
         metavar="F",
+    ),
+    Option(
+        "consistency_shard",
+        "--consistency-shard",
+        ("shard",),
+        shard_spec,
+        "run shard I of N (e.g. 2/4), every repetition of a task in one shard; its verdicts and gates are decided "
+        "once, by `pytest-consistency merge` of every shard's report, so a shard exits 0 unless something broke",
+        metavar="I/N",
     ),
     Option(
         "consistency_report",

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, formats, hookspecs, providers, settings
+from . import cassettes, formats, hookspecs, providers, settings, shard
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
@@ -183,6 +183,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash[STATE]
     for index, item in enumerate(items):
         state.order.setdefault(item.nodeid, index)
+    spec = state.settings["consistency_shard"]
+    if spec is not None:
+        kept, dropped = shard.select(items, *spec)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
 
 @pytest.hookimpl(trylast=True)

@@ -102,6 +102,9 @@ class RunFacts:
     adaptive_n_min: int | None = None
     #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
     other_routes: list[RouteSettings] = field(default_factory=list)
+    #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
+    #: to ``pytest-consistency merge``.
+    shard: str | None = None
 
 
 @dataclass

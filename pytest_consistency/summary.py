@@ -25,7 +25,8 @@ from .adaptive import decided
 from .answers import MISSING, default_equivalent, distinct_classes
 from .drift import PinnedRoute, attribution, drift_pp, task_drift
 from .gates import evaluate
-from .records import RepetitionResult
+from .infrastructure import call_reason
+from .records import FAILURE, RepetitionResult
 from .result import (
     AdaptiveFacts,
     Analysis,
@@ -77,8 +78,13 @@ def build_task(
 
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
-    broken = [r for r in repetitions if r.infrastructure]
-    errors += [f"{task_id} repetition {r.repeat}: {r.infrastructure}" for r in broken]
+    # A report written before the field existed says it through its calls (replay mismatches, refused calls).
+    broken = [
+        (r.repeat, reason)
+        for r in repetitions
+        if (reason := r.infrastructure or (call_reason(r.calls) if r.outcome in FAILURE else None))
+    ]
+    errors += [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
     if broken:
         verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
     elif missing_reps:

@@ -227,6 +227,8 @@ def verdict_section(summary: SessionSummary) -> str:
     if open_gates:
         reasons.append("inconclusive gates (counted as passed): " + ", ".join(g.option for g in open_gates))
     word, cls, symbol = ("passed", "good", "✓") if summary.passed else ("failed", "bad", "✗")
+    if summary.passed and summary.run.shard is not None:
+        word, cls, symbol = f"shard {summary.run.shard}: verdict deferred to the merge", "dim", "⏸"
     status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
     why = f'<p class="why">{e("; ".join(reasons))}</p>' if reasons else ""
     return f'<div class="verdict {cls}"><span class="big">{symbol} {word}</span>{e(status)}{why}</div>'

@@ -126,7 +126,10 @@ def alert(kind: str, lines: Sequence[str]) -> list[str]:
 
 def verdict_lines(summary: SessionSummary) -> list[str]:
     status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
-    head = "## Consistency: " + ("✅ passed" if summary.passed else "❌ failed") + status
+    word = "✅ passed" if summary.passed else "❌ failed"
+    if summary.passed and summary.run.shard is not None:
+        word = f"⏸️ shard {summary.run.shard}, verdict deferred to `pytest-consistency merge`"
+    head = "## Consistency: " + word + status
     lines = [head, ""]
     failing: list[str] = []
     doubtful = [inline(gate_line(g, summary).text) for g in summary.gates if g.state == "inconclusive" and g.passed]

@@ -264,6 +264,14 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
     elif tolerated:
         lines.append(Line(f"{tolerated} failed repetition(s) tolerated by min_pass"))
     lines.extend(Line(f"error: {error}", "bad") for error in summary.errors)
+    if summary.run.shard is not None:
+        lines.append(
+            Line(
+                f"shard {summary.run.shard}: the figures and gates above are this shard's alone; the verdict is "
+                "decided by `pytest-consistency merge` of every shard's report",
+                "warn",
+            )
+        )
     if not summary.passed:
         status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
         why = [r.text for r in failure_reasons(summary) if r.kind != "error"]
