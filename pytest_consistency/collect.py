@@ -19,7 +19,11 @@ ATTRIBUTE = "consistency_payload"
 
 
 def payload(
-    state: ActiveRepetition, result: RepetitionResult, hook_plugins: list[str], infrastructure: str | None = None
+    state: ActiveRepetition,
+    result: RepetitionResult,
+    hook_plugins: list[str],
+    infrastructure: str | None = None,
+    message: str | None = None,
 ) -> str:
     with state.lock:
         data: dict[str, Any] = {
@@ -41,6 +45,7 @@ def payload(
             "unobserved": state.unobserved,
             "curtailed": state.curtailed,
             "infrastructure": infrastructure,
+            "message": message,
             "attempts": state.attempts,
             "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
@@ -115,8 +120,11 @@ class Collector:
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
-        if data["infrastructure"] and rep.infrastructure is None and report.nodeid not in self.settled:
-            rep.infrastructure = data["infrastructure"]  # the first phase that broke names the reason
+        if report.nodeid not in self.settled:  # the first phase that failed says why
+            if data["infrastructure"] and rep.infrastructure is None:
+                rep.infrastructure = data["infrastructure"]
+            if data["message"] and rep.message is None:
+                rep.message = data["message"]
         rep.duration += report.duration
         if str(report.outcome) not in ("passed", "failed", "skipped"):
             # pytest-rerunfailures ("rerun") and pytest-retry ("retried", or its --retry-outcome) report the attempt
@@ -139,7 +147,7 @@ class Collector:
             # flaky runs the repetition again without reporting the first attempt: the payload carries it.
             self.settled.add(report.nodeid)
             rep.reruns += data["attempts"] - 1
-            rep.outcome, rep.answer_recorded, rep.answer, rep.normalized = first
+            rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
             return
         rep.answer_recorded = data["answer_recorded"]
         rep.answer = data["answer"]

@@ -32,6 +32,7 @@ from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_
 from .preflight import preflight
 from .providers import Provider
 from .records import RepetitionResult
+from .redact import redact_text
 from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
@@ -390,9 +391,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     spec = item.stash.get(SPEC, None)
     if active is not None and spec is not None:
         state = item.config.stash[STATE]
-        infrastructure = None
+        infrastructure = message = None
         if report.failed:
             infrastructure = exception_reason(call.excinfo.value if call.excinfo else None) or call_reason(active.calls)
+            message = failure_message(call, report, state)
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings["consistency_record_on_exception"]:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
@@ -422,12 +424,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             hook = item.config.hook.pytest_consistency_answers_equivalent
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
         if report.when == "call":
-            note_attempt(item, active, report)
-        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure))
+            note_attempt(item, active, report, message)
+        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
     return report
 
 
-def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport) -> None:
+def failure_message(call: pytest.CallInfo[None], report: pytest.TestReport, state: PluginState) -> str:
+    """Why the repetition failed, in one line, with every key this process knows redacted: it travels with the
+    repetition into the report, JUnit, Markdown and the HTML page, where a CI reviewer reads it."""
+    if call.excinfo is not None:
+        text = _first_line(call.excinfo)
+    else:
+        lines = str(report.longreprtext).strip().splitlines()
+        text = lines[-1][:300] if lines else report.when + " failed"
+    secrets = [r.api_key for r in state.routes.values() if r.api_key and not r.replay_only]
+    return redact_text(text, secrets)
+
+
+def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport, message: str | None) -> None:
     """Count the call phases of this repetition: a retry plugin (flaky, pytest-retry, pytest-rerunfailures) runs it
     again in the same protocol. The first attempt's outcome and answer are kept: a failure that passes on retry
     is the inconsistency being measured."""
@@ -435,7 +449,13 @@ def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.Tes
     item.stash[CALL_ATTEMPTS] = attempts
     active.attempts = attempts
     if attempts == 1:
-        active.first_attempt = (phase_outcome(report), active.answer_recorded, active.answer, active.normalized)
+        active.first_attempt = (
+            phase_outcome(report),
+            active.answer_recorded,
+            active.answer,
+            active.normalized,
+            message,
+        )
 
 
 def _first_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:

@@ -56,7 +56,7 @@ class ActiveRepetition:
     curtailed: bool = False
     #: Call phases run (a retry plugin runs more than one), and the first one's outcome and answer.
     attempts: int = 0
-    first_attempt: tuple[str, bool, Any, Any] | None = None
+    first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

@@ -93,3 +93,26 @@ def closing_parts(summary: SessionSummary) -> list[str]:
         if reason.label is not None and reason.label not in parts:
             parts.append(reason.label)
     return parts
+
+
+def tolerated_text(summary: SessionSummary) -> str | None:
+    """How often tasks that met their ``min_pass`` failed, in the words a reviewer needs (None: none did).
+
+    Not "N failures tolerated" alone: a 0/5 task under ``min_pass=0`` met its threshold, and the sentence says both
+    that it did and how often its repetitions failed.
+    """
+    tasks = [t for t in summary.tasks if t.tolerated_failures]
+    if not tasks:
+        return None
+    failed = sum(t.tolerated_failures for t in tasks)
+    ran = sum(t.scored for t in tasks)
+    return (
+        f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass "
+        "(tolerated: not failures of the run)"
+    )
+
+
+def met_threshold_text(task: TaskResult) -> str:
+    """A passing task with failed repetitions: it met its threshold, and how often it failed."""
+    failed = task.scored - task.passes
+    return f"pass: met min_pass {task.min_pass:g}, {failed} of {task.scored} failed"

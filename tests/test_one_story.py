@@ -276,7 +276,7 @@ def test_task(consistency, tmp_path_factory):
 def test_flaky_never_hides_a_first_failure(pytester: pytest.Pytester) -> None:
     pytest.importorskip("flaky")
     pytester.makepyfile(FAILS_ONCE.format(decorator="from flaky import flaky", marker="@flaky(max_runs=2)"))
-    result = pytester.runpytest("--consistency-report=report.json", "-p", "no:rerunfailures")
+    result = pytester.runpytest("--consistency-report=report.json", "-p", "no:rerunfailures", "-p", "flaky")
     assert_first_outcome_counts(pytester, result)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
-from ..verdict import failure_reasons
+from ..verdict import failure_reasons, tolerated_text
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
@@ -185,6 +185,10 @@ def call_data(call: CallRecord, s: Strings) -> list[Any]:
 
 def repetition_data(rep: RepetitionResult, name: str, s: Strings) -> dict[str, Any]:
     data: dict[str, Any] = {"o": rep.outcome, "r": rep.repeat}
+    if rep.message:
+        data["f"] = s(cut(rep.message, ANSWER_LIMIT))
+    if rep.infrastructure:
+        data["e"] = s(rep.infrastructure)
     if name:
         data["c"] = name
     if rep.answer_recorded:
@@ -395,9 +399,9 @@ def notes_section(summary: SessionSummary) -> str:
             f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
             "calls)</li>"
         )
-    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    tolerated = tolerated_text(summary)
     if tolerated:
-        items.append(f"<li>{tolerated} failed repetition(s) tolerated by min_pass</li>")
+        items.append(f"<li>{e(tolerated)}</li>")
     if summary.run.equivalence != "default":
         items.append(
             f"<li>answers were compared with {e(summary.run.equivalence)}; the class letters here group identical "
@@ -790,6 +794,8 @@ SCRIPT = r"""
     panel.appendChild(el("p", "tid", str(task.id)));
     var dl = el("dl", "facts");
     fact(dl, "outcome", outcome[0] + " " + outcome[1]);
+    if (rep.f !== undefined) fact(dl, "why it failed", str(rep.f));
+    if (rep.e !== undefined) fact(dl, "setup error (not the agent)", str(rep.e));
     fact(dl, "answer class", rep.c ? (rep.c === "∅" ? "∅ no answer recorded" : rep.c) : null);
     var base = routeValue(distinct(calls, BASE), pin.base);
     var asked = routeValue(distinct(calls, ASKED), pin.model);

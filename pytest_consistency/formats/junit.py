@@ -33,7 +33,7 @@ from ..records import RepetitionResult
 from ..redact import redact_text
 from ..result import SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
-from ..verdict import failure_reasons
+from ..verdict import failure_reasons, met_threshold_text
 from .json_report import write_text_atomic
 from .markdown import answer_classes
 from .terminal import gate_line
@@ -132,6 +132,8 @@ def repetition_properties(
         props.append(("consistency.tolerated", "true"))
     if rep.infrastructure:
         props.append(("consistency.infrastructure", rep.infrastructure))
+    if rep.message:
+        props.append(("consistency.message", rep.message))
     return props + task_props
 
 
@@ -217,7 +219,12 @@ def _repetitions(summary: SessionSummary) -> Iterator[tuple[TaskResult, Repetiti
             yield task, rep, props, tolerate
 
 
-def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str]) -> tuple[int, int]:
+def tolerated_prefix(task: TaskResult) -> str:
+    """What a tolerated repetition's message starts with: the task met its threshold, and how often it failed."""
+    return f"tolerated ({met_threshold_text(task)}): "
+
+
+def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str], prefix: str = "") -> tuple[int, int]:
     """Turn ``<failure>``/``<error>`` into ``<flakyFailure>``/``<flakyError>``; returns (failures, errors) removed."""
     removed = {"failure": 0, "error": 0}
     for index, child in enumerate(list(testcase)):
@@ -226,8 +233,7 @@ def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str]) -> tuple[int
         removed[child.tag] += 1
         flaky = ET.Element(_FLAKY_TAG[child.tag], type=child.get("type") or child.tag)
         message = child.get("message")
-        if message is not None:
-            flaky.set("message", _xml_safe(redact_text(message, secrets)))
+        flaky.set("message", _xml_safe(redact_text(prefix + (message or ""), secrets)))
         trace = ET.SubElement(flaky, "stackTrace")
         trace.text = _xml_safe(redact_text(child.text or "", secrets))
         flaky.tail = child.tail
@@ -304,12 +310,12 @@ def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> Non
         failures = errors = 0
         for testcase in suite.iter("testcase"):
             classname = testcase.get("classname", "")
-            for expected, _task, _rep, props, tolerate in by_name.get(testcase.get("name", ""), ()):
+            for expected, task, _rep, props, tolerate in by_name.get(testcase.get("name", ""), ()):
                 # ``junit_prefix`` puts a prefix before the dotted path: match the end of the classname.
                 if classname == expected or classname.endswith("." + expected):
                     add_properties(testcase, props, secrets)
                     if tolerate:
-                        removed_failures, removed_errors = tolerate_testcase(testcase, secrets)
+                        removed_failures, removed_errors = tolerate_testcase(testcase, secrets, tolerated_prefix(task))
                         failures += removed_failures
                         errors += removed_errors
                     break
@@ -341,10 +347,13 @@ def render(summary: SessionSummary, secrets: Sequence[str] = ()) -> str:
         add_properties(testcase, props, secrets)
         counts["tests"] += 1
         total += rep.duration
-        message = f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}"
+        message = f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}" + (
+            f": {rep.message}" if rep.message else ""
+        )
         tag = _FAILED_TAG.get(rep.outcome)
         if tag is not None and tolerate:
-            ET.SubElement(testcase, _FLAKY_TAG[tag], type=rep.outcome, message=redact_text(message, secrets))
+            text = redact_text(tolerated_prefix(task) + message, secrets)
+            ET.SubElement(testcase, _FLAKY_TAG[tag], type=rep.outcome, message=text)
         elif tag is not None:
             ET.SubElement(testcase, tag, message=redact_text(message, secrets))
             counts["failures" if tag == "failure" else "errors"] += 1

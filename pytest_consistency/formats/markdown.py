@@ -23,7 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
-from ..verdict import failure_reasons
+from ..verdict import failure_reasons, tolerated_text
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
@@ -157,9 +157,9 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
     if summary.passed and not warnings:
         gates = f"{len(summary.gates)} gate(s) passed" if summary.gates else "no gate set"
         lines += [f"All {summary.task_count} scored task(s) met their verdicts; {gates}.", ""]
-    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    tolerated = tolerated_text(summary)
     if tolerated and not summary.interrupted:
-        lines += [f"{tolerated} failed repetition(s) tolerated by `min_pass`.", ""]
+        lines += [inline(tolerated) + ".", ""]
     return lines
 
 
@@ -294,6 +294,20 @@ def cluster_block(task: TaskResult, classes: list[AnswerClass], equivalence: str
     return [*lines, "", "</details>", ""]
 
 
+def failure_block(task: TaskResult) -> list[str]:
+    """Why each failed repetition of a task failed, one line each, folded: the reviewer of a CI artifact sees why
+    repetition 3 failed without the log."""
+    failed = [r for r in task.repetitions if r.outcome in FAILURE and (r.message or r.infrastructure)]
+    if not failed:
+        return []
+    lines = [f"<details><summary>{html.escape(task.task_id)}: why {len(failed)} repetition(s) failed</summary>", ""]
+    for rep in failed:
+        why = rep.infrastructure if rep.infrastructure else rep.message
+        setup = " (setup, not the agent)" if rep.infrastructure else ""
+        lines.append(f"- repetition {rep.repeat} {rep.outcome}{setup}: {inline(shorten(why or ''))}")
+    return [*lines, "", "</details>", ""]
+
+
 def _size(lines: Sequence[str]) -> int:
     return sum(len(line.encode("utf-8")) + 1 for line in lines)
 
@@ -322,16 +336,21 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     drift = [[drift_line(t)] for t in drifted]
     clustered = [(t, answer_classes(t)) for t in shown if inconsistent(t)]
     clusters = [cluster_block(t, c, summary.run.equivalence) for t, c in clustered if c]
+    failures = [block for block in (failure_block(t) for t in shown) if block]
 
     table_head = [f"### Tasks that need a look ({len(shown)} of {len(summary.tasks)})", "", *task_header(summary)]
     drift_head = [f"### Route drift ({len(drifted)} task(s))", ""]
     cluster_head = ["### Answers of inconsistent tasks", ""]
-    budget = max_bytes - MARGIN - _size(head) - _size(table_head) - _size(drift_head) - _size(cluster_head) - 2048
+    failure_head = ["### Why repetitions failed", ""]
+    heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head)
+    budget = max_bytes - MARGIN - _size(head) - heads - 2048
     kept_rows = _prefix(rows, budget)
     budget -= _size([line for block in rows[:kept_rows] for line in block])
     kept_drift = _prefix(drift, budget)
     budget -= _size([line for block in drift[:kept_drift] for line in block])
     kept_clusters = _prefix(clusters, budget)
+    budget -= _size([line for block in clusters[:kept_clusters] for line in block])
+    kept_failures = _prefix(failures, budget)
 
     lines = list(head)
     if shown:
@@ -342,12 +361,15 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         lines += drift_head + [line for block in drift[:kept_drift] for line in block] + [""]
     if clusters and kept_clusters:
         lines += cluster_head + [line for block in clusters[:kept_clusters] for line in block]
+    if failures and kept_failures:
+        lines += failure_head + [line for block in failures[:kept_failures] for line in block]
     left_out = [
         f"{len(what) - kept} of {len(what)} {name}"
         for what, kept, name in (
             (rows, kept_rows, "task rows"),
             (drift, kept_drift, "route drift lines"),
             (clusters, kept_clusters, "answer clusters"),
+            (failures, kept_failures, "failure messages"),
         )
         if kept < len(what)
     ]
