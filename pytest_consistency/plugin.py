@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, formats, hookspecs, providers, settings, shard
+from . import cassettes, formats, hookspecs, preflight, providers, settings, shard
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
@@ -29,7 +29,6 @@ from .formats import Format
 from .gates import GATES
 from .infrastructure import call_reason, exception_reason
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
-from .preflight import preflight
 from .providers import Provider
 from .records import RepetitionResult
 from .redact import redact_text
@@ -210,6 +209,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # An xdist worker cannot stop the session from collection; there the route fixture fails every
             # test that uses it, with the same message, before any call is made.
             raise pytest.UsageError(route.error_message())
+    if state.settings["consistency_preflight"] and state.settings["consistency_record"] != "none":
+        state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
+        for name, problem in problems.items():
+            if not is_worker(session.config):
+                raise pytest.UsageError(problem)
+            state.routes[name] = replace(state.routes[name], problems=(*state.routes[name].problems, problem))
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -563,17 +568,9 @@ class Controller:
         state = self.config.stash[STATE]
         if state.settings["consistency_preflight"] and state.settings["consistency_record"] == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
-        elif state.settings["consistency_preflight"] and state.route is not None:
-            # Before collection, so which routes the tests use is not known yet: every route configured at all (a
-            # key, or a base URL other than the default), and the OpenAI route when none is.
-            configured = [r for r in state.routes.values() if r.api_key or r.base_url_source != "default"]
-            for route in configured or [state.route]:
-                if route.problems:
-                    raise pytest.UsageError(route.error_message())
-                problem = preflight(route)
-                if problem:
-                    raise pytest.UsageError(problem)
-            state.preflight = "ok"
+        elif state.settings["consistency_preflight"] and self.config.pluginmanager.has_plugin("dsession"):
+            # The routes are checked after collection (:mod:`.preflight`); under xdist only workers collect.
+            state.preflight = "checked by each xdist worker, for the routes its tests use"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
