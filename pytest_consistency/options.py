@@ -164,6 +164,27 @@ def shard_spec(raw: Any) -> tuple[int, int]:
     return i, n
 
 
+def match_rules(raw: Any) -> tuple[str, ...]:
+    """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.matching`)."""
+    from .matching import RuleError, parse_rule
+
+    if isinstance(raw, (list, tuple)):
+        items = [item for item in raw]
+    elif isinstance(raw, str):
+        items = [line for line in raw.splitlines() if line.strip()] or [raw]
+    else:
+        raise SettingError(f"{shown(raw)} is not a rule or a list of rules")
+    rules = []
+    for item in items:
+        if not isinstance(item, str):
+            raise SettingError(f"{shown(item)} is not a rule (a JSON path such as messages.*.name, or re:REGEX)")
+        try:
+            rules.append(parse_rule(item))
+        except RuleError as exc:
+            raise SettingError(str(exc)) from None
+    return tuple(rules)
+
+
 def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
@@ -185,6 +206,8 @@ class Option:
     default: Any = None
     metavar: str = "VALUE"
     is_flag: bool = False
+    #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
+    is_list: bool = False
 
     @property
     def ini(self) -> str:
@@ -524,6 +547,17 @@ CASSETTE_OPTIONS = (
         "off (no cassettes, live calls)",
         metavar="MODE",
         default="none",
+    ),
+    Option(
+        "consistency_match_ignore",
+        "--consistency-match-ignore",
+        ("cassettes", "match_ignore"),
+        match_rules,
+        "leave a part of request bodies out of replay matching: a JSON path (messages.*.name; * is any key or "
+        "index) or re:REGEX (masked in every string: a timestamp, a random id); give it once per rule",
+        metavar="RULE",
+        default=(),
+        is_list=True,
     ),
     Option(
         "consistency_record_on_exception",

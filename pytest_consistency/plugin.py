@@ -29,6 +29,7 @@ from .formats import Format
 from .gates import GATES
 from .infrastructure import call_reason, exception_reason
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
+from .matching import MatchRules, compile_rules
 from .providers import Provider
 from .records import RepetitionResult
 from .redact import redact_text
@@ -209,12 +210,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # An xdist worker cannot stop the session from collection; there the route fixture fails every
             # test that uses it, with the same message, before any call is made.
             raise pytest.UsageError(route.error_message())
+    cassettes.set_match_rules(match_rules(session.config, state.settings["consistency_match_ignore"]))
     if state.settings["consistency_preflight"] and state.settings["consistency_record"] != "none":
         state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
         for name, problem in problems.items():
             if not is_worker(session.config):
                 raise pytest.UsageError(problem)
             state.routes[name] = replace(state.routes[name], problems=(*state.routes[name].problems, problem))
+
+
+def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
+    """What replays leave out of body matching, once every conftest is loaded (after collection)."""
+    hook = config.hook.pytest_consistency_normalize_request
+    if not hook.get_hookimpls():
+        return compile_rules(rules)
+    return compile_rules(rules, lambda body, url: hook(body=body, url=url))
 
 
 # --- running a repetition --------------------------------------------------------------------------------
