@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .baseline import compare
 from .compare_table import FORMATS, comparison_table
 from .formats import BUILTIN, builtin
 from .formats.encodable import visible
@@ -31,8 +32,20 @@ from .result import Analysis, SessionSummary
 from .summary import conclude
 
 PROG = "pytest-consistency"
-#: Analysis options that make sense on reports (the baseline is compared in the session or by ``compare``).
+#: Analysis options that make sense on reports; ``merge`` also takes the baseline (a sharded run is compared once,
+#: merged), ``compare`` does not (its first report is the baseline).
 REPORT_ANALYSIS = tuple(o for o in ANALYSIS_OPTIONS if o.dest != "consistency_baseline")
+BASELINE = next(o for o in ANALYSIS_OPTIONS if o.dest == "consistency_baseline")
+#: Options that choose how reports are analysed (as opposed to gates and the baseline).
+ANALYSIS_DESTS = frozenset(
+    {
+        "consistency_confidence",
+        "consistency_interval_target",
+        "consistency_gate_on",
+        "consistency_inconclusive",
+        "consistency_test",
+    }
+)
 
 
 class UsageProblem(Exception):
@@ -59,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
     )
     merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
-    _add(merge, GATE_OPTIONS + REPORT_ANALYSIS)
+    _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
 
     show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
@@ -132,12 +145,23 @@ def _recorded_thresholds(reports: Sequence[tuple[str, SessionSummary]]) -> dict[
 
 def run_merge(args: argparse.Namespace, out: Any) -> int:
     reports = _read(args.reports)
-    values = _settings(args, GATE_OPTIONS + REPORT_ANALYSIS)
-    analysis = _analysis(values, reports[0][1].analysis)
+    values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+    # Shards analysed differently are refused, unless the command says how to analyse the merge.
+    analysis = _analysis(values, reports[0][1].analysis) if ANALYSIS_DESTS & set(values) else None
     try:
         summary = merge_reports(reports, analysis, allow_mixed=args.allow_mixed)
     except MergeError as exc:
         raise UsageProblem(str(exc)) from None
+    if "consistency_baseline" in values:
+        label = str(values["consistency_baseline"])
+        path = Path(label)
+        if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
+            path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
+        baseline = _read([path])[0][1]
+        try:
+            summary.comparison = compare(baseline, summary, label=label)
+        except ValueError as exc:
+            raise UsageProblem(f"--consistency-baseline: {exc}") from None
     thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
     conclude(summary, thresholds)
     summary.exit_status = 0 if summary.passed else 1

@@ -34,6 +34,11 @@ PLACEHOLDERS = frozenset(
 )
 
 
+#: Key used by the pinned clients when replaying: replay-only mode never sends, so it never needs a real one. It
+#: identifies no route: a request sent with it has no key fingerprint (a replay mismatch is not key drift).
+REPLAY_KEY = "consistency-replay-placeholder"
+
+
 def fingerprint(key: str | None) -> str | None:
     """``sha256:`` and 8 hex digits: enough to tell keys apart, useless for recovering one."""
     if not key:

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .cassettes import REPLAY_KEY
-from .keys import fingerprint, is_placeholder, key_problem
+from .keys import REPLAY_KEY, fingerprint, is_placeholder, key_problem
 from .redact import redact_url
 from .settings import Settings
 

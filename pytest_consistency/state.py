@@ -28,6 +28,8 @@ class PluginState:
     settings: Settings
     collector: Collector = field(default_factory=Collector)
     summary: SessionSummary | None = None
+    #: ``summary.tolerated_nodeids``, once the verdicts are settled (asked once per failed report afterwards).
+    tolerated: frozenset[str] = frozenset()
     report_path: str | None = None
     #: Position of each marked item in the collection order, identical on every xdist worker.
     order: dict[str, int] = field(default_factory=dict)

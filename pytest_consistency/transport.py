@@ -124,7 +124,9 @@ class Attempt:
     def _done(self, record: CallRecord) -> None:
         sampling = record.method == "POST" and record.url.endswith(SAMPLING_ENDPOINTS)
         ok = record.status is not None and record.status < 400
-        if self.tap_ is not None and sampling and ok and not record.replayed and not record.total_tokens:
+        # Estimated in replay too, from the same request and response bytes: a replay reports the tokens its
+        # recording did (only the ledger, which counts what is spent, skips replayed calls).
+        if self.tap_ is not None and sampling and ok and not record.total_tokens:
             wire.estimate_tokens(record, self.request_bytes, self.tap_)
         if self.ledger is not None and not record.replayed:
             self.ledger.add(record.total_tokens)

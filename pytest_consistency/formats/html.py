@@ -35,6 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
+from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, verdict_text
 
@@ -51,9 +52,9 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
 }
 UNKNOWN_OUTCOME = ("?", "n", "unknown outcome")
 #: Sort ranks: worst first.
-VERDICT_RANK = {"fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
+VERDICT_RANK = {"error": 0, "fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
 ATTRIBUTION_RANK = {"route drift": 0, "agent": 1}
-VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "xfail": "✗", "incomplete": "○", "skipped": "–"}
+VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "error": "⚠", "xfail": "✗", "incomplete": "○", "skipped": "–"}
 GATE_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
 #: The symbol of the class of repetitions that recorded no answer.
 NO_ANSWER = "∅"
@@ -185,6 +186,10 @@ def call_data(call: CallRecord, s: Strings) -> list[Any]:
 
 def repetition_data(rep: RepetitionResult, name: str, s: Strings) -> dict[str, Any]:
     data: dict[str, Any] = {"o": rep.outcome, "r": rep.repeat}
+    if rep.message:
+        data["f"] = s(cut(rep.message, ANSWER_LIMIT))
+    if rep.infrastructure:
+        data["e"] = s(rep.infrastructure)
     if name:
         data["c"] = name
     if rep.answer_recorded:
@@ -222,23 +227,15 @@ def embedded_json(data: Any) -> tuple[str, bool]:
 
 
 def verdict_section(summary: SessionSummary) -> str:
-    reasons: list[str] = []
-    failed_gates = [g for g in summary.gates if g.state == "fail"]
-    open_gates = [g for g in summary.gates if g.state == "inconclusive"]
-    if failed_gates:
-        reasons.append("failed gates: " + ", ".join(g.option for g in failed_gates))
-    if open_gates:
-        reasons.append("inconclusive gates: " + ", ".join(g.option for g in open_gates))
-    failed_tasks = sum(t.verdict == "fail" for t in summary.tasks)
-    if failed_tasks:
-        reasons.append(f"{failed_tasks} failed task(s)")
-    if summary.run.other_failures:
-        reasons.append(f"{summary.run.other_failures} failure(s) outside the repeated tasks")
+    reasons = [r.text for r in failure_reasons(summary) if r.kind != "error"]
     if summary.errors:
         reasons.append(f"{len(summary.errors)} error(s)")
-    if summary.interrupted:
-        reasons.append("session interrupted: partial results")
+    open_gates = [g for g in summary.gates if g.state == "inconclusive" and g.passed]
+    if open_gates:
+        reasons.append("inconclusive gates (counted as passed): " + ", ".join(g.option for g in open_gates))
     word, cls, symbol = ("passed", "good", "✓") if summary.passed else ("failed", "bad", "✗")
+    if summary.passed and summary.run.shard is not None:
+        word, cls, symbol = f"shard {summary.run.shard}: verdict deferred to the merge", "dim", "⏸"
     status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
     why = f'<p class="why">{e("; ".join(reasons))}</p>' if reasons else ""
     return f'<div class="verdict {cls}"><span class="big">{symbol} {word}</span>{e(status)}{why}</div>'
@@ -405,9 +402,9 @@ def notes_section(summary: SessionSummary) -> str:
             f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
             "calls)</li>"
         )
-    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    tolerated = tolerated_text(summary)
     if tolerated:
-        items.append(f"<li>{tolerated} failed repetition(s) tolerated by min_pass</li>")
+        items.append(f"<li>{e(tolerated)}</li>")
     if summary.run.equivalence != "default":
         items.append(
             f"<li>answers were compared with {e(summary.run.equivalence)}; the class letters here group identical "
@@ -458,7 +455,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         gap = "" if task.gap_pp is None else f"{task.gap_pp:.1f}"
         rate = bracket(task.pass_rate_interval, 100).strip() or "-"
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        vcls = {"fail": "bad", "pass": "good"}.get(task.verdict, "dim")
+        vcls = {"fail": "bad", "error": "bad", "pass": "good"}.get(task.verdict, "dim")
         if task.attribution:
             target = f"why-{index}" if inconsistent(task) else f"row-{index}"
             mark = "⚠ " if task.attribution == "route drift" else ""
@@ -803,6 +800,8 @@ SCRIPT = r"""
     panel.appendChild(el("p", "tid", str(task.id)));
     var dl = el("dl", "facts");
     fact(dl, "outcome", outcome[0] + " " + outcome[1]);
+    if (rep.f !== undefined) fact(dl, "why it failed", str(rep.f));
+    if (rep.e !== undefined) fact(dl, "setup error (not the agent)", str(rep.e));
     fact(dl, "answer class", rep.c ? (rep.c === "∅" ? "∅ no answer recorded" : rep.c) : null);
     var base = routeValue(distinct(calls, BASE), pin.base);
     var asked = routeValue(distinct(calls, ASKED), pin.model);

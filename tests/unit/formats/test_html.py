@@ -202,7 +202,7 @@ def test_header_shows_verdict_figures_gates_route_and_drift() -> None:
     conclude(summary, {"consistency_gap_max": 1.0})
     summary.passed = False
     text = render(summary)
-    assert "✗ failed" in text and "failed gates: --consistency-gap-max" in text
+    assert "✗ failed" in text and "gate --consistency-gap-max failed" in text
     assert "consistency gap" in text and "Mean@5" in text and "pass^5" in text and "pass@5" in text
     assert "answer disagreement" in text
     assert "sha256:abcd1234" in text and BASE in text
