@@ -123,8 +123,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
             write_report(path, summary, state)
     before = len(summary.errors)
     write_outputs(config, summary, state)
-    if len(summary.errors) > before and path is not None and state.report_path is not None:
-        write_report(path, summary, state)  # the report names every output that was lost
+    if len(summary.errors) > before:  # an output was lost: an error fails the run, and the report says so
+        settle_exit_status(session, summary, state)
+        if path is not None and state.report_path is not None:
+            write_report(path, summary, state)
 
 
 def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
