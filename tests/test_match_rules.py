@@ -38,7 +38,8 @@ def test_a_changed_timestamp_is_a_mismatch_that_shows_where(recorded: pytest.Pyt
     assert result.ret == 1 and fake.requests == []
     result.stdout.fnmatch_lines(
         [
-            "*body first differs at messages[[]0[]].content: recorded 'at 2026-12-01T20:00:00Z find items*sent 'at 2026-12-02*"
+            "*body first differs at messages[[]0[]].content: "
+            "recorded 'at 2026-12-01T20:00:00Z find items*sent 'at 2026-12-02*"
         ]
     )
 
