@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from .keys import credential_of, fingerprint
-from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
+from .redact import (
+    body_credentials,
+    find_secret,
+    header_credential,
+    name_is_secret,
+    redact_body,
+    redact_url,
+    url_credentials,
+)
 from .repetition import current
 from .wire import (
     RECORDED_KEY_HEADER,
@@ -167,6 +175,10 @@ class Scrubber:
         if route_key:
             kept[ROUTE_KEY_HEADER] = route_key
         kept[BODY_DIGEST_HEADER] = body_digest(body)
+        self.secrets.update(body_credentials(body))
+        state = current()
+        if state is not None:
+            state.secrets.update(self.secrets)
         return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from .collect import ATTRIBUTE, payload
 from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
+from .known import SecretsHooks
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .preflight import preflight
 from .providers import Provider
@@ -89,6 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
     ignore = state.settings["consistency_ignore_url"]
     state.ignore = (re.compile(ignore),) if ignore else ()
     config.stash[STATE] = state
+    config.pluginmanager.register(SecretsHooks(config), "consistency-secrets")
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
         config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")

@@ -54,6 +54,8 @@ class ActiveRepetition:
     unobserved: int = 0
     #: Skipped by adaptive mode: the task's verdict was decided before this repetition started.
     curtailed: bool = False
+    #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
+    secrets: set[str] = field(default_factory=set, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
