@@ -312,6 +312,25 @@ def header_credential(name: str, value: str) -> str | None:
     return value.strip()
 
 
+#: A body that is nothing but ``name=value`` pairs joined by ``&``: ``application/x-www-form-urlencoded``.
+_FORM = re.compile(r"[A-Za-z0-9_.~%*+\-\[\]]+=[^&\s]*(?:&[A-Za-z0-9_.~%*+\-\[\]]+=[^&\s]*)*")
+
+
+#: A field of a ``multipart/form-data`` body that is not a file: its name, and its value up to the next boundary.
+_MULTIPART_FIELD = re.compile(
+    r'(Content-Disposition:[ \t]*form-data;(?![^\r\n]*filename)[^\r\n]*?\bname="([^"]*)"[^\r\n]*\r?\n'
+    r"(?:[^\r\n]+\r?\n)*\r?\n)(.*?)(?=\r?\n--)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def redact_multipart(text: str) -> str:
+    """Credential-named fields of a ``multipart/form-data`` body lose their value; files and the rest are kept."""
+    return _MULTIPART_FIELD.sub(
+        lambda m: m.group(1) + REDACTED if name_is_secret(m.group(2)) and m.group(3) else m.group(0), text
+    )
+
+
 def body_credentials(body: str | bytes | None) -> list[str]:
     """The values of a request body's credential-named JSON fields and form pairs (``client_secret=``)."""
     if not body:
@@ -341,6 +360,8 @@ def body_credentials(body: str | bytes | None) -> list[str]:
             name, _, value = pair.partition("=")
             if value and name_is_secret(unquote_plus(name)):
                 found.append(unquote_plus(value))
+    else:
+        found += [m.group(3) for m in _MULTIPART_FIELD.finditer(text) if m.group(3) and name_is_secret(m.group(2))]
     return found
 
 
@@ -356,10 +377,6 @@ def redact_json_fields(data: Any, depth: int = 0) -> Any:
     if isinstance(data, list):
         return [redact_json_fields(v, depth + 1) for v in data]
     return data
-
-
-#: A body that is nothing but ``name=value`` pairs joined by ``&``: ``application/x-www-form-urlencoded``.
-_FORM = re.compile(r"[A-Za-z0-9_.~%*+\-\[\]]+=[^&\s]*(?:&[A-Za-z0-9_.~%*+\-\[\]]+=[^&\s]*)*")
 
 
 def redact_form(text: str) -> str:
@@ -403,7 +420,7 @@ def redact_body(body: str | bytes | None, secrets: Iterable[str] = (), fields: b
             if redacted != parsed:
                 cleaned = json.dumps(redacted, ensure_ascii=False)
     elif fields and "=" in cleaned:
-        cleaned = redact_form(cleaned)
+        cleaned = redact_form(cleaned) if "form-data" not in cleaned else redact_multipart(cleaned)
     return cleaned.encode("utf-8") if is_bytes else cleaned
 
 

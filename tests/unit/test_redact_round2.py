@@ -199,3 +199,46 @@ def test_report_data_with_a_short_key_and_its_base64() -> None:
     out = redact_strings(data, [SHORT])
     assert out["answers"][0] == f"the key is {REDACTED}" and SHORT not in json.dumps(out["answers"])
     assert out["model"] == "m-sk-1234x"
+
+
+MULTIPART = (
+    "--b0undary\r\n"
+    'Content-Disposition: form-data; name="client_secret"\r\n\r\n'
+    "mp-secret-1q1q\r\n"
+    "--b0undary\r\n"
+    'Content-Disposition: form-data; name="PASSWORD"\r\nContent-Type: text/plain\r\n\r\n'
+    "mp-pw-2w2w\r\n"
+    "--b0undary\r\n"
+    'Content-Disposition: form-data; name="purpose"\r\n\r\n'
+    "fine-tune\r\n"
+    "--b0undary\r\n"
+    'Content-Disposition: form-data; name="file"; filename="token.jsonl"\r\n\r\n'
+    '{"prompt": "hi"}\r\n'
+    "--b0undary--\r\n"
+)
+
+
+def test_multipart_form_fields_lose_credential_values_and_keep_files_and_the_rest() -> None:
+    from pytest_consistency.redact import body_credentials
+
+    cleaned = redact_body(MULTIPART.encode(), fields=True).decode()
+    assert "mp-secret-1q1q" not in cleaned and "mp-pw-2w2w" not in cleaned
+    assert cleaned.count(REDACTED) == 2
+    assert cleaned == MULTIPART.replace("mp-secret-1q1q", REDACTED).replace("mp-pw-2w2w", REDACTED)
+    assert body_credentials(MULTIPART) == ["mp-secret-1q1q", "mp-pw-2w2w"]
+    assert body_credentials(FORM) == ["s3cr3t-v4lue", "hunter2"]
+    assert body_credentials(json.dumps({"a": [{"Api_Key": "j1"}], "max_tokens": 3})) == ["j1"]
+
+
+def test_every_credential_a_request_carries() -> None:
+    from pytest_consistency.keys import credentials_in
+
+    headers = {
+        "Authorization": "Bearer sk-1234",
+        "X-TOKEN": "tok-1",
+        "COOKIE": "sid=ck-2; theme=dark",
+        "content-type": "application/x-www-form-urlencoded",
+        "x-ratelimit-remaining-tokens": "99",
+    }
+    found = credentials_in(headers, "http://u:pw-3@h/v1?TOKEN=q-4", "client_secret=f-5&scope=read")
+    assert found == ["sk-1234", "tok-1", "sid=ck-2; theme=dark", "ck-2", "dark", "pw-3", "q-4", "f-5"]
