@@ -103,4 +103,6 @@ def credentials_in(headers: object, url: str = "", body: str | bytes | None = No
         secret = header_credential(str(name), value) if isinstance(value, str) else None
         if secret:
             found.append(secret)
+            if str(name).lower() == "cookie":  # each cookie's value is a secret on its own too
+                found += [v.strip() for _, _, v in (c.partition("=") for c in secret.split(";")) if v.strip()]
     return found + (url_credentials(url) if url else []) + body_credentials(body)

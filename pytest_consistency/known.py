@@ -15,7 +15,7 @@ A failing repetition's text is redacted in the process that ran it, before pytes
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -82,14 +82,26 @@ class SecretsHooks:
         active = item.stash.get(ACTIVE, None)
         if active is not None and active.secrets:
             remember(state, active.secrets)
-        if not has_text(report):  # most reports: a passing phase with nothing captured
-            return report
+        if has_text(report):  # most reports have none: a passing phase with nothing captured
+            # A repetition's text gets credential shapes redacted too; any other test's only the session's secrets.
+            redact_report(report, self.redactor(shapes=active is not None))
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_warning_recorded(self, warning_message: Any) -> None:
+        """A warning's text, before the terminal's summary (or xdist, for the controller's) reads it."""
+        redact = self.redactor(shapes=False)
+        message = warning_message.message
+        if isinstance(message, str):
+            warning_message.message = redact(message)
+        elif isinstance(message, Warning) and any(isinstance(arg, str) for arg in message.args):
+            message.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in message.args)
+
+    def redactor(self, shapes: bool) -> Callable[[str], str]:
+        state = self.config.stash[STATE]
         if self.routes is None:  # the routes never change during a session
             self.routes = route_secrets(state.routes.values(), state.providers, os.environ)
-        # A repetition's text gets credential shapes redacted too; any other test's only the session's secrets.
-        redact = redactor([*self.routes, *state.seen_secrets], shapes=active is not None)
-        redact_report(report, redact)
-        return report
+        return redactor([*self.routes, *state.seen_secrets], shapes=shapes)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -111,7 +111,7 @@ def test_credentials_seen_on_the_wire_are_redacted_in_every_output(
 
 
 FAILING_ECHO = f"""
-import logging, os, sys, pytest
+import logging, os, sys, warnings, pytest
 
 @pytest.mark.repeat_consistency(n=2, min_pass=1)
 def test_task(pinned_client, consistency, record_property):
@@ -123,6 +123,7 @@ def test_task(pinned_client, consistency, record_property):
     print("stdout:", answer)
     print("stderr:", answer, file=sys.stderr)
     logging.getLogger("agent").warning("log: %s", answer)
+    warnings.warn("warned: " + answer)
     record_property("answer", answer)
     assert "widget" in answer
 """
@@ -142,6 +143,7 @@ def test_pytests_own_failure_text_is_redacted_in_the_terminal_and_junit(
     texts = everything(pytester, result)
     assert "assert 'widget' in 'gadget <redacted> <redacted>'" in texts["stdout"]
     assert "Captured stdout call" in texts["stdout"] and "stdout: gadget <redacted> <redacted>" in texts["stdout"]
+    assert "UserWarning: warned: gadget <redacted> <redacted>" in texts["stdout"]
     assert_absent(texts, GOOD_KEY, GATEWAY_TOKEN)
 
 
@@ -211,6 +213,28 @@ def test_names_in_any_case_and_form_bodies_never_reach_cassettes(pytester: pytes
     assert_absent(texts, *values, "form-sec-9t9t")
     replay = run_recorded(pytester, fake.base_url, "none")
     assert replay.ret == 0, replay.stdout.str()
+
+
+MULTIPART_TASK = """
+import httpx, pytest
+
+@pytest.mark.repeat_consistency(n=1)
+def test_task(consistency):
+    httpx.request("GET", "BASE/models", data={"api_key": "mp-key-1r1r", "purpose": "batch"},
+                  files={"file": ("batch.jsonl", b"{}")}).raise_for_status()
+    consistency.record("uploaded")
+"""
+
+
+def test_multipart_credential_fields_never_reach_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """(Not replayed: httpx draws a new multipart boundary for every request, so the body differs each time.)"""
+    pytester.makepyfile(test_agent=MULTIPART_TASK.replace("BASE", fake.base_url))
+    result = run_recorded(pytester, fake.base_url, "once", *OUTPUTS)
+    assert result.ret == 0, result.stdout.str()
+    texts = everything(pytester, result)
+    cassette = next(text for name, text in texts.items() if name.endswith("rep-1.yaml"))
+    assert "batch.jsonl" in cassette and "purpose" in cassette  # the file part and the other fields are kept
+    assert_absent(texts, "mp-key-1r1r")
 
 
 SHORT_KEY = "sk-1234"
