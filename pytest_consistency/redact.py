@@ -186,8 +186,12 @@ def _escaped(secret: str) -> str:
     return "".join(parts)
 
 
-#: Characters without which no escaped form of a secret can be present: the escaped pattern is skipped.
-_ESCAPE_MARKS = ("%", "\\", "&#")
+#: Without one of these no character of a secret can be escaped in a text: the escaped pattern is skipped.
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\[ux]|&#")
+
+
+def has_escape(text: str) -> bool:
+    return ("%" in text or "\\" in text or "&#" in text) and _ESCAPE.search(text) is not None
 
 
 class _Rule:
@@ -195,7 +199,10 @@ class _Rule:
 
     def __init__(self, secret: str) -> None:
         forms = secret_forms(secret)
-        self.quick = forms if secret in forms else (secret, *forms)
+        #: Enough to tell whether a text may hold the secret: every other literal form contains one of these
+        #: (the base64 of basic auth or of a whole value contains the core of its alignment).
+        quick = {secret, json.dumps(secret)[1:-1]} | {f for f in _b64_forms(secret.encode()) if len(f) >= 4}
+        self.quick = tuple(sorted(f for f in quick if f)) if len(secret) >= SHORT else (secret, *forms)
         literal = "|".join(re.escape(f) for f in forms)
         if len(secret) >= SHORT:
             self.escapes = True
@@ -214,10 +221,13 @@ class _Rule:
             self.pattern = re.compile(raw + b64)
             self.context = False
 
-    def applies(self, text: str) -> bool:
-        return any(form in text for form in self.quick) or (
-            self.escapes and any(mark in text for mark in _ESCAPE_MARKS)
-        )
+    def applies(self, text: str, escaped: bool | None = None) -> bool:
+        """Whether the pattern could match: a literal form is in the text, or it has an escape of a character."""
+        if any(form in text for form in self.quick):
+            return True
+        if not self.escapes:
+            return False
+        return has_escape(text) if escaped is None else escaped
 
     def sub(self, text: str) -> str:
         if self.context:
@@ -240,15 +250,28 @@ def rules(secrets: Iterable[str]) -> tuple[_Rule, ...]:
     return _rules_for(tuple(sorted(unique, key=lambda s: (-len(s), s))))
 
 
+@functools.lru_cache(maxsize=64)
+def _any_form(compiled: tuple[_Rule, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(form) for rule in compiled for form in rule.quick))
+
+
 def redactor(secrets: Iterable[str] = (), shapes: bool = True) -> Callable[[str], str]:
     """A function that redacts text: the known ``secrets`` (compiled once), and with ``shapes`` credential-shaped
     strings too."""
     compiled = rules(secrets)
+    if not compiled:
+        return (lambda text: KEY_LIKE.sub(REDACTED, text)) if shapes else (lambda text: text)
+    # One search for every literal form of every secret: most texts hold none and no escape, and are done.
+    maybe = _any_form(compiled).search
 
     def known(text: str) -> str:
+        escaped = has_escape(text)
+        if not escaped and maybe(text) is None:
+            return text
         for rule in compiled:
-            if rule.applies(text):
+            if rule.applies(text, escaped):
                 text = rule.sub(text)
+                escaped = has_escape(text)
         return text
 
     if not shapes:
