@@ -321,10 +321,14 @@ def url_credentials(url: str) -> list[str]:
 
 
 def header_credential(name: str, value: str) -> str | None:
-    """The secret inside one header, if it is one: the token after ``Bearer``, else the whole value."""
-    if not value or not (name_is_secret(name) or value_is_secret(value)):
+    """The secret inside one header, if it is one: the token after ``Bearer``, else the whole value. An auth scheme
+    is a credential in any case (``bearer``, ``BASIC``), whatever the header is called."""
+    if not value:
         return None
     scheme, _, rest = value.strip().partition(" ")
+    has_scheme = scheme.lower() in ("bearer", "basic", "token", "bot") and bool(rest.strip())
+    if not (has_scheme or name_is_secret(name) or value_is_secret(value)):
+        return None
     if scheme.lower() in ("bearer", "token", "bot") and rest.strip():
         return rest.strip()
     if scheme.lower() == "basic" and rest.strip():

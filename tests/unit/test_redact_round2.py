@@ -242,3 +242,11 @@ def test_every_credential_a_request_carries() -> None:
     }
     found = credentials_in(headers, "http://u:pw-3@h/v1?TOKEN=q-4", "client_secret=f-5&scope=read")
     assert found == ["sk-1234", "tok-1", "sid=ck-2; theme=dark", "ck-2", "dark", "pw-3", "q-4", "f-5"]
+
+
+@pytest.mark.parametrize("value", ["bearer lower-tok-1a", "BEARER upper-tok-2b", "basic dXNlcjpsb3ctcHctM2M="])
+def test_an_auth_scheme_in_any_case_makes_any_header_a_credential(value: str) -> None:
+    from pytest_consistency.redact import header_credential
+
+    secret = header_credential("X-Upstream", value)
+    assert secret in ("lower-tok-1a", "upper-tok-2b", "low-pw-3c")
