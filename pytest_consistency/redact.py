@@ -182,12 +182,14 @@ def _escaped(secret: str) -> str:
         options = [re.escape(char), rf"\\u{_hex(code, 4)}", rf"&#0*{code};", rf"&#[xX]0*{_hex(code, 1)};"]
         if code < 256:
             options += [rf"%{_hex(code, 2)}", rf"\\x{_hex(code, 2)}"]
+        if char == "/":
+            options.append(r"\\/")  # JSON writers may escape a slash
         parts.append("(?:" + "|".join(options) + ")")
     return "".join(parts)
 
 
 #: Without one of these no character of a secret can be escaped in a text: the escaped pattern is skipped.
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\[ux]|&#")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\[ux/]|&#")
 
 
 def has_escape(text: str) -> bool:

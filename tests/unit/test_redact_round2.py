@@ -187,6 +187,7 @@ def test_base64_of_a_key_anywhere_in_a_blob_is_redacted(prefix: str, urlsafe: bo
         "".join(f"\\u{ord(c):04x}" if c in "gs" else c for c in GATEWAY),  # partly JSON-escaped, in text
         "".join(f"&#{ord(c)};" if c == "-" else c for c in GATEWAY),  # HTML character references
         "".join(f"%{ord(c):02x}" for c in GATEWAY),  # every character, lowercase hex
+        "".join(f"\\x{ord(c):02x}" if c in "pl" else c for c in GATEWAY),  # Python escapes
     ],
 )
 def test_a_known_secret_partly_escaped_in_text_is_redacted(encoded: str) -> None:
@@ -250,3 +251,8 @@ def test_an_auth_scheme_in_any_case_makes_any_header_a_credential(value: str) ->
 
     secret = header_credential("X-Upstream", value)
     assert secret in ("lower-tok-1a", "upper-tok-2b", "low-pw-3c")
+
+
+def test_a_known_secret_with_json_escaped_slashes_is_redacted() -> None:
+    secret = "AbCdEf/GhIjKl+MnOp/QrSt"  # base64-like keys hold slashes; some JSON writers escape them
+    assert redact_text("x " + secret.replace("/", "\\/") + " y", [secret]) == f"x {REDACTED} y"
