@@ -292,7 +292,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
-    """Drop ``user:password@`` and redact credential query parameters; the rest of the URL is kept."""
+    """Drop ``user:password@`` and redact credential query parameters and fragment pairs; the rest is kept."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -307,7 +307,9 @@ def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
             query = urlencode(
                 [(k, REDACTED if name_is_secret(k) or value_is_secret(v) else v) for k, v in pairs], safe="<>"
             )
-    cleaned = urlunsplit(parts._replace(netloc=netloc, query=query))
+    # An OAuth redirect carries its token in the fragment: ``#access_token=...&token_type=bearer``.
+    fragment = redact_form(parts.fragment) if "=" in parts.fragment else parts.fragment
+    cleaned = urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment))
     return redact_text(cleaned, secrets)
 
 

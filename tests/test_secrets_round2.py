@@ -270,3 +270,17 @@ def test_a_short_key_is_redacted_in_cassettes_and_every_output(
 
 def _unused(path: Path) -> None:
     del path
+
+
+@pytest.mark.parametrize("tail", ["?api_key=frag-secret-1q", "#access_token=frag-secret-1q", "?TOKEN=frag-secret-1q"])
+def test_a_base_url_pasted_with_a_credential_is_refused_without_showing_it(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tail: str
+) -> None:
+    """An OAuth redirect's fragment (``#access_token=``) or a query key in a pasted base URL: the route problem
+    names the URL with the value redacted."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url + tail)
+    pytester.makepyfile(test_agent="def test_x(pinned_client):\n    pass\n")
+    result = pytester.runpytest("--consistency-record=off")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*has a query string or fragment*"])
+    assert "frag-secret-1q" not in result.stdout.str() + result.stderr.str()

@@ -256,3 +256,10 @@ def test_an_auth_scheme_in_any_case_makes_any_header_a_credential(value: str) ->
 def test_a_known_secret_with_json_escaped_slashes_is_redacted() -> None:
     secret = "AbCdEf/GhIjKl+MnOp/QrSt"  # base64-like keys hold slashes; some JSON writers escape them
     assert redact_text("x " + secret.replace("/", "\\/") + " y", [secret]) == f"x {REDACTED} y"
+
+
+def test_a_urls_fragment_loses_its_credential_pairs() -> None:
+    cleaned = redact_url("https://app/cb#access_token=frag-tok-1&token_type=bearer&state=s1")
+    # token_type has a credential word too: by rule, its value goes as well
+    assert cleaned == f"https://app/cb#access_token={REDACTED}&token_type={REDACTED}&state=s1"
+    assert redact_url("https://h/docs#section-2") == "https://h/docs#section-2"
