@@ -25,7 +25,15 @@ from typing import Any
 
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
-from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
+from .redact import (
+    body_credentials,
+    find_secret,
+    header_credential,
+    name_is_secret,
+    redact_body,
+    redact_url,
+    url_credentials,
+)
 from .repetition import current
 from .wire import (
     RECORDED_KEY_HEADER,
@@ -166,6 +174,10 @@ class Scrubber:
         if route_key:
             kept[ROUTE_KEY_HEADER] = route_key
         kept[BODY_DIGEST_HEADER] = body_digest(body)
+        self.secrets.update(body_credentials(body))
+        state = current()
+        if state is not None:
+            state.secrets.update(self.secrets)
         return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from .formats import BUILTIN, UnknownFormat
 from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from .formats.terminal import MARKUP, render
 from .gates import GATES
+from .known import known_secrets
 from .marker import PARAM, task_id_of
 from .options import BY_DEST, absolute_path
 from .redact import redact_strings, redact_text
@@ -42,19 +43,6 @@ NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "sho
 def runs_no_test(config: pytest.Config) -> bool:
     """A run that executes no test has nothing to score, so nothing to gate, print or write."""
     return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
-
-
-def known_secrets(state: PluginState) -> list[str]:
-    """The keys this process knows: the route's, and the environment's (replay-only mode does not use it)."""
-    secrets = []
-    route = state.route
-    if route is not None:
-        if route.api_key and not route.replay_only:
-            secrets.append(route.api_key)
-        env_key = os.environ.get(route.key_env)
-        if env_key:
-            secrets += [env_key, env_key.strip()]
-    return secrets
 
 
 def summarise(session: pytest.Session, exitstatus: int) -> None:

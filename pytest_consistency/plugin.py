@@ -27,6 +27,7 @@ from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
 from .infrastructure import call_reason, exception_reason
+from .known import SecretsHooks
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .matching import MatchRules, compile_rules
 from .providers import Provider
@@ -99,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state.ignore = (re.compile(ignore),) if ignore else ()
     config.stash[STATE] = state
     config.pluginmanager.register(SetupStop(), "consistency-setup-stop")
+    config.pluginmanager.register(SecretsHooks(config), "consistency-secrets")
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
         config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")

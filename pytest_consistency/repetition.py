@@ -57,6 +57,8 @@ class ActiveRepetition:
     #: Call phases run (a retry plugin runs more than one), and the first one's outcome and answer.
     attempts: int = 0
     first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
+    #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
+    secrets: set[str] = field(default_factory=set, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

@@ -45,6 +45,8 @@ class PluginState:
     board: Board | None = None
     #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).
     redacted: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    #: Credentials this process saw sent, and with xdist each finished worker's (see ``known``).
+    seen_secrets: set[str] = field(default_factory=set)
     #: Other outputs written at the end of the session, as ``format: path``.
     written: list[str] = field(default_factory=list)
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.

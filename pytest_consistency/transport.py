@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from . import imports, wire
 from .budget import Ledger
 from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
+from .keys import credentials_in
 from .records import CallRecord
 from .repetition import current
 
@@ -79,6 +80,7 @@ class Attempt:
         self.request_bytes = len(content)
         state = current()
         if state is not None:
+            state.secrets.update(credentials_in(request.headers, str(request.url), content))
             state.add_call(self.record)
             state.open_attempts.append(self)
         if ledger is not None:

@@ -304,6 +304,8 @@ def route_section(summary: SessionSummary) -> str:
     route = summary.route
     if route is None:
         return ""
+    if not route.tasks_with_calls:  # a suite that made no HTTP call has no route to show (the terminal says none)
+        return '<section><h2>Route</h2><p class="dim">No task made an HTTP call: no route was used.</p></section>'
     s = route.settings
     facts = [
         ("base URL", s.base_url),
@@ -441,10 +443,10 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
         '<th class="tid"><button type="button" data-sort="order">task</button></th>',
         "<th>passes</th>",
-        f"<th>pass rate {e(level)}</th>",
-        '<th><button type="button" data-sort="gap">gap</button></th>',
+        f'<th class="opt">pass rate {e(level)}</th>',
+        '<th class="opt"><button type="button" data-sort="gap">gap</button></th>',
         '<th><button type="button" data-sort="verdict">verdict</button></th>',
-        '<th><button type="button" data-sort="attribution">attribution</button></th>',
+        '<th class="opt"><button type="button" data-sort="attribution">attribution</button></th>',
         f"{reps}</tr></thead><tbody>",
     ]
     first = True
@@ -468,8 +470,9 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
             f'<tr id="row-{index}" data-i="{index}" data-gap="{gap}" data-vr="{VERDICT_RANK.get(task.verdict, 9)}"'
             f' data-ar="{ATTRIBUTION_RANK.get(task.attribution or "", 2)}">',
             f'<th class="tid" scope="row">{task_label(task.task_id)}</th>',
-            f'<td class="num">{passes}</td><td class="num">{e(rate)}</td><td class="num">{gap or "-"}</td>',
-            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} {e(verdict)}</td><td>{attribution}</td>',
+            f'<td class="num">{passes}</td><td class="num opt">{e(rate)}</td><td class="num opt">{gap or "-"}</td>',
+            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} <span class="vw">{e(verdict)}</span></td>'
+            f'<td class="opt">{attribution}</td>',
         ]
         for position, rep in enumerate(task.repetitions):
             symbol, cls, _ = OUTCOMES.get(rep.outcome, UNKNOWN_OUTCOME)
@@ -487,7 +490,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
 
 # --- inconsistent tasks ----------------------------------------------------------------------------------------
 
-CALL_FIELDS = ("endpoint", "model", "tokens", "status")
+CALL_FIELDS = ("endpoint", "model", "key", "tokens", "status")
 
 
 def call_facts(call: CallRecord) -> dict[str, str]:
@@ -499,6 +502,7 @@ def call_facts(call: CallRecord) -> dict[str, str]:
         status += f" {call.error}"
     return {
         "endpoint": f"{call.method} {url_path(call)}",
+        "key": call.key_fingerprint or "-",
         "model": model,
         "tokens": f"{call.prompt_tokens}+{call.completion_tokens}={call.total_tokens}",
         "status": status,
@@ -506,7 +510,7 @@ def call_facts(call: CallRecord) -> dict[str, str]:
 
 
 def first_difference(left: Sequence[CallRecord], right: Sequence[CallRecord]) -> int | None:
-    """Index of the first call that differs in endpoint, model, tokens or status; None when the sequences match."""
+    """Index of the first call that differs in endpoint, model, key, tokens or status; None when they match."""
     for index in range(max(len(left), len(right))):
         if index >= len(left) or index >= len(right) or call_facts(left[index]) != call_facts(right[index]):
             return index
@@ -521,7 +525,8 @@ def calls_table(calls: Sequence[CallRecord], other: Sequence[CallRecord], upto: 
     missing = (
         ""
         if upto is None or upto < len(calls)
-        else f'<tr class="diff"><td>{upto + 1}</td><td colspan="4"><mark>no call {upto + 1}</mark></td></tr>'
+        else f'<tr class="diff"><td>{upto + 1}</td><td colspan="{len(CALL_FIELDS)}">'
+        f"<mark>no call {upto + 1}</mark></td></tr>"
     )
     for index in range(end):
         mine = call_facts(calls[index])
@@ -597,7 +602,7 @@ def diagnosis(index: int, task: TaskResult, named: Classes, opened: bool) -> str
         if not left.calls and not right.calls:
             how = "Neither repetition recorded a call."
         elif upto is None:
-            how = "Their calls match in endpoint, model, tokens and status: the difference is in the answers."
+            how = "Their calls match in endpoint, model, key, tokens and status: the difference is in the answers."
         else:
             how = f"Calls up to the first that differs (call {upto + 1}, highlighted)."
         parts.append(f'<p class="dim">{e(how)}</p><div class="pair">')
@@ -751,6 +756,14 @@ tr.diff{background:#fff4c2}mark{background:#ffd54f;color:inherit;font-weight:700
 table.answers pre{max-height:8em}
 a{color:var(--sel)}
 @media (max-width:1100px){.work{display:block}#details{position:static;max-height:none;margin-top:12px}}
+#details .close{display:none;float:right;font:inherit;font-size:18px;border:0;background:none;cursor:pointer}
+@media (max-width:640px){body{margin:8px}.opt,#grid .vw{display:none}
+#grid th.tid{min-width:0;max-width:34vw;position:sticky;left:0;background:var(--bg);z-index:2;font-size:12px}
+#grid td.v{min-width:0}#grid .tf{display:none}#grid th,#grid td{padding:2px 3px}#grid td.c,#grid th.rh{min-width:1.9em}
+table.plain{width:100%}table.plain td,table.plain th{overflow-wrap:anywhere;padding:3px 4px}
+.pair .side{flex-basis:100%}.card{min-width:0;flex:1 1 40%}
+#details{position:fixed;top:auto;left:0;right:0;bottom:0;max-height:55vh;margin:0;border-radius:10px 10px 0 0;z-index:5;
+box-shadow:0 -4px 16px rgba(0,0,0,.25)}body:not(.open) #details{display:none}#details .close{display:block}}
 @media print{#details{display:none}details{break-inside:avoid}}
 """
 
@@ -796,6 +809,11 @@ SCRIPT = r"""
     if (selected) selected.classList.remove("sel");
     selected = cell; if (cell) cell.classList.add("sel");
     panel.textContent = "";
+    var close = el("button", "close", "×");
+    close.type = "button"; close.setAttribute("aria-label", "close");
+    close.addEventListener("click", function () { document.body.classList.remove("open"); if (cell) cell.focus(); });
+    panel.appendChild(close);
+    document.body.classList.add("open");
     panel.appendChild(el("h2", null, "Repetition " + rep.r + " of " + task.n));
     panel.appendChild(el("p", "tid", str(task.id)));
     var dl = el("dl", "facts");

@@ -96,15 +96,23 @@ def verdict_text(task: TaskResult) -> str:
 
 
 def task_rows(summary: SessionSummary, width: int) -> list[Line]:
+    """One row per task; when an id does not fit beside the figures, every id goes on a line of its own (shown
+    in the most specific form that fits the whole width) with its figures indented under it."""
     level = f"{summary.analysis.confidence * 100:g} %"
     verdicts = [verdict_text(t) for t in summary.tasks]
     rates = [bracket(t.pass_rate_interval, 100).strip() or "-" for t in summary.tasks]
     rate_width = max(len(f"pass rate {level}"), *(len(r) for r in rates))
     verdict_width = max([7, *(len(v) for v in verdicts)])
     id_width = max(20, width - 8 - 9 - rate_width - 4 - verdict_width)
-    header = f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  {f'pass rate {level}':<{rate_width}}  verdict"
-    rows = [Line(header)]
-    names = display_ids([t.task_id for t in summary.tasks], id_width)
+    ids = [t.task_id for t in summary.tasks]
+    names = display_ids(ids, id_width)
+    stacked = any(len(name) > id_width for name in names)
+    if stacked:
+        names, id_width = display_ids(ids, width), 2
+    figures = f"{'passes':>7} {'answers':>8}  {f'pass rate {level}':<{rate_width}}  verdict"
+    rows = [Line("task") if stacked else Line(f"{'task':<{id_width}} {figures}")]
+    if stacked:
+        rows.append(Line(f"{'':<{id_width}} {figures}"))
     for task, name, verdict, rate in zip(summary.tasks, names, verdicts, rates, strict=True):
         if task.errors:
             answers = "error"  # could not be compared: named on an ``error:`` line below
@@ -112,7 +120,7 @@ def task_rows(summary: SessionSummary, width: int) -> list[Line]:
             answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
         style: Style = "bad" if task.verdict in ("fail", "error") else "plain"
-        if len(name) > id_width:  # wrapped: the id on a line of its own, the figures under it
+        if stacked:
             rows.append(Line(name, style))
             name = ""
         text = f"{name:<{id_width}} {passes:>7} {answers:>8}  {rate:<{rate_width}}  {verdict}"

@@ -32,6 +32,18 @@ def test_a_shortened_form_that_two_files_share_is_never_chosen() -> None:
     assert display_ids(ids, 12) == ids  # only the whole id tells them apart: it wraps
 
 
+LONG = "TestClass::test_a_task_with_a_really_quite_long_name_indeed[x]"
+
+
+def test_ids_that_do_not_fit_beside_the_figures_stand_on_lines_of_their_own() -> None:
+    reps = records({"x": "PP"})
+    for rep in reps:
+        rep.task_id = rep.nodeid = f"tests/agent/test_long_module_name.py::{LONG}"
+    lines = [line.text for line in render(build_summary(reps), 0, 80)]
+    assert lines[0] == "task" and lines[2] == LONG
+    assert lines[3].split() == ["2/2", "-", "[15.8,", "100.0]", "pass"]
+
+
 def test_the_table_at_80_columns_keeps_two_tests_apart() -> None:
     reps = records({"x": "PP", "y": "PP"})
     for rep, task_id in zip(reps, [TWO_TESTS[0]] * 2 + [TWO_TESTS[1]] * 2, strict=True):
