@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .keys import REPLAY_KEY
 from .failure_text import has_text, redact_report
-from .keys import is_placeholder
+from .keys import REPLAY_KEY, is_placeholder
 from .redact import redactor
 from .state import ACTIVE, STATE, is_worker
 
