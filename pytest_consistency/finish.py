@@ -99,19 +99,17 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
     recategorize_tolerated(config, state)
 
     path = state.settings.path("consistency_report")
+    before = len(summary.errors)
     if path is not None:
-        write_report(path, summary, state)
+        write_report(path, summary, state)  # first, so that a hook that crashes loses nothing
     try:
         config.hook.pytest_consistency_summary(summary=summary, config=config)
     except Exception as exc:
-        summary.errors.append(
-            f"a pytest_consistency_summary hook raised {type(exc).__name__}: {exc} (the verdict above stands)"
-        )
-        if path is not None:
-            write_report(path, summary, state)
-    before = len(summary.errors)
+        summary.errors.append(f"a pytest_consistency_summary hook raised {type(exc).__name__}: {exc}")
     write_outputs(config, summary, state)
-    if len(summary.errors) > before:  # an output was lost: an error fails the run, and the report says so
+    if len(summary.errors) > before:
+        # A report that could not be written, a hook that raised, an output that was lost: an error fails the run
+        # (as ``pytest-consistency merge`` of this report would), and the report written says so.
         settle_exit_status(session, summary, state)
         if path is not None and state.report_path is not None:
             write_report(path, summary, state)

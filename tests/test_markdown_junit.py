@@ -252,6 +252,6 @@ def test_outputs_written_after_a_hook_raised_carry_its_error(pytester: pytest.Py
     )
     pytester.makepyfile(test_task=pattern_suite({"a": "PPP"}))
     result = pytester.runpytest("--consistency-report=report.json", "--consistency-md=summary.md")
-    assert result.ret == 0  # a hook that raises is an error line; the verdict the gates reached stands
+    assert result.ret == 1  # a hook that raises is an error: it fails the run, as a merge of the report would
     assert any("dashboard is down" in e for e in load_report(pytester)["summary"]["errors"])
     assert "dashboard is down" in (pytester.path / "summary.md").read_text(encoding="utf-8")

@@ -284,10 +284,9 @@ def pytest_consistency_summary(summary, config):
 """
 
 
-@pytest.mark.parametrize(("gate", "ret"), [("100", 0), ("0", 1)])
-def test_a_raising_summary_hook_loses_nothing_and_changes_no_verdict(
-    pytester: pytest.Pytester, gate: str, ret: int
-) -> None:
+@pytest.mark.parametrize(("gate", "ret"), [("100", 1), ("0", 1)])
+def test_a_raising_summary_hook_loses_nothing_and_fails_the_run(pytester: pytest.Pytester, gate: str, ret: int) -> None:
+    """An error fails the run, as ``pytest-consistency merge`` of its report would: one story."""
     pytester.makeconftest(RAISING_SUMMARY_HOOK)
     pytester.makepyfile(test_tasks=pattern_suite({"a": "PPP"}, {"a": ["x", "x", "y"]}))
     result = pytester.runpytest(f"--answer-disagreement-max={gate}", "--consistency-report=report.json")
@@ -298,7 +297,7 @@ def test_a_raising_summary_hook_loses_nothing_and_changes_no_verdict(
             "gate --answer-disagreement-max: answer disagreement 100.0 pp *",
             "error: a pytest_consistency_summary hook raised RuntimeError: dashboard is down*",
             "report: *report.json",
-            "*= 3 passed*",
+            "*= 3 passed*1 consistency error*",
         ]
     )
     report = load_report(pytester)
@@ -342,7 +341,7 @@ def test_a_raising_equivalence_hook_leaves_the_task_undetermined_and_fails(pytes
 
 
 @pytest.mark.parametrize("where", ["directory", "under-a-file"])
-@pytest.mark.parametrize(("gate", "ret"), [("80", 0), ("10", 1)])
+@pytest.mark.parametrize(("gate", "ret"), [("80", 1), ("10", 1)])
 def test_an_unwritable_report_path_is_an_error_line_not_a_crash(
     pytester: pytest.Pytester, where: str, gate: str, ret: int
 ) -> None:
