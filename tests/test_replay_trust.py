@@ -61,7 +61,11 @@ def test_a_changed_prompt_never_replays_the_old_answer(
     monkeypatch.setenv("AGENT_PROMPT", "do task-9999-ZZZZ")
     result = run(recorded, fake, "none")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*replay mismatch in repetition 1*[[]closest recorded request differs in: body[]]*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*replay mismatch in repetition 1*[[]closest recorded request differs in: body; body first differs at messages[[]0[]].content: recorded *task-2024-0117*, sent *task-9999-ZZZZ*[]]*"
+        ]
+    )
     assert fake.requests == []
 
 

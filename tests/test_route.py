@@ -252,7 +252,7 @@ def test_spend(pinned_client, consistency):
     assert result.ret == 1
     assert len(fake.requests) == 2  # 10 tokens, then 20 > 15: every later call is refused before sending
     result.stdout.fnmatch_lines(["*token budget exceeded: 20 tokens used > --consistency-token-budget=15*"])
-    assert report(pytester)["summary"]["run"]["token_budget"] == {"limit": 15, "spent": 20}
+    assert report(pytester)["summary"]["run"]["token_budget"] == {"limit": 15, "spent": 20, "exceeded_in": []}
 
 
 def test_preflight_turns_a_401_into_one_message_before_any_test(
