@@ -63,7 +63,8 @@ def test_a_changed_prompt_never_replays_the_old_answer(
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "*replay mismatch in repetition 1*[[]closest recorded request differs in: body; body first differs at messages[[]0[]].content: recorded *task-2024-0117*, sent *task-9999-ZZZZ*[]]*"
+            "*replay mismatch in repetition 1*[[]closest recorded request differs in: body; body first differs at "
+            "messages[[]0[]].content: recorded *task-2024-0117*, sent *task-9999-ZZZZ*[]]*"
         ]
     )
     assert fake.requests == []
