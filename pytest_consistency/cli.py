@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .baseline import compare
 from .compare_table import FORMATS, comparison_table
 from .formats import BUILTIN, builtin
 from .formats.json_report import ReportError, read_report, write_atomic
@@ -32,6 +33,8 @@ from .summary import conclude
 PROG = "pytest-consistency"
 #: Analysis options that make sense on reports (the baseline is compared in the session or by ``compare``).
 REPORT_ANALYSIS = tuple(o for o in ANALYSIS_OPTIONS if o.dest != "consistency_baseline")
+#: ``merge`` compares the merged run with a baseline itself: a shard's comparison covers only its own tasks.
+BASELINE = tuple(o for o in ANALYSIS_OPTIONS if o.dest == "consistency_baseline")
 
 
 class UsageProblem(Exception):
@@ -40,6 +43,9 @@ class UsageProblem(Exception):
 
 def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
     for option in options:
+        if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
+            parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
+            continue
         parser.add_argument(
             option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
         )
@@ -58,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
     )
     merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
-    _add(merge, GATE_OPTIONS + REPORT_ANALYSIS)
+    _add(merge, GATE_OPTIONS + REPORT_ANALYSIS + BASELINE)
 
     show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
@@ -100,6 +106,8 @@ def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, 
         elif option.yaml_path in yaml_values:
             try:
                 values[option.dest] = option.parse(yaml_values[option.yaml_path])
+                if option.is_flag:
+                    values[option.dest] = values[option.dest] == "true"
             except SettingError as exc:
                 where = f"{args.consistency_config}:{lines.get(option.yaml_path, 1)}"
                 raise UsageProblem(f"{where}: {option.yaml_key}: {exc} (see {option.flag})") from None
@@ -114,6 +122,7 @@ def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
         "consistency_gate_on": "gate_on",
         "consistency_inconclusive": "inconclusive",
         "consistency_test": "test",
+        "consistency_suite_regression": "suite_regression",
     }
     changes = {name: values[dest] for dest, name in fields.items() if dest in values}
     return Analysis(**{**recorded.__dict__, **changes})
@@ -131,12 +140,13 @@ def _recorded_thresholds(reports: Sequence[tuple[str, SessionSummary]]) -> dict[
 
 def run_merge(args: argparse.Namespace, out: Any) -> int:
     reports = _read(args.reports)
-    values = _settings(args, GATE_OPTIONS + REPORT_ANALYSIS)
+    values = _settings(args, GATE_OPTIONS + REPORT_ANALYSIS + BASELINE)
     analysis = _analysis(values, reports[0][1].analysis)
     try:
         summary = merge_reports(reports, analysis, allow_mixed=args.allow_mixed)
     except MergeError as exc:
         raise UsageProblem(str(exc)) from None
+    compare_merged(summary, reports, values.get("consistency_baseline"))
     thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
     conclude(summary, thresholds)
     summary.exit_status = 0 if summary.passed else 1
@@ -148,6 +158,20 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
     _print(render(summary, 0, _width()), out)
     print(f"report: {args.output}", file=out)
     return summary.exit_status
+
+
+def compare_merged(summary: SessionSummary, reports: Sequence[tuple[str, SessionSummary]], path: str | None) -> None:
+    """Compare the merged run with ``--consistency-baseline``; without it, say that the shards' comparisons are gone."""
+    if path is None:
+        compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
+        if compared:
+            summary.warnings.append(
+                f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
+                "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
+            )
+        return
+    baseline = _read([Path(path)])[0][1]
+    summary.comparison = compare(baseline, summary, label=path)
 
 
 def run_show(args: argparse.Namespace, out: Any) -> int:

@@ -156,6 +156,40 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
     )
 
 
+#: The switch ``--consistency-suite-regression`` (a setting of the analysis, so a merge decides the same way).
+SUITE_REGRESSION_FLAG = "--consistency-suite-regression"
+
+
+def suite_regression(summary: SessionSummary) -> GateResult:
+    """The suite-level gate: fails when the exact stratified test of a drop has p <= alpha, or cannot be measured.
+
+    Its value is the p-value and its threshold alpha; it has no interval to be decided on, so it is decided on its
+    value in both modes (like the regression count).
+    """
+    from .result import GateResult
+
+    alpha = summary.analysis.alpha
+    change = summary.comparison.suite_change if summary.comparison is not None else None
+    value = None if change is None else change.p_value
+    state: GateState = "fail" if value is None or value <= alpha + 1e-12 else "pass"
+    return GateResult(
+        name="suite_regression_p",
+        option=SUITE_REGRESSION_FLAG,
+        threshold=alpha,
+        direction="min",
+        unit="",
+        value=value,
+        interval=None,
+        on="point",
+        state=state,
+        passed=state == "pass",
+    )
+
+
 def evaluate(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
-    """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order."""
-    return [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]
+    """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order; then the suite-level
+    regression gate when the analysis switches it on."""
+    results = [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]
+    if summary.analysis.suite_regression:
+        results.append(suite_regression(summary))
+    return results

@@ -248,6 +248,15 @@ ANALYSIS_OPTIONS = (
         metavar="TEST",
         default="boschloo",
     ),
+    Option(
+        "consistency_suite_regression",
+        "--consistency-suite-regression",
+        ("baseline", "suite_regression"),
+        choice("true", "false"),
+        "with --consistency-baseline: fail the session when the suite-level exact stratified test finds a drop in "
+        "the pass rate over the tasks both runs share (one-sided, at 1 - confidence)",
+        is_flag=True,
+    ),
 )
 
 CORE_OPTIONS = (

@@ -17,6 +17,7 @@ from .drift import PinnedRoute, TaskDrift
 from .records import FAILURE, RepetitionResult
 from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
+from .stats.stratified import StratifiedDrop
 from .stats.suite import SuiteIntervals
 
 #: Call errors that no ``min_pass`` tolerates: the cassette does not match the test, or the budget refused the call.
@@ -45,6 +46,8 @@ class Analysis:
     inconclusive: Literal["fail", "pass"] = "fail"
     #: The one-sided exact test of a per-task regression against a baseline.
     test: Literal["boschloo", "fisher"] = "boschloo"
+    #: ``--consistency-suite-regression``: fail when the suite-level (stratified exact) test finds a drop.
+    suite_regression: bool = False
 
     @property
     def alpha(self) -> float:
@@ -244,6 +247,11 @@ class Comparison:
     route_changes: list[str]
     baseline_tokens_per_task: float | None
     current_tokens_per_task: float | None
+    #: The suite-level test over the tasks both runs scored: exact stratified (conditional, Cochran–Mantel–Haenszel)
+    #: test of a drop, and the pooled pass-rate change with its interval (None when no task is in both runs).
+    suite_change: StratifiedDrop | None = None
+    #: The suite-level test found a drop at ``alpha``.
+    suite_regression: bool = False
 
 
 @dataclass

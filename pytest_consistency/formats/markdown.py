@@ -23,7 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
-from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
+from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, suite_change_text, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
 MAX_BYTES = 1_048_576
@@ -230,6 +230,9 @@ def comparison_lines(c: Comparison) -> list[str]:
         f"- gap change {gap}{bracket(c.gap_change_interval)}; {flips}",
         f"- minimum detectable drop from a clean baseline: {inline(detectable(c))}",
     ]
+    if c.suite_change is not None:
+        strong = "**" if c.suite_regression else ""
+        lines.insert(3, f"- {strong}{inline(suite_change_text(c))}{strong}")
     removed = [t.task_id for t in c.tasks if t.status == "removed"]
     if removed:
         lines.append(f"- {len(removed)} task(s) only in the baseline: " + _more(removed))

@@ -178,6 +178,8 @@ def comparison_lines(comparison: Comparison) -> list[Line]:
         ),
         Line("minimum detectable drop from a clean baseline: " + detectable(c)),
     ]
+    if c.suite_change is not None:
+        lines.insert(2, Line(suite_change_text(c), "bad" if c.suite_regression else "plain"))
     for change in c.tasks:
         if change.status == "unchanged" and not change.regression:
             continue
@@ -203,6 +205,18 @@ def detectable(c: Comparison) -> str:
         f"{drop(c.minimum_detectable_drop)} ({c.test}, one task at {c.alpha:g}); "
         f"{drop(c.minimum_detectable_drop_all)} when it is the only change among {c.common_tasks} tasks "
         f"(q <= {c.alpha:g})"
+    )
+
+
+def suite_change_text(c: Comparison) -> str:
+    """The suite-level test in one sentence: pooled pass rates, their change with its interval, the exact p-value."""
+    s = c.suite_change
+    assert s is not None
+    verdict = f"a significant DROP (p <= {c.alpha:g})" if c.suite_regression else f"no significant drop at {c.alpha:g}"
+    return (
+        f"suite-level change: pass rate {s.baseline_rate * 100:.1f} % -> {s.current_rate * 100:.1f} %, "
+        f"{s.change_pp:+.1f} pp{bracket(s.change_interval)}; exact stratified test over {s.informative} informative "
+        f"of {c.common_tasks} tasks p = {s.p_value:.3g}: {verdict}"
     )
 
 
