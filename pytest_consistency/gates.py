@@ -37,6 +37,8 @@ class Gate:
     metavar: str = "PP"
     #: Whole numbers (a count of tasks) rather than percentages.
     count: bool = False
+    #: The figure is scored at k: with k = n, more repetitions raise k too, and its interval does not narrow.
+    scored_at_k: bool = False
 
     @property
     def dest(self) -> str:
@@ -62,6 +64,7 @@ GATES: tuple[Gate, ...] = (
         lambda s: s.consistency_gap_pp,
         "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points",
         interval=lambda s: s.intervals.gap_pp if s.intervals else None,
+        scored_at_k=True,
     ),
     Gate(
         "answer_disagreement",
@@ -80,6 +83,7 @@ GATES: tuple[Gate, ...] = (
         "fail the session when pass^k falls below PCT percent",
         interval=lambda s: _scaled(s.intervals.pass_hat_k, 100) if s.intervals else None,
         metavar="PCT",
+        scored_at_k=True,
     ),
     Gate(
         "route_drift",
@@ -110,9 +114,28 @@ GATES: tuple[Gate, ...] = (
         "with --consistency-baseline: fail the session when the consistency gap grew by more than PP percentage "
         "points over the tasks both runs share (on the paired interval's bound with --consistency-gate-on=bound)",
         interval=lambda s: s.comparison.gap_change_interval if s.comparison else None,
+        scored_at_k=True,
     ),
 )
 BY_DEST = {gate.dest: gate for gate in GATES}
+
+
+def pin_k_advice(gate: Gate, summary: SessionSummary, more: int | None) -> str | None:
+    """For a figure scored at k = n, what to do instead of "more repetitions", which raise k too: pin k.
+
+    Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
+    interval narrows like 1/sqrt(n), which is what the repetition count assumes.
+    """
+    k, n = summary.k, summary.repeat
+    if not gate.scored_at_k or k is None or n is None or k != n:
+        return None
+    pinned = f"repeat_consistency(n=..., k={k})"
+    if more is None:
+        return f"with k = n, more repetitions raise k too and will not decide it; pin k ({pinned})"
+    return (
+        f"about {more} more repetitions per task would likely decide it once k is pinned at {k} ({pinned}); "
+        "with k = n, more repetitions raise k too and the interval does not narrow"
+    )
 
 
 def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
@@ -126,6 +149,7 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
     on: GateOn = "bound" if interval is not None else "point"
     state: GateState
     more = None
+    advice = None
     if value is None:
         state = "fail"
     elif interval is None:
@@ -140,6 +164,7 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
         else:
             state = "inconclusive"
             more = repetitions_to_decide(summary.repeat or 1, value, interval, threshold)
+            advice = pin_k_advice(gate, summary, more)
     passed = state == "pass" or (state == "inconclusive" and analysis.inconclusive == "pass")
     return GateResult(
         name=gate.name,
@@ -153,6 +178,7 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
         state=state,
         passed=passed,
         more_repetitions=more,
+        advice=advice,
     )
 
 

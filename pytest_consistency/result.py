@@ -207,6 +207,8 @@ class GateResult:
     passed: bool
     #: For an inconclusive gate: about how many more repetitions per task would likely decide it.
     more_repetitions: int | None = None
+    #: For an inconclusive gate whose figure is scored at k = n: the advice to follow instead (pin k).
+    advice: str | None = None
 
 
 @dataclass(frozen=True)

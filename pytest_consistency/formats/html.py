@@ -281,6 +281,7 @@ def gate_row(gate: GateResult, summary: SessionSummary) -> str:
             if gate.more_repetitions is not None
             else "more repetitions alone will not decide it"
         )
+        more = gate.advice or more
         note = f"{more}; counted as {'a pass' if gate.passed else 'a failure'}"
     cls = "good" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
     state = f"{GATE_SYMBOL[gate.state]} {GATE_WORD[gate.state]}"

@@ -244,6 +244,7 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
             if gate.more_repetitions is not None
             else "more repetitions alone will not decide it"
         )
+        more = gate.advice or more
         counted = "a pass" if gate.passed else "a failure"
         text += f" ({more}; counted as {counted}: --consistency-inconclusive={summary.analysis.inconclusive})"
     style: Style = "plain" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
