@@ -133,3 +133,11 @@ def test_thirty_all_pass_tasks_do_not_collapse_to_a_point() -> None:
     result = suite_intervals([TaskCounts(5, 5, 5)] * 30, target="population")
     assert result is not None
     assert result.mean_at_k.low < 0.995 and result.gap_pp.high > (0.995 - 0.995**5) * 100
+
+
+@pytest.mark.parametrize(("n", "decided"), [(68, False), (82, False), (83, True)])
+def test_the_readme_planning_number_is_the_one_the_bound_gate_uses(n: int, decided: bool) -> None:
+    """One task, all passing, k = 5: the two-sided interval reaches pass^5 >= 80 % at 83 runs, not 68 (one-sided)."""
+    result = suite_intervals([TaskCounts(n, n, 5)])
+    assert result is not None
+    assert (result.pass_hat_k.low >= 0.8) is decided
