@@ -46,6 +46,7 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
             "state": "fail",
             "passed": False,
             "more_repetitions": None,
+            "advice": None,
         }
     ]
     assert summary["passed"] is False
