@@ -39,6 +39,8 @@ class Gate:
     count: bool = False
     #: The figure is scored at k: with k = n, more repetitions raise k too, and its interval does not narrow.
     scored_at_k: bool = False
+    #: A p-value (0..1) rather than percentage points.
+    probability: bool = False
 
     @property
     def dest(self) -> str:
@@ -53,6 +55,15 @@ def _scaled(interval: Interval | None, factor: float) -> Interval | None:
 
 def _percent(value: float | None) -> float | None:
     return None if value is None else value * 100
+
+
+def _flips_p(summary: SessionSummary) -> float | None:
+    """McNemar's p on pass^n flips; 1 when no task flipped either way (no evidence of a change), None without a
+    comparison (not measurable)."""
+    c = summary.comparison
+    if c is None or not c.common_tasks:
+        return None
+    return 1.0 if c.flips_p_value is None else c.flips_p_value
 
 
 GATES: tuple[Gate, ...] = (
@@ -115,6 +126,19 @@ GATES: tuple[Gate, ...] = (
         "points over the tasks both runs share (on the paired interval's bound with --consistency-gate-on=bound)",
         interval=lambda s: s.comparison.gap_change_interval if s.comparison else None,
         scored_at_k=True,
+    ),
+)
+GATES += (
+    Gate(
+        "mcnemar_p",
+        "--mcnemar-p-min",
+        "min",
+        "",
+        _flips_p,
+        "with --consistency-baseline: fail the session when McNemar's exact one-sided p on pass^n flips (tasks that "
+        "stopped passing every repetition against those that started) is below P, e.g. 0.05",
+        metavar="P",
+        probability=True,
     ),
 )
 BY_DEST = {gate.dest: gate for gate in GATES}

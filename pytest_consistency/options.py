@@ -184,7 +184,7 @@ class Option:
 
 
 def _gate_option(gate: Gate) -> Option:
-    parse = non_negative_int if gate.count else percentage
+    parse = non_negative_int if gate.count else fraction if gate.probability else percentage
     return Option(gate.dest, gate.flag, ("gates", gate.dest), parse, gate.help, metavar=gate.metavar)
 
 

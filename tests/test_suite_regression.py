@@ -120,6 +120,33 @@ def test_serial_and_xdist_give_the_same_suite_level_result(pytester: pytest.Pyte
     assert serial["summary"]["gates"] == xdist["summary"]["gates"]
 
 
+def test_mcnemar_on_pass_n_flips_is_a_gate_too(pytester: pytest.Pytester) -> None:
+    """All 20 tasks left the all-pass state and none entered it: McNemar p = 2^-20."""
+    baseline(pytester)
+    result = session(
+        pytester, WORSE, "--consistency-report=report.json", "--consistency-baseline=base.json",
+        "--mcnemar-p-min=0.05",
+    )  # fmt: skip
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["gate --mcnemar-p-min: mcnemar p 9.53674e-07 < 0.05  FAILED"])
+    gate = load_report(pytester)["summary"]["gates"][0]
+    assert (gate["name"], gate["state"]) == ("mcnemar_p", "fail")
+    # the same agent twice: nothing flipped, so there is no evidence of a change and the gate passes
+    result = session(
+        pytester, BASELINE, "--consistency-report=report.json", "--consistency-baseline=base.json",
+        "--mcnemar-p-min=0.05",
+    )  # fmt: skip
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["gate --mcnemar-p-min: mcnemar p 1 >= 0.05  ok"])
+
+
+def test_adaptive_mode_refuses_the_suite_level_gate(pytester: pytest.Pytester) -> None:
+    """Curtailed counts are not binomial (a task stops at its first failure): the exact test would not be exact."""
+    result = session(pytester, WORSE, "--consistency-adaptive", "--consistency-suite-regression")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--consistency-adaptive*--consistency-suite-regression would gate on them*"])
+
+
 def test_the_switch_is_also_a_yaml_setting(pytester: pytest.Pytester) -> None:
     baseline(pytester)
     pytester.makefile(".yaml", consistency="baseline:\n  report: base.json\n  suite_regression: true\n")
@@ -188,3 +215,9 @@ def test_two_replays_of_the_same_cassettes_pass_the_gate(pytester: pytest.Pytest
     change = suite_change(load_report(pytester))
     assert change["change_pp"] == 0 and change["p_value"] > 0.5
     again.stdout.fnmatch_lines(["gate --consistency-suite-regression: suite regression p * >= 0.05  ok"])
+
+
+def test_a_p_value_threshold_out_of_range_is_an_error_naming_the_option(pytester: pytest.Pytester) -> None:
+    result = session(pytester, WORSE, "--mcnemar-p-min=5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--mcnemar-p-min*5*must be within 0..1*"])
