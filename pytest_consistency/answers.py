@@ -23,6 +23,10 @@ MAX_ANSWER_DEPTH = 100
 MAX_ANSWER_ITEMS = 100_000
 
 
+class NormalizeError(RuntimeError):
+    """``pytest_consistency_normalize_answer`` raised: a hook's failure, not the agent's (never tolerated)."""
+
+
 def check_answer(value: Any, what: str = "the answer") -> None:
     """Raise ValueError when ``value`` cannot be stored as an answer: NaN or an infinity, nesting deeper than
     :data:`MAX_ANSWER_DEPTH` (or a value that contains itself), or more than :data:`MAX_ANSWER_ITEMS` values.

@@ -50,7 +50,7 @@ def classify(before: TaskResult | None, after: TaskResult | None) -> str:
 
 
 def _counts(task: TaskResult) -> TaskCounts:
-    return TaskCounts(c=task.passes, n=task.scored, k=task.k)
+    return TaskCounts(c=task.passes, n=task.scored, k=min(task.k, task.scored))  # adaptive: fewer than k ran
 
 
 def _tokens_per_task(summary: SessionSummary) -> float | None:

@@ -23,8 +23,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .keys import credential_of, fingerprint
-from .redact import find_secret, header_credential, name_is_secret, redact_body, redact_url, url_credentials
+from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
+from .matching import MatchRules, first_difference, normalise, parse_body
+from .redact import (
+    body_credentials,
+    find_secret,
+    header_credential,
+    name_is_secret,
+    redact_body,
+    redact_url,
+    url_credentials,
+)
 from .repetition import current
 from .wire import (
     RECORDED_KEY_HEADER,
@@ -39,8 +48,6 @@ MODES = ("none", "once", "new_episodes", "all")
 SENT_AT_HEADER = "x-consistency-sent-at"
 #: Digest of the request body as it was sent, before any redaction: what replays are matched on.
 BODY_DIGEST_HEADER = "x-consistency-body-digest"
-#: Key used by the pinned clients when replaying: replay-only mode never sends, so it never needs a real one.
-REPLAY_KEY = "consistency-replay-placeholder"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -167,6 +174,10 @@ class Scrubber:
         if route_key:
             kept[ROUTE_KEY_HEADER] = route_key
         kept[BODY_DIGEST_HEADER] = body_digest(body)
+        self.secrets.update(body_credentials(body))
+        state = current()
+        if state is not None:
+            state.secrets.update(self.secrets)
         return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:
@@ -191,12 +202,40 @@ def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any
     return request, response
 
 
+#: What replays leave out of body matching (``--consistency-match-ignore``, the normalize_request hook); set once
+#: per process by the plugin.
+_RULES = MatchRules()
+
+
+def set_match_rules(rules: MatchRules) -> None:
+    global _RULES
+    _RULES = rules
+
+
+def _bodies_differ(live: Any, recorded: Any, compared: tuple[Any, Any] | None = None) -> AssertionError:
+    """The mismatch, naming where the bodies first differ (both are redacted: a secret never shows)."""
+    before, after = compared or (parse_body(recorded.body), parse_body(live.body))
+    where = first_difference(before, after)
+    return AssertionError(
+        "request bodies differ (model, prompt or parameters changed)"
+        + (f": {where}" if where else ": in a value redacted from the cassette")
+    )
+
+
 def match_body(r1: Any, r2: Any) -> None:
-    """The digests of the bodies as sent; cassettes without one (recorded before digests) compare bodies."""
+    """The digests of the bodies as sent; cassettes without one (recorded before digests) compare bodies. With
+    match rules, the bodies as the rules leave them (``r1`` is the request sent now, ``r2`` the recorded one)."""
+    rules = _RULES
+    if rules.active:
+        recorded = normalise(parse_body(r2.body), rules, str(r2.uri))
+        live = normalise(parse_body(r1.body), rules, str(r1.uri))
+        if recorded != live:
+            raise _bodies_differ(r1, r2, (recorded, live))
+        return
     d1, d2 = _header(r1.headers, BODY_DIGEST_HEADER), _header(r2.headers, BODY_DIGEST_HEADER)
     if d1 and d2:
         if d1 != d2:
-            raise AssertionError("request bodies differ (model, prompt or parameters changed)")
+            raise _bodies_differ(r1, r2)
         return
     if r1.body == r2.body:
         return
@@ -205,7 +244,7 @@ def match_body(r1: Any, r2: Any) -> None:
     except ValueError:
         same = False
     if not same:
-        raise AssertionError("request bodies differ (model, prompt or parameters changed)")
+        raise _bodies_differ(r1, r2)
 
 
 def match_key(r1: Any, r2: Any) -> None:
@@ -565,7 +604,20 @@ def mismatch_detail(exc: BaseException) -> str | None:
         return "every matching recorded request was already replayed (this repetition made more calls than recorded)"
     names = {"match_body": "body", "match_key": "key fingerprint", "uri": "URI", "method": "method"}
     failed = sorted({names.get(str(name), str(name)) for _, _, fails in exc.similar_requests for name, _ in fails})
-    return f"closest recorded request differs in: {', '.join(failed)}" if failed else "nothing similar was recorded"
+    if not failed:
+        return "nothing similar was recorded"
+    where = next(
+        (
+            str(message).split(": ", 1)[1]
+            for _, _, fails in exc.similar_requests
+            for name, message in fails
+            if name == "match_body" and ": " in str(message)
+        ),
+        None,
+    )
+    return f"closest recorded request differs in: {', '.join(failed)}" + (
+        f"; body first differs at {where}" if where else ""
+    )
 
 
 def mismatch_message(nodeid: str, repeat: int, path: str, existed: bool, calls: list[Any]) -> str:

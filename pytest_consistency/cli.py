@@ -31,10 +31,21 @@ from .result import Analysis, SessionSummary
 from .summary import conclude
 
 PROG = "pytest-consistency"
-#: Analysis options that make sense on reports (the baseline is compared in the session or by ``compare``).
+#: Analysis options that make sense on reports; ``merge`` also takes the baseline (a sharded run is compared once,
+#: merged), ``compare`` does not (its first report is the baseline).
 REPORT_ANALYSIS = tuple(o for o in ANALYSIS_OPTIONS if o.dest != "consistency_baseline")
-#: ``merge`` compares the merged run with a baseline itself: a shard's comparison covers only its own tasks.
-BASELINE = tuple(o for o in ANALYSIS_OPTIONS if o.dest == "consistency_baseline")
+BASELINE = next(o for o in ANALYSIS_OPTIONS if o.dest == "consistency_baseline")
+#: Options that choose how reports are analysed (as opposed to gates and the baseline).
+ANALYSIS_DESTS = frozenset(
+    {
+        "consistency_confidence",
+        "consistency_interval_target",
+        "consistency_gate_on",
+        "consistency_inconclusive",
+        "consistency_test",
+        "consistency_suite_regression",
+    }
+)
 
 
 class UsageProblem(Exception):
@@ -64,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
     )
     merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
-    _add(merge, GATE_OPTIONS + REPORT_ANALYSIS + BASELINE)
+    _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
 
     show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
@@ -140,13 +151,25 @@ def _recorded_thresholds(reports: Sequence[tuple[str, SessionSummary]]) -> dict[
 
 def run_merge(args: argparse.Namespace, out: Any) -> int:
     reports = _read(args.reports)
-    values = _settings(args, GATE_OPTIONS + REPORT_ANALYSIS + BASELINE)
-    analysis = _analysis(values, reports[0][1].analysis)
+    values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+    # Shards analysed differently are refused, unless the command says how to analyse the merge.
+    analysis = _analysis(values, reports[0][1].analysis) if ANALYSIS_DESTS & set(values) else None
     try:
         summary = merge_reports(reports, analysis, allow_mixed=args.allow_mixed)
     except MergeError as exc:
         raise UsageProblem(str(exc)) from None
-    compare_merged(summary, reports, values.get("consistency_baseline"))
+    if "consistency_baseline" in values:
+        label = str(values["consistency_baseline"])
+        path = Path(label)
+        if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
+            path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
+        baseline = _read([path])[0][1]
+        try:
+            summary.comparison = compare(baseline, summary, label=label)
+        except ValueError as exc:
+            raise UsageProblem(f"--consistency-baseline: {exc}") from None
+    else:
+        warn_shard_comparisons(summary, reports)
     thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
     conclude(summary, thresholds)
     summary.exit_status = 0 if summary.passed else 1
@@ -160,18 +183,14 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
     return summary.exit_status
 
 
-def compare_merged(summary: SessionSummary, reports: Sequence[tuple[str, SessionSummary]], path: str | None) -> None:
-    """Compare the merged run with ``--consistency-baseline``; without it, say that the shards' comparisons are gone."""
-    if path is None:
-        compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
-        if compared:
-            summary.warnings.append(
-                f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
-                "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
-            )
-        return
-    baseline = _read([Path(path)])[0][1]
-    summary.comparison = compare(baseline, summary, label=path)
+def warn_shard_comparisons(summary: SessionSummary, reports: Sequence[tuple[str, SessionSummary]]) -> None:
+    """Without ``--consistency-baseline``, say that the shards' comparisons are gone (each covers only its tasks)."""
+    compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
+    if compared:
+        summary.warnings.append(
+            f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
+            "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
+        )
 
 
 def run_show(args: argparse.Namespace, out: Any) -> int:

@@ -18,7 +18,13 @@ from .repetition import ActiveRepetition
 ATTRIBUTE = "consistency_payload"
 
 
-def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: list[str]) -> str:
+def payload(
+    state: ActiveRepetition,
+    result: RepetitionResult,
+    hook_plugins: list[str],
+    infrastructure: str | None = None,
+    message: str | None = None,
+) -> str:
     with state.lock:
         data: dict[str, Any] = {
             "task_id": result.task_id,
@@ -38,12 +44,16 @@ def payload(state: ActiveRepetition, result: RepetitionResult, hook_plugins: lis
             "cassette": state.cassette,
             "unobserved": state.unobserved,
             "curtailed": state.curtailed,
+            "infrastructure": infrastructure,
+            "message": message,
+            "attempts": state.attempts,
+            "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
         }
     return json.dumps(data)
 
 
-def _phase_outcome(report: pytest.TestReport) -> str:
+def phase_outcome(report: pytest.TestReport) -> str:
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
         if report.passed:
@@ -110,9 +120,16 @@ class Collector:
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
+        if report.nodeid not in self.settled:  # the first phase that failed says why
+            if data["infrastructure"] and rep.infrastructure is None:
+                rep.infrastructure = data["infrastructure"]
+            if data["message"] and rep.message is None:
+                rep.message = data["message"]
         rep.duration += report.duration
-        if str(report.outcome) == "rerun":
-            # pytest-rerunfailures hides a failure behind a later pass: the first attempt is the repetition.
+        if str(report.outcome) not in ("passed", "failed", "skipped"):
+            # pytest-rerunfailures ("rerun") and pytest-retry ("retried", or its --retry-outcome) report the attempt
+            # they retry under an outcome of their own and hide the failure behind a later pass: the first attempt
+            # is the repetition.
             rep.reruns += 1
             if report.nodeid not in self.settled:
                 self.settled.add(report.nodeid)
@@ -125,10 +142,17 @@ class Collector:
             return
         if report.nodeid in self.settled:
             return
+        first = data["first_attempt"]
+        if first is not None and report.when == "call":
+            # flaky runs the repetition again without reporting the first attempt: the payload carries it.
+            self.settled.add(report.nodeid)
+            rep.reruns += data["attempts"] - 1
+            rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
+            return
         rep.answer_recorded = data["answer_recorded"]
         rep.answer = data["answer"]
         rep.normalized = data["normalized"]
-        outcome = _phase_outcome(report)
+        outcome = phase_outcome(report)
         if report.when == "setup":
             # A passed setup says nothing yet: the repetition counts once its call phase reports.
             rep.outcome = "not run" if outcome == "passed" else outcome

@@ -11,6 +11,7 @@ does not change the verdict the gates reached.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,13 @@ from .formats import BUILTIN, UnknownFormat
 from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from .formats.terminal import MARKUP, render
 from .gates import GATES
+from .known import known_secrets
 from .marker import PARAM, task_id_of
 from .options import BY_DEST, absolute_path
 from .redact import redact_strings, redact_text
 from .result import Analysis, RunFacts, SessionSummary, TokenBudget
 from .settings import Settings
+from .shard import shard_of
 from .state import SPEC, STATE, PluginState
 from .summary import EquivalenceError, build_summary, conclude
 
@@ -40,19 +43,6 @@ NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "sho
 def runs_no_test(config: pytest.Config) -> bool:
     """A run that executes no test has nothing to score, so nothing to gate, print or write."""
     return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
-
-
-def known_secrets(state: PluginState) -> list[str]:
-    """The keys this process knows: the route's, and the environment's (replay-only mode does not use it)."""
-    secrets = []
-    route = state.route
-    if route is not None:
-        if route.api_key and not route.replay_only:
-            secrets.append(route.api_key)
-        env_key = os.environ.get(route.key_env)
-        if env_key:
-            secrets += [env_key, env_key.strip()]
-    return secrets
 
 
 def summarise(session: pytest.Session, exitstatus: int) -> None:
@@ -82,7 +72,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
     impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
     local = {impl.plugin_name for impl in impls}
     custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
-    run = run_facts(state, interrupted, ", ".join(custom) or "default")
+    run = replace(
+        run_facts(state, interrupted, ", ".join(custom) or "default"),
+        shard=shard_of(state.settings["consistency_shard"], config.option),
+    )
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
@@ -100,9 +93,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
     conclude(summary, {gate.dest: state.settings[gate.dest] for gate in GATES})
+    state.tolerated = frozenset(summary.tolerated_nodeids)
     settle_exit_status(session, summary, state)
     state.summary = summary
-    recategorize_tolerated(config, summary)
+    recategorize_tolerated(config, state)
 
     path = state.settings.path("consistency_report")
     if path is not None:
@@ -227,11 +221,18 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
     if (
         session.exitstatus == pytest.ExitCode.TESTS_FAILED
         and failed
-        and failed <= summary.tolerated_nodeids
+        and failed <= state.tolerated
         and not state.collection_errors
     ):
         session.exitstatus = pytest.ExitCode.OK
-    if (not summary.passed or summary.errors) and session.exitstatus in (
+    if summary.run.shard is not None:
+        # One shard of a run: its tasks' failures and its gates are the merge's to judge; what broke is its own.
+        broke = shard_broke(summary, state)
+        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and not broke:
+            session.exitstatus = pytest.ExitCode.OK
+        elif broke and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    elif (not summary.passed or summary.errors) and session.exitstatus in (
         pytest.ExitCode.OK,
         pytest.ExitCode.NO_TESTS_COLLECTED,
     ):
@@ -240,10 +241,21 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
     summary.passed = summary.exit_status == pytest.ExitCode.OK
 
 
+def shard_broke(summary: SessionSummary, state: PluginState) -> bool:
+    """What fails a shard itself: collection errors, a task in ``error`` (a broken setup), an interruption, an
+    error of the plugin's outputs or hooks. A failed task or gate is not: the merge decides those."""
+    return bool(
+        state.collection_errors
+        or summary.interrupted
+        or summary.errors
+        or any(t.verdict == "error" for t in summary.tasks)
+    )
+
+
 TOLERATED = "tolerated"
 
 
-def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> None:
+def recategorize_tolerated(config: pytest.Config, state: PluginState) -> None:
     """Move the reports of tolerated failures out of pytest's ``failed``/``error`` categories into ``tolerated``.
 
     The terminal's closing line (``12 passed, 18 tolerated``), its short test summary and its failure tracebacks
@@ -252,7 +264,7 @@ def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> No
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None:
         return
-    tolerated = summary.tolerated_nodeids
+    tolerated = state.tolerated
     # A failure shown as tolerated while it happened is a failure after all when the run stopped early.
     for report in [r for r in reporter.stats.get(TOLERATED, []) if r.nodeid not in tolerated]:
         reporter.stats[TOLERATED].remove(report)
@@ -274,6 +286,12 @@ def recategorize_tolerated(config: pytest.Config, summary: SessionSummary) -> No
 def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
     """The progress letter of a failed repetition whose task already passes whatever its other repetitions do."""
     if not report.failed or report.when == "teardown":
+        return None
+    if state.summary is not None:
+        # Asked again for the short test summary, after the verdicts are settled: the settled answer, so a partial
+        # run (``-x``, ``-k rep1``) calls the repetition failed everywhere, as its closing line does.
+        if report.nodeid in state.tolerated:
+            return TOLERATED, "t", ("TOLERATED", {"yellow": True})
         return None
     rep = state.collector.repetitions.get(report.nodeid)
     if rep is None:
@@ -329,9 +347,46 @@ def annotate_junit(config: pytest.Config) -> None:
         )
 
 
+def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summary: SessionSummary) -> None:
+    """pytest's closing line (``3 passed in 0.1s``) names why the run failed and is red whenever the exit status
+    is not 0: the line people read first must not stay green while a gate failed.
+
+    pytest builds the line from its report categories; the parts come from :func:`.verdict.closing_parts`, so the
+    line says what the summary says. Colours come from the table below, never from the text.
+    """
+    from .verdict import closing_parts
+
+    deferred = summary.passed and summary.run.shard is not None
+    if summary.passed and not deferred:
+        return
+    parts = closing_parts(summary)
+    colour = CLOSING_COLOUR["deferred" if deferred else "failed"]
+    build = terminalreporter.build_summary_stats_line
+
+    def build_with_verdict() -> tuple[list[tuple[str, dict[str, bool]]], str]:
+        line, _colour = build()  # pytest's colour may be stale: it caches it while the run did not reach its end
+        if line == [("no tests ran", {"yellow": True})]:
+            line = []
+        if deferred:
+            added = [f"shard {summary.run.shard}: verdict deferred to pytest-consistency merge"]
+        else:
+            shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
+            added = parts if shown else ["consistency failed"]
+        return line + [(part, {colour: True, "bold": True}) for part in added], colour
+
+    terminalreporter.build_summary_stats_line = build_with_verdict  # type: ignore[method-assign]
+
+
+#: The colour of the closing line and of the parts the plugin adds to it: a failed run, or a shard whose verdict
+#: the merge decides.
+CLOSING_COLOUR = {"failed": "red", "deferred": "yellow"}
+
+
 def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     state = config.stash[STATE]
     summary = state.summary
+    if summary is not None:
+        name_failure_in_closing_line(terminalreporter, summary)
     if summary is None or (not summary.tasks and not summary.gates and not summary.errors):
         return
     secrets = known_secrets(state)

@@ -42,6 +42,16 @@ def pytest_consistency_answers_equivalent(left: Any, right: Any, task_id: str) -
 
 
 @pytest.hookspec(firstresult=True)
+def pytest_consistency_normalize_request(body: Any, url: str) -> Any:
+    """Return the request body as a replay should compare it, or None to leave it as it is.
+
+    Runs on both sides of every comparison (the recorded request and the one sent now), after the
+    ``--consistency-match-ignore`` rules, on the body as JSON (or text when it is not JSON), already redacted.
+    For what a rule cannot say: drop a tool result that embeds the current time, sort a list whose order is random.
+    """
+
+
+@pytest.hookspec(firstresult=True)
 def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
     """Return the renderer of the report format called ``name`` (see :class:`pytest_consistency.formats.Format`).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .redact import header_credential, url_credentials
+from .redact import body_credentials, header_credential, url_credentials
 
 #: Values people leave in place of a key; compared case-insensitively after stripping.
 PLACEHOLDERS = frozenset(
@@ -32,6 +32,11 @@ PLACEHOLDERS = frozenset(
         "key",
     }
 )
+
+
+#: Key used by the pinned clients when replaying: replay-only mode never sends, so it never needs a real one. It
+#: identifies no route: a request sent with it has no key fingerprint (a replay mismatch is not key drift).
+REPLAY_KEY = "consistency-replay-placeholder"
 
 
 def fingerprint(key: str | None) -> str | None:
@@ -89,3 +94,20 @@ def credential_of(headers: object, url: str = "") -> str | None:
         return min(found)[1]
     from_url = url_credentials(url) if url else []
     return from_url[0] if from_url else None
+
+
+def credentials_in(headers: object, url: str = "", body: str | bytes | None = None) -> list[str]:
+    """Every credential a request carries, not only the one it is keyed by: each credential header's secret, the
+    URL's password and credential query values, and the body's credential-named fields (``client_secret=``)."""
+    items = getattr(headers, "items", None)
+    found: list[str] = []
+    for name, value in items() if items is not None else ():
+        value = value[0] if isinstance(value, list) and value else value
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        secret = header_credential(str(name), value) if isinstance(value, str) else None
+        if secret:
+            found.append(secret)
+            if str(name).lower() == "cookie":  # each cookie's value is a secret on its own too
+                found += [v.strip() for _, _, v in (c.partition("=") for c in secret.split(";")) if v.strip()]
+    return found + (url_credentials(url) if url else []) + body_credentials(body)

@@ -3,7 +3,9 @@
 Pure: the repetition records of every report are pooled and :func:`.summary.build_summary` recomputes every
 figure from them, so a task whose repetitions ran on different shards is scored on all of them. What cannot be
 pooled honestly is refused with :class:`MergeError` unless ``allow_mixed``: reports of different routes (base URL,
-model, key fingerprint), of a task with different n, or the same repetition in two reports. Answers are compared
+model, key fingerprint), of a task with different n, k or ``min_pass`` (its verdict would depend on which shard
+is read), of different analysis settings (confidence, interval target, test), or the same repetition in two
+reports. A shard that exceeded its own token budget keeps the merged run over budget. Answers are compared
 with the default equivalence (canonical JSON of the normalised answers): a report that used a custom
 ``pytest_consistency_answers_equivalent`` hook gets a warning, since the hook is not available here.
 """
@@ -40,21 +42,34 @@ def merge_reports(
     warnings: list[str] = []
     errors: list[str] = []
     chosen: dict[tuple[str, int], tuple[str, RepetitionResult]] = {}
-    n_of: dict[str, tuple[str, int]] = {}
+    spec_of: dict[str, tuple[str, tuple[int, int, float]]] = {}
     for name, report in reports:
         if _route_label(report) != _route_label(first):
             problems.append(f"{name} was run on {_route_label(report)}, {first_name} on {_route_label(first)}")
+        if analysis is None and report.analysis != first.analysis:
+            problems.append(
+                f"{name} was analysed with {_analysis_label(report.analysis)}, {first_name} with "
+                f"{_analysis_label(first.analysis)}"
+            )
         if report.run.equivalence != "default":
             warnings.append(
                 f"{name} compared answers with {report.run.equivalence}; the merge compares them with the default "
                 "equivalence (canonical JSON of the normalised answers)"
             )
-        errors.extend(f"{name}: {error}" for error in report.errors)
+        # A task's own errors are derived again from its repetitions (or no longer apply: the merge compares answers
+        # with the default equivalence); the others (outputs, hooks) are the shard's and stay.
+        derived = {error for task in report.tasks for error in task.errors}
+        errors.extend(f"{name}: {error}" for error in report.errors if error not in derived)
         for task in report.tasks:
-            if task.task_id in n_of and n_of[task.task_id][1] != task.n:
-                other, n = n_of[task.task_id]
-                problems.append(f"task {task.task_id} has n={task.n} in {name} but n={n} in {other}")
-            n_of.setdefault(task.task_id, (name, task.n))
+            for rep in task.repetitions:
+                spec = (rep.n, rep.k, rep.min_pass)
+                held_spec = spec_of.setdefault(task.task_id, (name, spec))
+                if held_spec[1] != spec:
+                    problems.append(
+                        f"task {task.task_id} has {_spec_label(spec)} in {name} but {_spec_label(held_spec[1])} in "
+                        f"{held_spec[0]}"
+                    )
+                    break
             for rep in task.repetitions:
                 key = (task.task_id, rep.repeat)
                 held = chosen.get(key)
@@ -69,20 +84,36 @@ def merge_reports(
         raise MergeError("; ".join(dict.fromkeys(problems)) + " (pass --allow-mixed to merge them anyway)")
     if problems:
         warnings.extend(f"mixed reports merged (--allow-mixed): {text}" for text in dict.fromkeys(problems))
-    run = _merged_run([report for _, report in reports])
+    run = _merged_run(reports)
     summary = build_summary((rep for _, rep in chosen.values()), run=run, analysis=analysis or first.analysis)
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
     summary.errors.extend(errors)
     return summary
 
 
-def _merged_run(reports: Sequence[SessionSummary]) -> RunFacts:
-    runs = [report.run for report in reports]
+def _spec_label(spec: tuple[int, int, float]) -> str:
+    n, k, min_pass = spec
+    return f"n={n}, k={k}, min_pass={min_pass:g}"
+
+
+def _analysis_label(analysis: Analysis) -> str:
+    return (
+        f"confidence {analysis.confidence:g}, target {analysis.target}, gate on {analysis.gate_on}, "
+        f"test {analysis.test}, inconclusive={analysis.inconclusive}"
+    )
+
+
+def _merged_run(reports: Sequence[tuple[str, SessionSummary]]) -> RunFacts:
+    runs = [report.run for _, report in reports]
     first = runs[0]
-    budgets = [run.token_budget for run in runs if run.token_budget is not None]
+    budgets = [(name, report.run.token_budget) for name, report in reports if report.run.token_budget is not None]
     budget = None
     if budgets:
-        budget = TokenBudget(limit=sum(b.limit for b in budgets), spent=sum(b.spent for b in budgets))
+        budget = TokenBudget(
+            limit=sum(b.limit for _, b in budgets),
+            spent=sum(b.spent for _, b in budgets),
+            exceeded_in=tuple(shard for name, b in budgets if b.exceeded for shard in (b.exceeded_in or (name,))),
+        )
     modes = {run.record_mode for run in runs}
     return replace(
         first,
@@ -91,4 +122,5 @@ def _merged_run(reports: Sequence[SessionSummary]) -> RunFacts:
         interrupted=any(run.interrupted for run in runs),
         equivalence="default",
         other_failures=sum(run.other_failures for run in runs),
+        shard=None,  # the merge is the run the shards were part of: its verdict is not deferred
     )

@@ -152,6 +152,39 @@ def named_output(raw: Any) -> str:
     return f"{name.strip()}={path.strip()}"
 
 
+def shard_spec(raw: Any) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N, e.g. ``2/4``."""
+    value = text(raw)
+    index, sep, count = value.partition("/")
+    if not sep or not index.strip().isdecimal() or not count.strip().isdecimal():
+        raise SettingError(f"{shown(raw)} is not I/N (e.g. 2/4: the second of four shards)")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise SettingError(f"{shown(raw)}: I must be within 1..N (e.g. 2/4)")
+    return i, n
+
+
+def match_rules(raw: Any) -> tuple[str, ...]:
+    """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.matching`)."""
+    from .matching import RuleError, parse_rule
+
+    if isinstance(raw, (list, tuple)):
+        items = [item for item in raw]
+    elif isinstance(raw, str):
+        items = [line for line in raw.splitlines() if line.strip()] or [raw]
+    else:
+        raise SettingError(f"{shown(raw)} is not a rule or a list of rules")
+    rules = []
+    for item in items:
+        if not isinstance(item, str):
+            raise SettingError(f"{shown(item)} is not a rule (a JSON path such as messages.*.name, or re:REGEX)")
+        try:
+            rules.append(parse_rule(item))
+        except RuleError as exc:
+            raise SettingError(str(exc)) from None
+    return tuple(rules)
+
+
 def choice(*allowed: str) -> Callable[[Any], str]:
     def parse(raw: Any) -> str:
         value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
@@ -173,6 +206,8 @@ class Option:
     default: Any = None
     metavar: str = "VALUE"
     is_flag: bool = False
+    #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
+    is_list: bool = False
 
     @property
     def ini(self) -> str:
@@ -283,6 +318,15 @@ CORE_OPTIONS = (
         fraction,
         "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
         metavar="F",
+    ),
+    Option(
+        "consistency_shard",
+        "--consistency-shard",
+        ("shard",),
+        shard_spec,
+        "run shard I of N (e.g. 2/4), every repetition of a task in one shard; its verdicts and gates are decided "
+        "once, by `pytest-consistency merge` of every shard's report, so a shard exits 0 unless something broke",
+        metavar="I/N",
     ),
     Option(
         "consistency_report",
@@ -512,6 +556,17 @@ CASSETTE_OPTIONS = (
         "off (no cassettes, live calls)",
         metavar="MODE",
         default="none",
+    ),
+    Option(
+        "consistency_match_ignore",
+        "--consistency-match-ignore",
+        ("cassettes", "match_ignore"),
+        match_rules,
+        "leave a part of request bodies out of replay matching: a JSON path (messages.*.name; * is any key or "
+        "index) or re:REGEX (masked in every string: a timestamp, a random id); give it once per rule",
+        metavar="RULE",
+        default=(),
+        is_list=True,
     ),
     Option(
         "consistency_record_on_exception",

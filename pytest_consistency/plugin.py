@@ -18,19 +18,22 @@ from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, formats, hookspecs, providers, settings
+from . import cassettes, formats, hookspecs, preflight, providers, settings, shard
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
-from .collect import ATTRIBUTE, payload
+from .collect import ATTRIBUTE, payload, phase_outcome
 from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
+from .infrastructure import call_reason, exception_reason
+from .known import SecretsHooks
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
-from .preflight import preflight
+from .matching import MatchRules, compile_rules
 from .providers import Provider
 from .records import RepetitionResult
+from .redact import redact_text
 from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
@@ -46,6 +49,10 @@ THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
 CASSETTE_EXISTED = pytest.StashKey[bool]()
 SCOPE = pytest.StashKey[ExitStack]()
+#: Call phases run so far for this repetition (more than one: a retry plugin ran it again).
+CALL_ATTEMPTS = pytest.StashKey[int]()
+#: A repetition the setup wrapper refused ("fail") or curtailed ("skip"), with the reason.
+STOP = pytest.StashKey[tuple[Literal["fail", "skip"], str]]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -89,6 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
     ignore = state.settings["consistency_ignore_url"]
     state.ignore = (re.compile(ignore),) if ignore else ()
     config.stash[STATE] = state
+    config.pluginmanager.register(SetupStop(), "consistency-setup-stop")
+    config.pluginmanager.register(SecretsHooks(config), "consistency-secrets")
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
         config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")
@@ -143,10 +152,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         problem = None
     except MarkerError as exc:
         problem = str(exc)
+    if problem is None:
+        problem = repeat_plugin_problem(metafunc)
     if problem is not None:  # outside the except block, so the error shows without a chained traceback
         pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
     metafunc.fixturenames.append(PARAM)
     metafunc.parametrize(PARAM, range(1, spec.n + 1), indirect=True, ids=repetition_id)
+
+
+def repeat_plugin_problem(metafunc: pytest.Metafunc) -> str | None:
+    """pytest-repeat (``--count``, ``@pytest.mark.repeat``) on a marked task would make n x count items of which
+    the task counts n: every task would read ``incomplete``. Refused, naming the fix."""
+    count = getattr(metafunc.config.option, "count", None)
+    marker = metafunc.definition.get_closest_marker("repeat")
+    if marker is not None and marker.args:
+        count = marker.args[0]  # as pytest-repeat reads it: the marker wins over --count
+    if isinstance(count, int) and count > 1:
+        what = f"--count={count}" if marker is None else f"@pytest.mark.repeat({count})"
+        return (
+            f"pytest-repeat's {what} would repeat a task that repeat_consistency already repeats. Use "
+            "repeat_consistency(n=...) for the repetitions, and drop --count (or run the marked tests apart)"
+        )
+    return None
 
 
 @pytest.fixture
@@ -161,6 +188,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash[STATE]
     for index, item in enumerate(items):
         state.order.setdefault(item.nodeid, index)
+    spec = state.settings["consistency_shard"]
+    if spec is not None:
+        kept, dropped = shard.select(items, *spec)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
 
 @pytest.hookimpl(trylast=True)
@@ -181,6 +214,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # An xdist worker cannot stop the session from collection; there the route fixture fails every
             # test that uses it, with the same message, before any call is made.
             raise pytest.UsageError(route.error_message())
+    cassettes.set_match_rules(match_rules(session.config, state.settings["consistency_match_ignore"]))
+    if state.settings["consistency_preflight"] and state.settings["consistency_record"] != "none":
+        state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
+        for name, problem in problems.items():
+            if not is_worker(session.config):
+                raise pytest.UsageError(problem)
+            state.routes[name] = replace(state.routes[name], problems=(*state.routes[name].problems, problem))
+
+
+def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
+    """What replays leave out of body matching, once every conftest is loaded (after collection)."""
+    hook = config.hook.pytest_consistency_normalize_request
+    if not hook.get_hookimpls():
+        return compile_rules(rules)
+    return compile_rules(rules, lambda body, url: hook(body=body, url=url))
 
 
 # --- running a repetition --------------------------------------------------------------------------------
@@ -214,21 +262,32 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     setup error naming the file) instead of the session.
     """
     state = item.config.stash[STATE]
-    problem = marker_problem(item)
-    if problem:
-        pytest.fail(f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
     active = item.stash.get(ACTIVE, None)
     mode = state.settings["consistency_record"]
+    if active is not None and item.stash.get(CALL_ATTEMPTS, 0):
+        # A retry plugin runs the repetition again: this attempt records its own answer (the first is kept).
+        active.answer_recorded, active.answer, active.normalized = False, None, None
+    # A repetition refused or curtailed here fails or skips in ``stop_before_setup`` (a plain hook), not in this
+    # wrapper: raising before the other wrappers (pytest's logging plugin) set the item up gives every such
+    # repetition a stray teardown error. Nothing is entered for it.
+    problem = marker_problem(item)
+    if problem:
+        item.stash[STOP] = ("fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}")
+        return (yield)
+    if active is not None and active.marked and item.get_closest_marker("vcr") and mode != "off":
+        item.stash[STOP] = (
+            "fail",
+            f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
+            "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
+            "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
+        )
+        return (yield)
     if active is not None and active.marked and state.board is not None:
-        curtail(item, state, state.board, active)
+        reason = curtail(item, state, state.board, active)
+        if reason is not None:
+            item.stash[STOP] = ("skip", reason)
+            return (yield)
     if active is not None and active.marked:
-        if item.get_closest_marker("vcr") and mode != "off":
-            pytest.fail(
-                f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
-                "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
-                "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
-                pytrace=False,
-            )
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
@@ -279,19 +338,34 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             stack.close()
 
 
-def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveRepetition) -> None:
-    """Skip this repetition when its task's verdict is already decided (adaptive mode, beyond n_min)."""
+class SetupStop:
+    """Fail or skip a repetition that the setup wrapper refused or curtailed, once every wrapper has set it up
+    (a plain hook, so it runs inside pytest's own wrappers; a module holds one implementation per hook name)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        stop = item.stash.get(STOP, None)
+        if stop is not None:
+            kind, reason = stop
+            if kind == "skip":
+                pytest.skip(reason)
+            pytest.fail(reason, pytrace=False)
+
+
+def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveRepetition) -> str | None:
+    """Why this repetition is skipped when its task's verdict is already decided (adaptive mode, beyond n_min)."""
     spec = item.stash[SPEC]
     if active.repeat <= state.settings["consistency_n_min"]:
-        return
+        return None
     tally = board.tally(active.task_id)
     verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass)
-    if verdict is not None and not tally.skipped:
-        active.curtailed = True
-        pytest.skip(
-            f"curtailed (--consistency-adaptive): {active.task_id} is a {verdict} whatever the remaining "
-            f"repetitions do ({tally.passes} passed, {tally.failures} failed of n={spec.n}, min_pass {spec.min_pass:g})"
-        )
+    if verdict is None or tally.skipped:
+        return None
+    active.curtailed = True
+    return (
+        f"curtailed (--consistency-adaptive): {active.task_id} is a {verdict} whatever the remaining "
+        f"repetitions do ({tally.passes} passed, {tally.failures} failed of n={spec.n}, min_pass {spec.min_pass:g})"
+    )
 
 
 def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass", "fail", "skip"] | None:
@@ -336,7 +410,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     spec = item.stash.get(SPEC, None)
     if active is not None and spec is not None:
         state = item.config.stash[STATE]
+        infrastructure = message = None
         if report.failed:
+            infrastructure = exception_reason(call.excinfo.value if call.excinfo else None) or call_reason(active.calls)
+            message = failure_message(call, report, state)
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings["consistency_record_on_exception"]:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
@@ -365,8 +442,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if state.equivalence_plugins is None:  # conftests register before the first test runs
             hook = item.config.hook.pytest_consistency_answers_equivalent
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
-        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins))
+        if report.when == "call":
+            note_attempt(item, active, report, message)
+        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
     return report
+
+
+def failure_message(call: pytest.CallInfo[None], report: pytest.TestReport, state: PluginState) -> str:
+    """Why the repetition failed, in one line, with every key this process knows redacted: it travels with the
+    repetition into the report, JUnit, Markdown and the HTML page, where a CI reviewer reads it."""
+    if call.excinfo is not None:
+        text = _first_line(call.excinfo)
+    else:
+        lines = str(report.longreprtext).strip().splitlines()
+        text = lines[-1][:300] if lines else report.when + " failed"
+    secrets = [r.api_key for r in state.routes.values() if r.api_key and not r.replay_only]
+    return redact_text(text, secrets)
+
+
+def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport, message: str | None) -> None:
+    """Count the call phases of this repetition: a retry plugin (flaky, pytest-retry, pytest-rerunfailures) runs it
+    again in the same protocol. The first attempt's outcome and answer are kept: a failure that passes on retry
+    is the inconsistency being measured."""
+    attempts = item.stash.get(CALL_ATTEMPTS, 0) + 1
+    item.stash[CALL_ATTEMPTS] = attempts
+    active.attempts = attempts
+    if attempts == 1:
+        active.first_attempt = (
+            phase_outcome(report),
+            active.answer_recorded,
+            active.answer,
+            active.normalized,
+            message,
+        )
 
 
 def _first_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
@@ -474,17 +582,9 @@ class Controller:
         state = self.config.stash[STATE]
         if state.settings["consistency_preflight"] and state.settings["consistency_record"] == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
-        elif state.settings["consistency_preflight"] and state.route is not None:
-            # Before collection, so which routes the tests use is not known yet: every route configured at all (a
-            # key, or a base URL other than the default), and the OpenAI route when none is.
-            configured = [r for r in state.routes.values() if r.api_key or r.base_url_source != "default"]
-            for route in configured or [state.route]:
-                if route.problems:
-                    raise pytest.UsageError(route.error_message())
-                problem = preflight(route)
-                if problem:
-                    raise pytest.UsageError(problem)
-            state.preflight = "ok"
+        elif state.settings["consistency_preflight"] and self.config.pluginmanager.has_plugin("dsession"):
+            # The routes are checked after collection (:mod:`.preflight`); under xdist only workers collect.
+            state.preflight = "checked by each xdist worker, for the routes its tests use"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

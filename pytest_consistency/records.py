@@ -79,6 +79,11 @@ class RepetitionResult:
     reruns: int = 0
     #: HTTP exchanges in the cassette that no observed client made (aiohttp, requests, ...): unseen route.
     unobserved: int = 0
+    #: Why this repetition failed when the reason is the setup's, not the agent's (a corrupt cassette, a refused
+    #: call, a hook that raised: :mod:`.infrastructure`); such a repetition is never tolerated. None otherwise.
+    infrastructure: str | None = None
+    #: Why it failed, in one line (the assertion or exception, pytest's own wording), redacted; None when it did not.
+    message: str | None = None
 
     @property
     def scored(self) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .answers import check_answer
+from .answers import NormalizeError, check_answer
 from .marker import shown
 from .records import CallRecord
 
@@ -54,6 +54,11 @@ class ActiveRepetition:
     unobserved: int = 0
     #: Skipped by adaptive mode: the task's verdict was decided before this repetition started.
     curtailed: bool = False
+    #: Call phases run (a retry plugin runs more than one), and the first one's outcome and answer.
+    attempts: int = 0
+    first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
+    #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
+    secrets: set[str] = field(default_factory=set, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
@@ -135,7 +140,13 @@ class Consistency:
                 ),
                 stacklevel=2,
             )
-        normalized = self._normalize(answer, self.task_id)
+        try:
+            normalized = self._normalize(answer, self.task_id)
+        except Exception as exc:
+            raise NormalizeError(
+                f"pytest_consistency_normalize_answer raised {type(exc).__name__}: {exc} "
+                f"({self.task_id} repetition {self.repeat}); fix the hook: the answer could not be normalised"
+            ) from exc
         check_answer(normalized, "the value pytest_consistency_normalize_answer returned")
         try:
             json.dumps(normalized, allow_nan=False)

@@ -20,13 +20,12 @@ from .stats.interval import Interval
 from .stats.stratified import StratifiedDrop
 from .stats.suite import SuiteIntervals
 
-#: Call errors that no ``min_pass`` tolerates: the cassette does not match the test, or the budget refused the call.
-#: They are a broken setup, not the agent's inconsistency, so their repetitions stay failures.
-UNTOLERATED_ERRORS = frozenset({"replay_mismatch", "token_budget"})
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
 SCHEMA = "pytest-consistency/report/3"
 
-Verdict = Literal["pass", "fail", "xfail", "incomplete", "skipped"]
+#: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
+#: never tolerated, and it fails the run.
+Verdict = Literal["pass", "fail", "xfail", "error", "incomplete", "skipped"]
 #: Verdicts of tasks that count in the figures.
 SCORED: tuple[Verdict, ...] = ("pass", "fail", "xfail")
 GateState = Literal["pass", "fail", "inconclusive"]
@@ -80,10 +79,13 @@ class RouteSettings:
 class TokenBudget:
     limit: int
     spent: int
+    #: Merged reports: the shards whose own budget was exceeded (a shard over its budget stays over it when the
+    #: sums of several shards are not).
+    exceeded_in: tuple[str, ...] = ()
 
     @property
     def exceeded(self) -> bool:
-        return self.spent > self.limit
+        return self.spent > self.limit or bool(self.exceeded_in)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ class RunFacts:
     adaptive_n_min: int | None = None
     #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
     other_routes: list[RouteSettings] = field(default_factory=list)
+    #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
+    #: to ``pytest-consistency merge``.
+    shard: str | None = None
 
 
 @dataclass
@@ -291,13 +296,7 @@ class SessionSummary:
         to the end (a run stopped early by a tolerated failure did not run everything, so nothing is tolerated)."""
         if self.interrupted:
             return set()
-        return {
-            r.nodeid
-            for t in self.tasks
-            if t.verdict == "pass"
-            for r in t.repetitions
-            if not any(c.error in UNTOLERATED_ERRORS for c in r.calls)
-        }
+        return {r.nodeid for t in self.tasks if t.verdict == "pass" for r in t.repetitions}
 
     @property
     def scored_tasks(self) -> list[TaskResult]:

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .cassettes import REPLAY_KEY
-from .keys import fingerprint, is_placeholder, key_problem
+from .keys import REPLAY_KEY, fingerprint, is_placeholder, key_problem
 from .redact import redact_url
 from .settings import Settings
 
@@ -117,8 +116,9 @@ def base_url_problems(url: str, source: str, provider: Provider | None = None) -
     if parts.query or parts.fragment:
         clean = parts._replace(query="", fragment="").geturl()
         shown_query = redact_url(f"http://h/?{parts.query}").partition("?")[2]
+        shown_fragment = redact_url(f"http://h/#{parts.fragment}").partition("#")[2]
         problems.append(
-            f"base URL from {source} has a query string or fragment ('?{shown_query}' / '#{parts.fragment}'), "
+            f"base URL from {source} has a query string or fragment ('?{shown_query}' / '#{shown_fragment}'), "
             f"as a URL pasted from a website does; use the API URL without it: {clean}"
         )
     problem = provider.path_problem(parts.path, redact_url(url), source)

@@ -19,7 +19,17 @@ from .options import BY_DEST, OPTIONS, ConfigError, Option, SettingError, absolu
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
     for option in OPTIONS:
-        if option.is_flag:
+        if option.is_list:
+            group.addoption(
+                option.flag,
+                action="append",
+                dest=option.dest,
+                default=None,
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
+        elif option.is_flag:
             group.addoption(
                 option.flag,
                 action="store_const",
@@ -88,6 +98,8 @@ def resolve(config: pytest.Config) -> Settings:
 
     def pick(option: Option) -> None:
         cli = config.getoption(option.dest)
+        if cli is not None and option.is_list:  # one parsed tuple per occurrence
+            cli = tuple(rule for rules in cli for rule in rules)
         if cli is not None:
             values[option.dest] = cli
             sources[option.dest] = option.flag

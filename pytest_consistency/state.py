@@ -28,6 +28,8 @@ class PluginState:
     settings: Settings
     collector: Collector = field(default_factory=Collector)
     summary: SessionSummary | None = None
+    #: ``summary.tolerated_nodeids``, once the verdicts are settled (asked once per failed report afterwards).
+    tolerated: frozenset[str] = frozenset()
     report_path: str | None = None
     #: Position of each marked item in the collection order, identical on every xdist worker.
     order: dict[str, int] = field(default_factory=dict)
@@ -43,6 +45,8 @@ class PluginState:
     board: Board | None = None
     #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).
     redacted: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    #: Credentials this process saw sent, and with xdist each finished worker's (see ``known``).
+    seen_secrets: set[str] = field(default_factory=set)
     #: Other outputs written at the end of the session, as ``format: path``.
     written: list[str] = field(default_factory=list)
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.

@@ -25,7 +25,8 @@ from .adaptive import decided, passes_as_a_whole
 from .answers import MISSING, default_equivalent, distinct_classes
 from .drift import PinnedRoute, attribution, drift_pp, task_drift
 from .gates import evaluate
-from .records import RepetitionResult
+from .infrastructure import call_reason
+from .records import FAILURE, RepetitionResult
 from .result import (
     AdaptiveFacts,
     Analysis,
@@ -77,7 +78,16 @@ def build_task(
 
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
-    if missing_reps:
+    # A report written before the field existed says it through its calls (replay mismatches, refused calls).
+    broken = [
+        (r.repeat, reason)
+        for r in repetitions
+        if (reason := r.infrastructure or (call_reason(r.calls) if r.outcome in FAILURE else None))
+    ]
+    errors += [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
+    if broken:
+        verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
+    elif missing_reps:
         verdict = "incomplete"
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
@@ -169,15 +179,22 @@ def build_summary(
     reruns = sum(r.reruns for t in tasks for r in t.repetitions)
     if reruns:
         summary.warnings.append(
-            f"pytest-rerunfailures re-ran {reruns} repetition attempt(s); each repetition counts with its first "
-            "outcome, since a failure that passes on rerun is the inconsistency being measured"
+            f"a retry plugin (pytest-rerunfailures, flaky, pytest-retry) re-ran {reruns} repetition attempt(s); each "
+            "repetition counts with its first outcome, since a failure that passes on rerun is the inconsistency "
+            "being measured"
         )
     if run.route is not None:
         summary.route = route_facts(summary, run)
     if run.adaptive_n_min is not None:
         summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
     budget = run.token_budget
-    if budget is not None and budget.exceeded:
+    if budget is not None and budget.exceeded_in:
+        summary.warnings.append(
+            f"token budget exceeded in {', '.join(budget.exceeded_in)}: each shard was over its own "
+            f"--consistency-token-budget (merged: {budget.spent} of {budget.limit} tokens); later live calls were "
+            "refused"
+        )
+    elif budget is not None and budget.exceeded:
         summary.warnings.append(
             f"token budget exceeded: {budget.spent} tokens used > --consistency-token-budget={budget.limit}; "
             "later live calls were refused"
@@ -268,7 +285,7 @@ def untolerated(task: TaskResult) -> bool:
     """The task has a failed repetition that no verdict tolerates: it failed, or is in no figure at all."""
     if task.verdict in ("pass", "xfail"):
         return False
-    return task.verdict == "fail" or any(r.outcome in ("failed", "error") for r in task.repetitions)
+    return task.verdict in ("fail", "error") or any(r.outcome in ("failed", "error") for r in task.repetitions)
 
 
 def conclude(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:

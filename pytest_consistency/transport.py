@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from . import imports, wire
 from .budget import Ledger
 from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
+from .keys import credentials_in
 from .records import CallRecord
 from .repetition import current
 
@@ -78,6 +79,7 @@ class Attempt:
         self.request_bytes = len(content)
         state = current()
         if state is not None:
+            state.secrets.update(credentials_in(request.headers, str(request.url), content))
             state.add_call(self.record)
             state.open_attempts.append(self)
         if ledger is not None:
@@ -116,7 +118,9 @@ class Attempt:
     def _done(self, record: CallRecord) -> None:
         sampling = record.method == "POST" and record.url.endswith(SAMPLING_ENDPOINTS)
         ok = record.status is not None and record.status < 400
-        if self.tap_ is not None and sampling and ok and not record.replayed and not record.total_tokens:
+        # Estimated in replay too, from the same request and response bytes: a replay reports the tokens its
+        # recording did (only the ledger, which counts what is spent, skips replayed calls).
+        if self.tap_ is not None and sampling and ok and not record.total_tokens:
             wire.estimate_tokens(record, self.request_bytes, self.tap_)
         if self.ledger is not None and not record.replayed:
             self.ledger.add(record.total_tokens)

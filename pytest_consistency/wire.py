@@ -12,7 +12,7 @@ import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
-from .keys import credential_of, fingerprint
+from .keys import REPLAY_KEY, credential_of, fingerprint
 from .records import CallRecord
 
 #: Paths that end a base URL. Anthropic's SDK appends ``/v1/messages`` to a base URL without ``/v1``, so that
@@ -85,11 +85,12 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
         retry = 0
     model = body.get("model")
     headers = request.headers
+    credential = credential_of(headers, raw_url)
     return CallRecord(
         method=str(request.method),
         url=url,
         base_url=base,
-        key_fingerprint=fingerprint(credential_of(request.headers, raw_url)),
+        key_fingerprint=None if credential == REPLAY_KEY else fingerprint(credential),
         model_requested=model if isinstance(model, str) else None,
         retry_index=retry,
         stream=bool(body.get("stream")),
@@ -204,10 +205,16 @@ class ResponseTap:
         line = line.strip()
         if not line.startswith(b"data:"):
             return
-        event = json_body(line[5:].strip())
+        data = line[5:].strip()
+        if data == b"[DONE]":  # the SDK stops reading here and closes the response: the stream is complete
+            self.complete = True
+            return
+        event = json_body(data)
         self.events += 1
         if event is not None:
             apply_payload(self.record, event)
+            if event.get("type") in FINAL_EVENTS:
+                self.complete = True
 
     def close(self) -> None:
         if self.done:
@@ -223,6 +230,11 @@ class ResponseTap:
         if self.record.latency_ms is None:
             self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self.on_done(self.record)
+
+
+#: Stream events after which nothing more is sent (Messages API, Responses API): a stream closed after one was read
+#: to its end, though its byte iterator was not exhausted.
+FINAL_EVENTS = frozenset({"message_stop", "response.completed", "response.failed", "response.incomplete"})
 
 
 def estimate_tokens(record: CallRecord, request_bytes: int, tap: ResponseTap) -> None:

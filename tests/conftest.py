@@ -1,3 +1,4 @@
+import os
 from collections.abc import Iterator
 
 import anthropic  # noqa: F401
@@ -20,9 +21,13 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
-    """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about."""
+    """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about. They do not load
+    flaky unless a test asks for it (``-p flaky``): flaky runs every test's protocol itself, which takes the place of
+    pytest-rerunfailures' for every test of the session."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky").strip())
 
 
 @pytest.fixture(scope="session")

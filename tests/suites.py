@@ -115,6 +115,16 @@ def consistency_section(result: Any) -> list[str]:
     return lines[start + 1 : end]
 
 
+#: The command-line tool of the venv the tests run in.
+COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
+
+
+def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``pytest-consistency ARGS`` in ``cwd``, at 80 columns, as CI runs it."""
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.run([COMMAND, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
 def replay_examples(report: Path, *args: str, root: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the example suite as CI does, from ``root``: no key in the environment, the repository's cassettes only."""
     env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}

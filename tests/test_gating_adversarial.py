@@ -10,26 +10,17 @@ documents the limit of curtailment that the README states.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import consistency_section, load_report, pattern_suite, session_only
+from suites import cli, consistency_section, load_report, pattern_suite, session_only
 
 from pytest_consistency.result import SessionSummary
 
-COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
 STEADY = {f"steady{i}": "PPPPP" for i in range(4)}
 BASELINE = {**STEADY, "target": "PPPPP", "flaky": "PFPPF"}
 DEGRADED = {**STEADY, "target": "FFFFF", "flaky": "PFPPF"}
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run([COMMAND, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60)
 
 
 def session(pytester: pytest.Pytester, patterns: dict[str, str], *args: str, report: str = "report.json", **kw: Any):  # type: ignore[no-untyped-def]
@@ -341,7 +332,10 @@ def test_merge_refuses_the_same_shard_twice_and_shards_of_different_n(pytester: 
     twice = cli("merge", "s1.json", "s1.json", "-o", "m.json", cwd=pytester.path)
     assert twice.returncode == 2 and "ran in both s1.json and s1.json" in twice.stderr, twice.stderr
     mixed = cli("merge", "s1.json", "s2.json", "-o", "m.json", cwd=pytester.path)
-    assert mixed.returncode == 2 and "has n=4 in s2.json but n=5 in s1.json" in mixed.stderr, mixed.stderr
+    assert (
+        mixed.returncode == 2
+        and "has n=4, k=4, min_pass=0 in s2.json but n=5, k=5, min_pass=0 in s1.json" in mixed.stderr
+    ), mixed.stderr
     assert "Traceback" not in twice.stderr + mixed.stderr
     assert not (pytester.path / "m.json").exists()
 

@@ -128,6 +128,48 @@ def test_sorting_by_gap(page: tuple[Any, list[str], list[str]], example: tuple[P
     assert requests == [example[0].as_uri()] and not errors
 
 
+@needs_chromium
+def test_on_a_phone_the_page_fits_the_grid_shows_repetitions_and_a_tap_shows_its_details(
+    browser: Any, example: tuple[Path, Path, dict[str, Any]]
+) -> None:
+    """At 390 px (a phone): no sideways scroll of the page, several repetition columns beside the task, and a
+    tapped cell's details in view (a bottom sheet), with why it failed."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.goto(example[0].as_uri())
+    try:
+        assert opened.evaluate("document.documentElement.scrollWidth") <= 390
+        opened.locator("#grid").scroll_into_view_if_needed()
+        visible = opened.evaluate(
+            "Array.from(document.querySelectorAll('#grid th.rh')).filter(th => th.getBoundingClientRect().right"
+            " <= innerWidth).length"
+        )
+        assert visible >= 3, visible
+        failed = next(
+            (i, r["repeat"])
+            for i, t in enumerate(example[2]["tasks"])
+            for r in t["repetitions"]
+            if r["outcome"] == "failed"
+        )
+        cell = opened.locator(f"#row-{failed[0]} td.c").nth(failed[1] - 1)
+        cell.scroll_into_view_if_needed()
+        cell.tap()
+        top, bottom, height = opened.evaluate(
+            "(() => { const r = document.getElementById('details').getBoundingClientRect();"
+            " return [r.top, r.bottom, innerHeight]; })()"
+        )
+        assert 0 <= top < bottom <= height
+        details = opened.locator("#details").inner_text()
+        assert f"Repetition {failed[1]} of 5" in details and "why it failed" in details
+        opened.locator("#details .close").click()
+        assert opened.evaluate("getComputedStyle(document.getElementById('details')).display") == "none"
+        assert not errors
+    finally:
+        context.close()
+
+
 def test_show_gives_the_same_bytes_as_the_session(example: tuple[Path, Path, dict[str, Any]]) -> None:
     html, report, _ = example
     shown = subprocess.run(

@@ -6,24 +6,16 @@ The command is run as installed (the console script beside this interpreter), in
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import consistency_section, load_report, pattern_suite, session_only
+from suites import cli, consistency_section, load_report, pattern_suite, session_only
 
-COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
 PATTERNS = {"a": "PPFPP", "b": "PPPPP", "c": "FPFPF", "d": "PPPPF", "e": "FFFFF"}
 ANSWERS = {"a": ["x", "x", "y", "x", "x"], "c": ["1", "2", "1", "1", "1"]}
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run([COMMAND, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
 def figures(report: dict[str, Any]) -> dict[str, Any]:

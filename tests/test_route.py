@@ -395,3 +395,42 @@ def test_stream(pinned_client, pinned_route, consistency):
     result = run(pytester, fake)
     assert result.ret == 0, result.stdout.str()
     assert report(pytester)["tasks"][0]["answers"] == ["firstsecondthird"]
+
+
+def test_preflight_checks_only_the_routes_the_selected_tests_use(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An Anthropic key exported for other work, pointing nowhere: the OpenAI tests selected must still run.
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x1" * 20)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    pytester.makepyfile(
+        test_agent=AGENT
+        + """
+@pytest.mark.repeat_consistency(n=2)
+def test_x(pinned_client, consistency):
+    ask(pinned_client)
+"""
+    )
+    result = run(pytester, fake, "--consistency-preflight")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert len(fake.requests) == 1 + 2  # the preflight, then the two repetitions
+    assert report(pytester)["summary"]["run"]["preflight"] == "ok"
+
+
+def test_preflight_under_xdist_fails_the_tests_of_a_broken_route_before_their_calls(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000000000000000")
+    pytester.makepyfile(
+        test_agent=AGENT
+        + """
+@pytest.mark.repeat_consistency(n=4)
+def test_x(pinned_client, consistency):
+    ask(pinned_client)
+"""
+    )
+    result = run(pytester, fake, "--consistency-preflight", "-n", "2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert len(fake.requests) <= 2  # one preflight per worker, no repetition's call
+    result.stdout.fnmatch_lines(["*rejected the API key (401*"])
+    assert "sk-test-wrong-key" not in result.stdout.str() + result.stderr.str()

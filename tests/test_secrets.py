@@ -158,9 +158,10 @@ def test_unmarked(pinned_client):
 def test_cassette_write_refused_when_a_sent_secret_escaped_redaction(
     pytester: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
-    """A gateway token sent partly percent-encoded in a text body: redaction misses it, the scan does not."""
+    """A gateway token sent in a body that is not UTF-8: redaction leaves binary bodies alone, the scan does not.
+
+    (A token partly percent-encoded in a text body used to be the miss; redaction now sees through escapes.)"""
     fake.script(*[Step(text="widget")] * 3)
-    sneaky = "".join(f"%{ord(c):02X}" if c in "ht" else c for c in GATEWAY_TOKEN)
     pytester.makepyfile(
         test_agent=f"""
 import httpx, pytest
@@ -169,8 +170,8 @@ import httpx, pytest
 def test_task(pinned_client, consistency):
     pinned_client.chat.completions.create(model="fake-model", messages=[{{"role": "user", "content": "hi"}}])
     if consistency.repeat == 2:
-        httpx.post("{fake.base_url}/chat/completions", json={{"note": "{sneaky}"}},
-                   headers={{"helicone-auth": "Bearer {GATEWAY_TOKEN}", "authorization": "Bearer {GOOD_KEY}"}})
+        httpx.request("GET", "{fake.base_url}/models", content=b"\\xff\\xfe {GATEWAY_TOKEN}",
+                      headers={{"helicone-auth": "Bearer {GATEWAY_TOKEN}", "authorization": "Bearer {GOOD_KEY}"}})
 """
     )
     result = run(pytester, fake, "once")

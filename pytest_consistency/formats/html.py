@@ -35,6 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
+from ..verdict import failure_reasons, tolerated_text
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, suite_change_text, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
@@ -50,9 +51,9 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
 }
 UNKNOWN_OUTCOME = ("?", "n", "unknown outcome")
 #: Sort ranks: worst first.
-VERDICT_RANK = {"fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
+VERDICT_RANK = {"error": 0, "fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
 ATTRIBUTION_RANK = {"route drift": 0, "agent": 1}
-VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "xfail": "✗", "incomplete": "○", "skipped": "–"}
+VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "error": "⚠", "xfail": "✗", "incomplete": "○", "skipped": "–"}
 GATE_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
 #: The symbol of the class of repetitions that recorded no answer.
 NO_ANSWER = "∅"
@@ -184,6 +185,10 @@ def call_data(call: CallRecord, s: Strings) -> list[Any]:
 
 def repetition_data(rep: RepetitionResult, name: str, s: Strings) -> dict[str, Any]:
     data: dict[str, Any] = {"o": rep.outcome, "r": rep.repeat}
+    if rep.message:
+        data["f"] = s(cut(rep.message, ANSWER_LIMIT))
+    if rep.infrastructure:
+        data["e"] = s(rep.infrastructure)
     if name:
         data["c"] = name
     if rep.answer_recorded:
@@ -219,23 +224,15 @@ def embedded_json(data: Any) -> str:
 
 
 def verdict_section(summary: SessionSummary) -> str:
-    reasons: list[str] = []
-    failed_gates = [g for g in summary.gates if g.state == "fail"]
-    open_gates = [g for g in summary.gates if g.state == "inconclusive"]
-    if failed_gates:
-        reasons.append("failed gates: " + ", ".join(g.option for g in failed_gates))
-    if open_gates:
-        reasons.append("inconclusive gates: " + ", ".join(g.option for g in open_gates))
-    failed_tasks = sum(t.verdict == "fail" for t in summary.tasks)
-    if failed_tasks:
-        reasons.append(f"{failed_tasks} failed task(s)")
-    if summary.run.other_failures:
-        reasons.append(f"{summary.run.other_failures} failure(s) outside the repeated tasks")
+    reasons = [r.text for r in failure_reasons(summary) if r.kind != "error"]
     if summary.errors:
         reasons.append(f"{len(summary.errors)} error(s)")
-    if summary.interrupted:
-        reasons.append("session interrupted: partial results")
+    open_gates = [g for g in summary.gates if g.state == "inconclusive" and g.passed]
+    if open_gates:
+        reasons.append("inconclusive gates (counted as passed): " + ", ".join(g.option for g in open_gates))
     word, cls, symbol = ("passed", "good", "✓") if summary.passed else ("failed", "bad", "✗")
+    if summary.passed and summary.run.shard is not None:
+        word, cls, symbol = f"shard {summary.run.shard}: verdict deferred to the merge", "dim", "⏸"
     status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
     why = f'<p class="why">{e("; ".join(reasons))}</p>' if reasons else ""
     return f'<div class="verdict {cls}"><span class="big">{symbol} {word}</span>{e(status)}{why}</div>'
@@ -305,6 +302,8 @@ def route_section(summary: SessionSummary) -> str:
     route = summary.route
     if route is None:
         return ""
+    if not route.tasks_with_calls:  # a suite that made no HTTP call has no route to show (the terminal says none)
+        return '<section><h2>Route</h2><p class="dim">No task made an HTTP call: no route was used.</p></section>'
     s = route.settings
     facts = [
         ("base URL", s.base_url),
@@ -405,9 +404,9 @@ def notes_section(summary: SessionSummary) -> str:
             f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
             "calls)</li>"
         )
-    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    tolerated = tolerated_text(summary)
     if tolerated:
-        items.append(f"<li>{tolerated} failed repetition(s) tolerated by min_pass</li>")
+        items.append(f"<li>{e(tolerated)}</li>")
     if summary.run.equivalence != "default":
         items.append(
             f"<li>answers were compared with {e(summary.run.equivalence)}; the class letters here group identical "
@@ -444,10 +443,10 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
         '<th class="tid"><button type="button" data-sort="order">task</button></th>',
         "<th>passes</th>",
-        f"<th>pass rate {e(level)}</th>",
-        '<th><button type="button" data-sort="gap">gap</button></th>',
+        f'<th class="opt">pass rate {e(level)}</th>',
+        '<th class="opt"><button type="button" data-sort="gap">gap</button></th>',
         '<th><button type="button" data-sort="verdict">verdict</button></th>',
-        '<th><button type="button" data-sort="attribution">attribution</button></th>',
+        '<th class="opt"><button type="button" data-sort="attribution">attribution</button></th>',
         f"{reps}</tr></thead><tbody>",
     ]
     first = True
@@ -458,7 +457,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         gap = "" if task.gap_pp is None else f"{task.gap_pp:.1f}"
         rate = bracket(task.pass_rate_interval, 100).strip() or "-"
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        vcls = {"fail": "bad", "pass": "good"}.get(task.verdict, "dim")
+        vcls = {"fail": "bad", "error": "bad", "pass": "good"}.get(task.verdict, "dim")
         if task.attribution:
             target = f"why-{index}" if inconsistent(task) else f"row-{index}"
             mark = "⚠ " if task.attribution == "route drift" else ""
@@ -471,8 +470,9 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
             f'<tr id="row-{index}" data-i="{index}" data-gap="{gap}" data-vr="{VERDICT_RANK.get(task.verdict, 9)}"'
             f' data-ar="{ATTRIBUTION_RANK.get(task.attribution or "", 2)}">',
             f'<th class="tid" scope="row">{task_label(task.task_id)}</th>',
-            f'<td class="num">{passes}</td><td class="num">{e(rate)}</td><td class="num">{gap or "-"}</td>',
-            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} {e(verdict)}</td><td>{attribution}</td>',
+            f'<td class="num">{passes}</td><td class="num opt">{e(rate)}</td><td class="num opt">{gap or "-"}</td>',
+            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} <span class="vw">{e(verdict)}</span></td>'
+            f'<td class="opt">{attribution}</td>',
         ]
         for position, rep in enumerate(task.repetitions):
             symbol, cls, _ = OUTCOMES.get(rep.outcome, UNKNOWN_OUTCOME)
@@ -490,7 +490,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
 
 # --- inconsistent tasks ----------------------------------------------------------------------------------------
 
-CALL_FIELDS = ("endpoint", "model", "tokens", "status")
+CALL_FIELDS = ("endpoint", "model", "key", "tokens", "status")
 
 
 def call_facts(call: CallRecord) -> dict[str, str]:
@@ -502,6 +502,7 @@ def call_facts(call: CallRecord) -> dict[str, str]:
         status += f" {call.error}"
     return {
         "endpoint": f"{call.method} {url_path(call)}",
+        "key": call.key_fingerprint or "-",
         "model": model,
         "tokens": f"{call.prompt_tokens}+{call.completion_tokens}={call.total_tokens}",
         "status": status,
@@ -509,7 +510,7 @@ def call_facts(call: CallRecord) -> dict[str, str]:
 
 
 def first_difference(left: Sequence[CallRecord], right: Sequence[CallRecord]) -> int | None:
-    """Index of the first call that differs in endpoint, model, tokens or status; None when the sequences match."""
+    """Index of the first call that differs in endpoint, model, key, tokens or status; None when they match."""
     for index in range(max(len(left), len(right))):
         if index >= len(left) or index >= len(right) or call_facts(left[index]) != call_facts(right[index]):
             return index
@@ -524,7 +525,8 @@ def calls_table(calls: Sequence[CallRecord], other: Sequence[CallRecord], upto: 
     missing = (
         ""
         if upto is None or upto < len(calls)
-        else f'<tr class="diff"><td>{upto + 1}</td><td colspan="4"><mark>no call {upto + 1}</mark></td></tr>'
+        else f'<tr class="diff"><td>{upto + 1}</td><td colspan="{len(CALL_FIELDS)}">'
+        f"<mark>no call {upto + 1}</mark></td></tr>"
     )
     for index in range(end):
         mine = call_facts(calls[index])
@@ -600,7 +602,7 @@ def diagnosis(index: int, task: TaskResult, named: Classes, opened: bool) -> str
         if not left.calls and not right.calls:
             how = "Neither repetition recorded a call."
         elif upto is None:
-            how = "Their calls match in endpoint, model, tokens and status: the difference is in the answers."
+            how = "Their calls match in endpoint, model, key, tokens and status: the difference is in the answers."
         else:
             how = f"Calls up to the first that differs (call {upto + 1}, highlighted)."
         parts.append(f'<p class="dim">{e(how)}</p><div class="pair">')
@@ -751,6 +753,14 @@ tr.diff{background:#fff4c2}mark{background:#ffd54f;color:inherit;font-weight:700
 table.answers pre{max-height:8em}
 a{color:var(--sel)}
 @media (max-width:1100px){.work{display:block}#details{position:static;max-height:none;margin-top:12px}}
+#details .close{display:none;float:right;font:inherit;font-size:18px;border:0;background:none;cursor:pointer}
+@media (max-width:640px){body{margin:8px}.opt,#grid .vw{display:none}
+#grid th.tid{min-width:0;max-width:34vw;position:sticky;left:0;background:var(--bg);z-index:2;font-size:12px}
+#grid td.v{min-width:0}#grid .tf{display:none}#grid th,#grid td{padding:2px 3px}#grid td.c,#grid th.rh{min-width:1.9em}
+table.plain{width:100%}table.plain td,table.plain th{overflow-wrap:anywhere;padding:3px 4px}
+.pair .side{flex-basis:100%}.card{min-width:0;flex:1 1 40%}
+#details{position:fixed;top:auto;left:0;right:0;bottom:0;max-height:55vh;margin:0;border-radius:10px 10px 0 0;z-index:5;
+box-shadow:0 -4px 16px rgba(0,0,0,.25)}body:not(.open) #details{display:none}#details .close{display:block}}
 @media print{#details{display:none}details{break-inside:avoid}}
 """
 
@@ -796,10 +806,17 @@ SCRIPT = r"""
     if (selected) selected.classList.remove("sel");
     selected = cell; if (cell) cell.classList.add("sel");
     panel.textContent = "";
+    var close = el("button", "close", "×");
+    close.type = "button"; close.setAttribute("aria-label", "close");
+    close.addEventListener("click", function () { document.body.classList.remove("open"); if (cell) cell.focus(); });
+    panel.appendChild(close);
+    document.body.classList.add("open");
     panel.appendChild(el("h2", null, "Repetition " + rep.r + " of " + task.n));
     panel.appendChild(el("p", "tid", str(task.id)));
     var dl = el("dl", "facts");
     fact(dl, "outcome", outcome[0] + " " + outcome[1]);
+    if (rep.f !== undefined) fact(dl, "why it failed", str(rep.f));
+    if (rep.e !== undefined) fact(dl, "setup error (not the agent)", str(rep.e));
     fact(dl, "answer class", rep.c ? (rep.c === "∅" ? "∅ no answer recorded" : rep.c) : null);
     var base = routeValue(distinct(calls, BASE), pin.base);
     var asked = routeValue(distinct(calls, ASKED), pin.model);

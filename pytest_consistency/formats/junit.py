@@ -33,6 +33,7 @@ from ..records import RepetitionResult
 from ..redact import redact_text
 from ..result import SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons, met_threshold_text
 from .json_report import write_text_atomic
 from .markdown import answer_classes
 from .terminal import gate_line
@@ -129,6 +130,10 @@ def repetition_properties(
         props.append(("consistency.answer_class", str(answer_class)))
     if tolerate:
         props.append(("consistency.tolerated", "true"))
+    if rep.infrastructure:
+        props.append(("consistency.infrastructure", rep.infrastructure))
+    if rep.message:
+        props.append(("consistency.message", rep.message))
     return props + task_props
 
 
@@ -221,7 +226,12 @@ def _repetitions(summary: SessionSummary) -> Iterator[tuple[TaskResult, Repetiti
             yield task, rep, props, tolerate
 
 
-def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str]) -> tuple[int, int]:
+def tolerated_prefix(task: TaskResult) -> str:
+    """What a tolerated repetition's message starts with: the task met its threshold, and how often it failed."""
+    return f"tolerated ({met_threshold_text(task)}): "
+
+
+def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str], prefix: str = "") -> tuple[int, int]:
     """Turn ``<failure>``/``<error>`` into ``<flakyFailure>``/``<flakyError>``; returns (failures, errors) removed."""
     removed = {"failure": 0, "error": 0}
     for index, child in enumerate(list(testcase)):
@@ -230,8 +240,7 @@ def tolerate_testcase(testcase: ET.Element, secrets: Sequence[str]) -> tuple[int
         removed[child.tag] += 1
         flaky = ET.Element(_FLAKY_TAG[child.tag], type=child.get("type") or child.tag)
         message = child.get("message")
-        if message is not None:
-            flaky.set("message", _xml_safe(redact_text(message, secrets)))
+        flaky.set("message", _xml_safe(redact_text(prefix + (message or ""), secrets)))
         trace = ET.SubElement(flaky, "stackTrace")
         trace.text = _xml_safe(redact_text(child.text or "", secrets))
         flaky.tail = child.tail
@@ -259,16 +268,36 @@ def gates_testcase(summary: SessionSummary, secrets: Sequence[str]) -> ET.Elemen
     return testcase
 
 
-def _add_gates(suite: ET.Element, summary: SessionSummary, secrets: Sequence[str]) -> int:
-    """Append the gates testcase to ``suite`` and its counts; returns the failures it adds (0 or 1)."""
-    testcase = gates_testcase(summary, secrets)
-    if testcase is None:
-        return 0
-    suite.append(testcase)
-    failed = int(testcase.find("failure") is not None)
-    suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+#: Reasons a run fails that no failing repetition testcase shows (a failed or erroring task's repetitions fail).
+UNSEEN_BY_TESTCASES = frozenset({"budget", "interrupted", "error"})
+
+
+def run_testcase(summary: SessionSummary, secrets: Sequence[str]) -> ET.Element | None:
+    """One failed testcase for every reason the run failed besides its gates (a task in error, an equivalence
+    hook that raised, an exceeded budget, an interrupted session): a dashboard that counts failing testcases
+    must not read green when the exit status is 1. None when the run failed for no such reason."""
+    reasons = [r for r in failure_reasons(summary) if r.kind in UNSEEN_BY_TESTCASES]
+    if summary.passed or not reasons:
+        return None
+    texts = [r.text + (": " + ", ".join(r.tasks) if r.tasks else "") for r in reasons]
+    testcase = ET.Element("testcase", classname="pytest-consistency", name="run", time="0")
+    failure = ET.SubElement(testcase, "failure", message=_xml_safe(redact_text(texts[0], secrets)))
+    failure.text = _xml_safe(redact_text("\n".join(texts), secrets))
+    return testcase
+
+
+def _add_gates(suite: ET.Element, summary: SessionSummary, secrets: Sequence[str]) -> tuple[int, int]:
+    """Append the gates and run testcases to ``suite`` and its counts; returns (tests, failures) added."""
+    added = failed = 0
+    for testcase in (gates_testcase(summary, secrets), run_testcase(summary, secrets)):
+        if testcase is None:
+            continue
+        suite.append(testcase)
+        added += 1
+        failed += int(testcase.find("failure") is not None)
+    suite.set("tests", str(int(suite.get("tests", "0")) + added))
     suite.set("failures", str(int(suite.get("failures", "0")) + failed))
-    return failed
+    return added, failed
 
 
 def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> None:
@@ -288,12 +317,12 @@ def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> Non
         failures = errors = 0
         for testcase in suite.iter("testcase"):
             classname = testcase.get("classname", "")
-            for expected, _task, _rep, props, tolerate in by_name.get(testcase.get("name", ""), ()):
+            for expected, task, _rep, props, tolerate in by_name.get(testcase.get("name", ""), ()):
                 # ``junit_prefix`` puts a prefix before the dotted path: match the end of the classname.
                 if classname == expected or classname.endswith("." + expected):
                     add_properties(testcase, props, secrets)
                     if tolerate:
-                        removed_failures, removed_errors = tolerate_testcase(testcase, secrets)
+                        removed_failures, removed_errors = tolerate_testcase(testcase, secrets, tolerated_prefix(task))
                         failures += removed_failures
                         errors += removed_errors
                     break
@@ -304,9 +333,9 @@ def annotate(path: Path, summary: SessionSummary, secrets: Sequence[str]) -> Non
             _count(root, "errors", errors)
         add_properties(suite, suite_properties(summary), secrets)
     if suites:
-        failed = _add_gates(suites[0], summary, secrets)
+        added, failed = _add_gates(suites[0], summary, secrets)
         if root is not suites[0]:
-            root.set("tests", str(int(root.get("tests", "0")) + 1))
+            root.set("tests", str(int(root.get("tests", "0")) + added))
             root.set("failures", str(int(root.get("failures", "0")) + failed))
     write_text_atomic(path, '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"))
 
@@ -325,10 +354,13 @@ def render(summary: SessionSummary, secrets: Sequence[str] = ()) -> str:
         add_properties(testcase, props, secrets)
         counts["tests"] += 1
         total += rep.duration
-        message = f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}"
+        message = f"repetition {rep.repeat} of {task.task_id}: {rep.outcome}" + (
+            f": {rep.message}" if rep.message else ""
+        )
         tag = _FAILED_TAG.get(rep.outcome)
         if tag is not None and tolerate:
-            ET.SubElement(testcase, _FLAKY_TAG[tag], type=rep.outcome, message=redact_text(message, secrets))
+            text = redact_text(tolerated_prefix(task) + message, secrets)
+            ET.SubElement(testcase, _FLAKY_TAG[tag], type=rep.outcome, message=text)
         elif tag is not None:
             ET.SubElement(testcase, tag, message=redact_text(message, secrets))
             counts["failures" if tag == "failure" else "errors"] += 1

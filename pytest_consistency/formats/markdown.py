@@ -23,6 +23,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons, tolerated_text
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, suite_change_text, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
@@ -101,12 +102,12 @@ def inconsistent(task: TaskResult) -> bool:
 def needs_a_look(task: TaskResult, change: TaskChange | None) -> bool:
     """Shown in the task table: inconsistent, failed, regressed (or newly failing/flaky), or in error."""
     regressed = change is not None and (change.regression or change.status in ("newly failing", "newly flaky"))
-    return inconsistent(task) or task.verdict == "fail" or regressed or bool(task.errors)
+    return inconsistent(task) or task.verdict in ("fail", "error") or regressed or bool(task.errors)
 
 
 def _rank(task: TaskResult, change: TaskChange | None) -> int:
     """Most important rows first, so the rows a truncation keeps are those that fail the run."""
-    if task.verdict == "fail" or (change is not None and change.regression) or task.errors:
+    if task.verdict in ("fail", "error") or (change is not None and change.regression) or task.errors:
         return 0
     if change is not None and change.status in ("newly failing", "newly flaky"):
         return 1
@@ -125,36 +126,25 @@ def alert(kind: str, lines: Sequence[str]) -> list[str]:
 
 def verdict_lines(summary: SessionSummary) -> list[str]:
     status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
-    head = "## Consistency: " + ("✅ passed" if summary.passed else "❌ failed") + status
+    word = "✅ passed" if summary.passed else "❌ failed"
+    if summary.passed and summary.run.shard is not None:
+        word = f"⏸️ shard {summary.run.shard}, verdict deferred to `pytest-consistency merge`"
+    head = "## Consistency: " + word + status
     lines = [head, ""]
     failing: list[str] = []
-    doubtful: list[str] = []
-    for gate in summary.gates:
-        text = inline(gate_line(gate, summary).text)
-        if gate.state == "fail" or (gate.state == "inconclusive" and not gate.passed):
-            failing.append(text)
-        elif gate.state == "inconclusive":
-            doubtful.append(text)
-    failed = [t.task_id for t in summary.tasks if t.verdict == "fail"]
-    if failed:
-        failing.append(f"{len(failed)} task(s) failed: " + _more(failed))
-    untolerated = [
-        t.task_id
-        for t in summary.tasks
-        if t.verdict not in ("pass", "xfail", "fail") and any(r.outcome in ("failed", "error") for r in t.repetitions)
-    ]
-    if untolerated:
-        failing.append(f"{len(untolerated)} task(s) failed a repetition and are in no figure: " + _more(untolerated))
-    if summary.run.other_failures:
-        failing.append(f"{summary.run.other_failures} other test(s) or collection error(s) failed")
-    budget = summary.run.token_budget
-    if budget is not None and budget.exceeded:
-        failing.append(f"token budget exceeded: {budget.spent} > {budget.limit}")
-    if summary.interrupted:
-        failing.append("the session was interrupted: partial results")
-    failing += [f"error: {inline(error)}" for error in summary.errors[:INLINE_MAX]]
-    if len(summary.errors) > INLINE_MAX:
-        failing.append(f"and {len(summary.errors) - INLINE_MAX} more error(s): see the JSON report")
+    doubtful = [inline(gate_line(g, summary).text) for g in summary.gates if g.state == "inconclusive" and g.passed]
+    errors = 0
+    for reason in failure_reasons(summary):
+        if reason.gate is not None:
+            failing.append(inline(gate_line(reason.gate, summary).text))
+        elif reason.kind == "error":
+            errors += 1
+            if errors <= INLINE_MAX:
+                failing.append(inline(reason.text))
+        else:
+            failing.append(reason.text + (": " + _more(reason.tasks) if reason.tasks else ""))
+    if errors > INLINE_MAX:
+        failing.append(f"and {errors - INLINE_MAX} more error(s): see the JSON report")
     warnings = doubtful + [f"warning: {inline(text)}" for text in summary.warnings[:INLINE_MAX]]
     if len(summary.warnings) > INLINE_MAX:
         warnings.append(f"and {len(summary.warnings) - INLINE_MAX} more warning(s): see the JSON report")
@@ -167,9 +157,9 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
     if summary.passed and not warnings:
         gates = f"{len(summary.gates)} gate(s) passed" if summary.gates else "no gate set"
         lines += [f"All {summary.task_count} scored task(s) met their verdicts; {gates}.", ""]
-    tolerated = sum(t.tolerated_failures for t in summary.tasks)
+    tolerated = tolerated_text(summary)
     if tolerated and not summary.interrupted:
-        lines += [f"{tolerated} failed repetition(s) tolerated by `min_pass`.", ""]
+        lines += [inline(tolerated) + ".", ""]
     return lines
 
 
@@ -307,6 +297,20 @@ def cluster_block(task: TaskResult, classes: list[AnswerClass], equivalence: str
     return [*lines, "", "</details>", ""]
 
 
+def failure_block(task: TaskResult) -> list[str]:
+    """Why each failed repetition of a task failed, one line each, folded: the reviewer of a CI artifact sees why
+    repetition 3 failed without the log."""
+    failed = [r for r in task.repetitions if r.outcome in FAILURE and (r.message or r.infrastructure)]
+    if not failed:
+        return []
+    lines = [f"<details><summary>{html.escape(task.task_id)}: why {len(failed)} repetition(s) failed</summary>", ""]
+    for rep in failed:
+        why = rep.infrastructure if rep.infrastructure else rep.message
+        setup = " (setup, not the agent)" if rep.infrastructure else ""
+        lines.append(f"- repetition {rep.repeat} {rep.outcome}{setup}: {inline(shorten(why or ''))}")
+    return [*lines, "", "</details>", ""]
+
+
 def _size(lines: Sequence[str]) -> int:
     return sum(len(line.encode("utf-8")) + 1 for line in lines)
 
@@ -335,16 +339,21 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     drift = [[drift_line(t)] for t in drifted]
     clustered = [(t, answer_classes(t)) for t in shown if inconsistent(t)]
     clusters = [cluster_block(t, c, summary.run.equivalence) for t, c in clustered if c]
+    failures = [block for block in (failure_block(t) for t in shown) if block]
 
     table_head = [f"### Tasks that need a look ({len(shown)} of {len(summary.tasks)})", "", *task_header(summary)]
     drift_head = [f"### Route drift ({len(drifted)} task(s))", ""]
     cluster_head = ["### Answers of inconsistent tasks", ""]
-    budget = max_bytes - MARGIN - _size(head) - _size(table_head) - _size(drift_head) - _size(cluster_head) - 2048
+    failure_head = ["### Why repetitions failed", ""]
+    heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head)
+    budget = max_bytes - MARGIN - _size(head) - heads - 2048
     kept_rows = _prefix(rows, budget)
     budget -= _size([line for block in rows[:kept_rows] for line in block])
     kept_drift = _prefix(drift, budget)
     budget -= _size([line for block in drift[:kept_drift] for line in block])
     kept_clusters = _prefix(clusters, budget)
+    budget -= _size([line for block in clusters[:kept_clusters] for line in block])
+    kept_failures = _prefix(failures, budget)
 
     lines = list(head)
     if shown:
@@ -355,12 +364,15 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         lines += drift_head + [line for block in drift[:kept_drift] for line in block] + [""]
     if clusters and kept_clusters:
         lines += cluster_head + [line for block in clusters[:kept_clusters] for line in block]
+    if failures and kept_failures:
+        lines += failure_head + [line for block in failures[:kept_failures] for line in block]
     left_out = [
         f"{len(what) - kept} of {len(what)} {name}"
         for what, kept, name in (
             (rows, kept_rows, "task rows"),
             (drift, kept_drift, "route drift lines"),
             (clusters, kept_clusters, "answer clusters"),
+            (failures, kept_failures, "failure messages"),
         )
         if kept < len(what)
     ]

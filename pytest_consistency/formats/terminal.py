@@ -13,6 +13,7 @@ from typing import Literal
 
 from ..result import Comparison, GateResult, RouteFacts, RouteSettings, SessionSummary, TaskResult
 from ..stats.interval import Interval
+from ..verdict import failure_reasons, met_threshold_text, tolerated_text
 
 Style = Literal["plain", "bad", "warn", "good"]
 #: Keyword arguments of pytest's ``TerminalWriter`` per style.
@@ -50,14 +51,41 @@ def bracket(interval: Interval | None, scale: float = 1.0) -> str:
     return f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
 
 
-def _shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else "…" + text[-(width - 1) :]
+def _forms(task_id: str) -> list[str]:
+    """A task id from most to least specific: whole, without its file, its last ``::`` part."""
+    forms = [task_id]
+    _module, sep, rest = task_id.partition("::")
+    if sep and rest:
+        forms.append(rest)
+        last = rest.rsplit("::", 1)[-1]
+        if last != rest:
+            forms.append(last)
+    return forms
+
+
+def display_ids(ids: list[str], width: int) -> list[str]:
+    """The ids as the task table shows them: whole when they fit, else the most specific form that fits and still
+    tells every task apart, else the shortest form that does (those longer than ``width`` wrap). Never cut: a cut
+    id can read as another task (two ``…nned[invoice-sender]`` rows of two tests)."""
+    forms = [_forms(task_id) for task_id in ids]
+    levels = max((len(f) for f in forms), default=1)
+
+    def at(level: int) -> list[str]:
+        return [f[min(level, len(f) - 1)] for f in forms]
+
+    distinct = len(set(ids))
+    unique = [level for level in range(levels) if len(set(at(level))) == distinct]
+    for level in unique:
+        names = at(level)
+        if all(len(name) <= width for name in names):
+            return names
+    return at(unique[-1]) if unique else list(ids)
 
 
 def verdict_text(task: TaskResult) -> str:
     text: str = task.verdict
     if task.verdict == "pass" and task.passes < task.scored:
-        text = f"pass (min_pass {task.min_pass:g})"
+        text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
     if task.curtailed:
@@ -68,24 +96,35 @@ def verdict_text(task: TaskResult) -> str:
 
 
 def task_rows(summary: SessionSummary, width: int) -> list[Line]:
+    """One row per task; when an id does not fit beside the figures, every id goes on a line of its own (shown
+    in the most specific form that fits the whole width) with its figures indented under it."""
     level = f"{summary.analysis.confidence * 100:g} %"
     verdicts = [verdict_text(t) for t in summary.tasks]
     rates = [bracket(t.pass_rate_interval, 100).strip() or "-" for t in summary.tasks]
     rate_width = max(len(f"pass rate {level}"), *(len(r) for r in rates))
     verdict_width = max([7, *(len(v) for v in verdicts)])
     id_width = max(20, width - 8 - 9 - rate_width - 4 - verdict_width)
-    header = f"{'task':<{id_width}} {'passes':>7} {'answers':>8}  {f'pass rate {level}':<{rate_width}}  verdict"
-    rows = [Line(header)]
-    for task, verdict, rate in zip(summary.tasks, verdicts, rates, strict=True):
+    ids = [t.task_id for t in summary.tasks]
+    names = display_ids(ids, id_width)
+    stacked = any(len(name) > id_width for name in names)
+    if stacked:
+        names, id_width = display_ids(ids, width), 2
+    figures = f"{'passes':>7} {'answers':>8}  {f'pass rate {level}':<{rate_width}}  verdict"
+    rows = [Line("task") if stacked else Line(f"{'task':<{id_width}} {figures}")]
+    if stacked:
+        rows.append(Line(f"{'':<{id_width}} {figures}"))
+    for task, name, verdict, rate in zip(summary.tasks, names, verdicts, rates, strict=True):
         if task.errors:
             answers = "error"  # could not be compared: named on an ``error:`` line below
         else:
             answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        text = (
-            f"{_shorten(task.task_id, id_width):<{id_width}} {passes:>7} {answers:>8}  {rate:<{rate_width}}  {verdict}"
-        )
-        rows.append(Line(text, "bad" if task.verdict == "fail" else "plain"))
+        style: Style = "bad" if task.verdict in ("fail", "error") else "plain"
+        if stacked:
+            rows.append(Line(name, style))
+            name = ""
+        text = f"{name:<{id_width}} {passes:>7} {answers:>8}  {rate:<{rate_width}}  {verdict}"
+        rows.append(Line(text, style))
     return rows
 
 
@@ -276,8 +315,20 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
             Line(f"{tolerated} failed repetition(s) within min_pass, not tolerated: the session stopped early", "bad")
         )
     elif tolerated:
-        lines.append(Line(f"{tolerated} failed repetition(s) tolerated by min_pass"))
+        lines.append(Line(str(tolerated_text(summary)), "warn"))
     lines.extend(Line(f"error: {error}", "bad") for error in summary.errors)
+    if summary.run.shard is not None:
+        lines.append(
+            Line(
+                f"shard {summary.run.shard}: the figures and gates above are this shard's alone; the verdict is "
+                "decided by `pytest-consistency merge` of every shard's report",
+                "warn",
+            )
+        )
+    if not summary.passed:
+        status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
+        why = [r.text for r in failure_reasons(summary) if r.kind != "error"]
+        lines.append(Line(f"consistency: FAILED{status}" + (": " + "; ".join(why) if why else ""), "bad"))
     return lines
 
 

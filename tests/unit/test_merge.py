@@ -11,7 +11,7 @@ from suites import records
 from pytest_consistency.merge import MergeError, merge_reports
 from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
 from pytest_consistency.serial import to_data
-from pytest_consistency.summary import build_summary
+from pytest_consistency.summary import build_summary, conclude
 
 PATTERNS = {"a": "PPFPP", "b": "PPPPP", "c": "FPFPF", "d": "PPPPF", "e": "FFFFF"}
 ANSWERS = {"a": ["x", "x", "y", "x", "x"], "c": ["1", "2", "1", "1", "1"]}
@@ -67,7 +67,7 @@ def test_reports_of_different_routes_are_refused_unless_allowed() -> None:
 def test_a_task_with_different_n_is_refused() -> None:
     one = build_summary(records({"a": "PPP"}))
     two = build_summary(records({"a": "PPPPP"}))
-    with pytest.raises(MergeError, match=r"task a has n=5 in two but n=3 in one"):
+    with pytest.raises(MergeError, match=r"task a has n=5, k=5, min_pass=1 in two but n=3, k=3, min_pass=1 in one"):
         merge_reports([("one", one), ("two", two)])
 
 
@@ -78,3 +78,40 @@ def test_errors_and_other_failures_of_a_shard_are_carried() -> None:
     merged = merge_reports([("one", one)])
     assert merged.errors == ["one: a pytest_consistency_summary hook raised RuntimeError: down"]
     assert merged.run.other_failures == 2
+
+
+def budgeted(patterns: dict[str, str], limit: int, spent: int) -> SessionSummary:
+    from pytest_consistency.result import TokenBudget
+
+    return build_summary(records(patterns), run=RunFacts(token_budget=TokenBudget(limit=limit, spent=spent)))
+
+
+def test_a_shard_over_its_own_budget_keeps_the_merged_run_over_budget() -> None:
+    # 150 > 100 in s1, 10 of 100 in s2: the sums (160 of 200) would hide s1's overrun.
+    merged = merge_reports([("s1.json", budgeted({"a": "PP"}, 100, 150)), ("s2.json", budgeted({"b": "PP"}, 100, 10))])
+    budget = merged.run.token_budget
+    assert budget is not None and budget.exceeded and budget.exceeded_in == ("s1.json",)
+    assert not conclude(merged, {}).passed
+    assert any("exceeded in s1.json" in warning for warning in merged.warnings)
+    again = merge_reports([("m.json", SessionSummary.from_dict(json.loads(json.dumps(merged.to_dict()))))])
+    assert again.run.token_budget is not None and again.run.token_budget.exceeded_in == ("s1.json",)
+
+
+def test_shards_of_one_task_with_different_min_pass_or_k_are_refused() -> None:
+    one = build_summary([r for r in records({"a": "PFPP"}, min_pass=0.5) if r.repeat <= 2])
+    two = build_summary([r for r in records({"a": "PFPP"}, min_pass=1.0) if r.repeat > 2])
+    with pytest.raises(MergeError, match=r"task a has n=4, k=4, min_pass=1 in two but n=4, k=4, min_pass=0.5 in one"):
+        merge_reports([("one", one), ("two", two)])
+    three = build_summary([r for r in records({"a": "PFPP"}, k=2, min_pass=0.5) if r.repeat > 2])
+    with pytest.raises(MergeError, match=r"k=2"):
+        merge_reports([("one", one), ("three", three)])
+
+
+def test_shards_analysed_differently_are_refused_unless_the_merge_says_how() -> None:
+    from pytest_consistency.result import Analysis
+
+    one = build_summary(records({"a": "PP"}), analysis=Analysis(confidence=0.95))
+    two = build_summary(records({"b": "PP"}), analysis=Analysis(confidence=0.9))
+    with pytest.raises(MergeError, match=r"analysed with confidence 0.9"):
+        merge_reports([("one", one), ("two", two)])
+    assert merge_reports([("one", one), ("two", two)], analysis=Analysis(confidence=0.8)).analysis.confidence == 0.8

@@ -202,7 +202,7 @@ def test_header_shows_verdict_figures_gates_route_and_drift() -> None:
     conclude(summary, {"consistency_gap_max": 1.0})
     summary.passed = False
     text = render(summary)
-    assert "✗ failed" in text and "failed gates: --consistency-gap-max" in text
+    assert "✗ failed" in text and "gate --consistency-gap-max failed" in text
     assert "consistency gap" in text and "Mean@5" in text and "pass^5" in text and "pass@5" in text
     assert "answer disagreement" in text
     assert "sha256:abcd1234" in text and BASE in text
@@ -215,3 +215,19 @@ def test_rendering_is_deterministic_and_survives_the_json_report() -> None:
     assert render(copy.deepcopy(summary)) == first
     again = SessionSummary.from_dict(json.loads(json.dumps(summary.to_dict())))
     assert render(again) == first
+
+
+def test_a_suite_without_http_shows_no_route() -> None:
+    summary = build_summary(records({"a": "PP"}), run=RunFacts(route=route()))
+    text = render(summary)
+    assert "No task made an HTTP call" in text and BASE not in text.split('id="pc-data"')[0]
+
+
+def test_a_key_drift_pair_is_not_called_matching_calls() -> None:
+    reps = records({"a": "PF"}, {"a": ["x", "y"]})
+    reps[0].calls = [call()]
+    reps[1].calls = [call()]
+    reps[1].calls[0].key_fingerprint = "sha256:99999999"
+    text = render(build_summary(reps, run=RunFacts(route=route())))
+    assert "Their calls match" not in text
+    assert "Calls up to the first that differs (call 1" in text and "<mark>sha256:99999999</mark>" in text

@@ -1,0 +1,65 @@
+"""pytest's own text of a report, redacted in place before pytest prints, serialises or writes it.
+
+A key echoed into a failing assertion (``assert "widget" in answer``) is in the report's ``longrepr`` (the source
+lines, the ``E`` explanation, the crash message of the short summary and of JUnit's ``<failure message>``, the
+locals of ``-l``), in its captured output and log sections (``Captured stdout call``, JUnit's ``<system-out>``) and
+in ``record_property`` values (JUnit's ``<properties>``). Each string is replaced where it is, so the report keeps
+its structure: pytest still colours it, JUnit still finds the crash message, xdist still serialises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+#: pytest's representation classes live in these modules; other objects are left alone (never walked).
+_PYTEST_MODULES = ("_pytest.", "pytest.")
+
+
+def has_text(report: pytest.TestReport) -> bool:
+    """Whether the report carries any text to redact (a passing phase with nothing captured has none)."""
+    return bool(report.longrepr or report.sections or report.user_properties or getattr(report, "wasxfail", None))
+
+
+def redact_report(report: pytest.TestReport, redact: Callable[[str], str]) -> None:
+    """Redact every text of ``report`` that pytest or a plugin prints or writes, in place."""
+    if report.longrepr is not None:
+        report.longrepr = _redacted(report.longrepr, redact, set())
+    if report.sections:
+        report.sections = [(title, redact(content)) for title, content in report.sections]
+    if report.user_properties:
+        report.user_properties = [(name, _property(value, redact)) for name, value in report.user_properties]
+    wasxfail = getattr(report, "wasxfail", None)
+    if isinstance(wasxfail, str):
+        report.wasxfail = redact(wasxfail)
+
+
+def _property(value: object, redact: Callable[[str], str]) -> object:
+    """A property as JUnit writes it (``str(value)``), redacted; unchanged values keep their type."""
+    text = value if isinstance(value, str) else str(value)
+    cleaned = redact(text)
+    return value if cleaned == text else cleaned
+
+
+def _redacted(value: Any, redact: Callable[[str], str], seen: set[int]) -> Any:
+    """``value`` with its strings redacted: pytest's representation objects are changed in place (the chain shares
+    them with ``reprtraceback`` and ``reprcrash``), strings and tuples are rebuilt, lists changed in place."""
+    if isinstance(value, str):
+        return redact(value)
+    if id(value) in seen:
+        return value
+    if isinstance(value, tuple):
+        return tuple(_redacted(item, redact, seen) for item in value)
+    seen.add(id(value))
+    if isinstance(value, list):
+        value[:] = [_redacted(item, redact, seen) for item in value]
+    elif isinstance(value, dict):
+        for key in list(value):
+            value[key] = _redacted(value[key], redact, seen)
+    elif type(value).__module__.startswith(_PYTEST_MODULES) and hasattr(value, "__dict__"):
+        for name, item in list(vars(value).items()):
+            if isinstance(item, (str, tuple, list, dict)) or type(item).__module__.startswith(_PYTEST_MODULES):
+                object.__setattr__(value, name, _redacted(item, redact, seen))
+    return value

@@ -1,0 +1,63 @@
+"""Failures that are not the agent's outcome: a broken cassette, a refused call, a hook of the user's that raised.
+
+Why apart from ordinary failures: ``min_pass < 1`` tolerates the agent failing now and then, and a tolerated
+failure passes the run. A corrupt cassette, a cassette write refused because it still held a secret, a replay
+whose request has no recorded answer, a call the token budget refused or a normalize hook that raised say nothing
+about the agent: tolerating them would let a broken setup pass CI. So a repetition that failed for one of these
+reasons is marked with it; its task's verdict is ``error`` (in no figure, never tolerated), and every output
+names the reason.
+
+The exception is recognised by the qualified names of its classes, through its ``__cause__``/``__context__``
+chain (SDKs wrap transport errors: openai raises ``APIConnectionError`` from ours), so nothing is imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .records import CallRecord
+
+#: Exception classes (module-qualified) whose presence makes a failure the setup's, with the reason shown.
+REASONS = {
+    "pytest_consistency.cassettes.SecretInCassetteError": "cassette write refused (it still held a secret)",
+    "pytest_consistency.cassettes.CassetteError": "cassette unreadable or unwritable",
+    "pytest_consistency.budget.TokenBudgetExceeded": "token budget refused a call",
+    "pytest_consistency.network.NetworkBlocked": "replay tried to reach the network",
+    "pytest_consistency.transport.LiveCallRefused": "replay tried to reach the network",
+    "pytest_consistency.throttle.ThrottleTimeout": "no throttle slot within the timeout",
+    "pytest_consistency.answers.NormalizeError": "pytest_consistency_normalize_answer raised",
+    "vcr.errors.CannotOverwriteExistingCassetteException": "replay mismatch (no recorded response)",
+}
+#: Call errors that are the setup's, not the agent's, even when the agent caught them and failed otherwise.
+CALL_REASONS = {
+    "replay_mismatch": "replay mismatch (no recorded response)",
+    "token_budget": "token budget refused a call",
+}
+
+
+def _chain(exc: BaseException | None) -> Iterable[BaseException]:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def exception_reason(exc: BaseException | None) -> str | None:
+    """The reason when ``exc`` (or what it was raised from) is one of :data:`REASONS`, with its first line."""
+    for link in _chain(exc):
+        for cls in type(link).__mro__:
+            reason = REASONS.get(f"{cls.__module__}.{cls.__qualname__}")
+            if reason is not None:
+                first = str(link).strip().splitlines()
+                return f"{reason}: {first[0][:300]}" if first else reason
+    return None
+
+
+def call_reason(calls: Iterable[CallRecord]) -> str | None:
+    """The reason when a call of the repetition was refused or unanswerable, whatever the test did with it."""
+    for call in calls:
+        reason = CALL_REASONS.get(call.error or "")
+        if reason is not None:
+            return f"{reason}: {call.method} {call.url}"
+    return None

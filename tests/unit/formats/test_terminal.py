@@ -1,0 +1,56 @@
+"""The terminal's task table at CI-log widths: ids are never cut into ambiguity."""
+
+from __future__ import annotations
+
+from suites import records
+
+from pytest_consistency.formats.terminal import display_ids, render
+from pytest_consistency.summary import build_summary
+
+TWO_TESTS = [
+    "examples/test_agent_tasks.py::test_pinned[invoice-sender]",
+    "examples/test_agent_tasks.py::test_sampled[invoice-sender]",
+]
+
+
+def test_ids_that_fit_are_shown_whole() -> None:
+    assert display_ids(["t.py::test_a", "t.py::test_b"], 40) == ["t.py::test_a", "t.py::test_b"]
+
+
+def test_long_ids_drop_their_common_file_before_anything_else() -> None:
+    assert display_ids(TWO_TESTS, 30) == ["test_pinned[invoice-sender]", "test_sampled[invoice-sender]"]
+
+
+def test_ids_that_do_not_fit_even_shortened_wrap_rather_than_cut() -> None:
+    names = display_ids(TWO_TESTS, 10)
+    assert names == ["test_pinned[invoice-sender]", "test_sampled[invoice-sender]"]
+    assert len(set(names)) == 2 and not any("…" in name for name in names)
+
+
+def test_a_shortened_form_that_two_files_share_is_never_chosen() -> None:
+    ids = ["a/test_x.py::test_task[one]", "b/test_x.py::test_task[one]"]
+    assert display_ids(ids, 12) == ids  # only the whole id tells them apart: it wraps
+
+
+LONG = "TestClass::test_a_task_with_a_really_quite_long_name_indeed[x]"
+
+
+def test_ids_that_do_not_fit_beside_the_figures_stand_on_lines_of_their_own() -> None:
+    reps = records({"x": "PP"})
+    for rep in reps:
+        rep.task_id = rep.nodeid = f"tests/agent/test_long_module_name.py::{LONG}"
+    lines = [line.text for line in render(build_summary(reps), 0, 80)]
+    assert lines[0] == "task" and lines[2] == LONG
+    assert lines[3].split() == ["2/2", "-", "[15.8,", "100.0]", "pass"]
+
+
+def test_the_table_at_80_columns_keeps_two_tests_apart() -> None:
+    reps = records({"x": "PP", "y": "PP"})
+    for rep, task_id in zip(reps, [TWO_TESTS[0]] * 2 + [TWO_TESTS[1]] * 2, strict=True):
+        rep.task_id = task_id
+        rep.nodeid = task_id
+    lines = [line.text for line in render(build_summary(reps), 0, 80)]
+    rows = [line for line in lines if "invoice-sender" in line]
+    assert any("test_pinned[invoice-sender]" in row for row in rows)
+    assert any("test_sampled[invoice-sender]" in row for row in rows)
+    assert all(len(line) <= 80 for line in lines if line)

@@ -1,0 +1,50 @@
+"""Which failures are the setup's, not the agent's: recognised by class through the exception chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_consistency.answers import NormalizeError
+from pytest_consistency.budget import TokenBudgetExceeded
+from pytest_consistency.cassettes import CassetteError, SecretInCassetteError
+from pytest_consistency.infrastructure import call_reason, exception_reason
+from pytest_consistency.network import NetworkBlocked
+from pytest_consistency.records import CallRecord
+
+
+def raised_from(inner: BaseException) -> BaseException:
+    """What an SDK raises around our transport's error (openai: APIConnectionError from it)."""
+    try:
+        try:
+            raise inner
+        except BaseException as exc:
+            raise ConnectionError("Connection error.") from exc
+    except ConnectionError as outer:
+        return outer
+
+
+@pytest.mark.parametrize(
+    "exc, reason",
+    [
+        (SecretInCassetteError("refusing to write rep-2.yaml"), "cassette write refused"),
+        (CassetteError("cassette rep-1.yaml is not a valid cassette"), "cassette unreadable"),
+        (TokenBudgetExceeded("budget"), "token budget"),
+        (NetworkBlocked("blocked"), "replay tried to reach the network"),
+        (NormalizeError("hook raised"), "normalize_answer raised"),
+    ],
+)
+def test_each_setup_failure_is_recognised_directly_and_when_wrapped(exc: BaseException, reason: str) -> None:
+    assert reason in str(exception_reason(exc))
+    assert reason in str(exception_reason(raised_from(exc)))
+
+
+def test_the_agents_own_failures_are_not_the_setups() -> None:
+    assert exception_reason(AssertionError("wrong answer")) is None
+    assert exception_reason(RuntimeError("agent crashed")) is None
+    assert exception_reason(None) is None
+
+
+def test_a_refused_or_unanswered_call_counts_even_when_the_agent_caught_it() -> None:
+    call = CallRecord("POST", "/v1/chat/completions", "http://h/v1", None, "m", error="replay_mismatch")
+    assert "replay mismatch" in str(call_reason([call]))
+    assert call_reason([CallRecord("POST", "/x", "b", None, "m", error="timeout")]) is None
