@@ -26,6 +26,7 @@ import hashlib
 import math
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
@@ -34,8 +35,18 @@ ADAPTIVE_GATES = frozenset({"route_drift_max"})
 
 
 def required_passes(n: int, min_pass: float) -> int:
-    """Passes a task needs out of n: ``ceil(min_pass * n)``, tolerant of the float in ``0.6 * 5``."""
-    return max(0, math.ceil(round(min_pass * n, 9)))
+    """Passes a task needs out of n: ``ceil(min_pass * n)``, computed exactly on the decimal the user wrote.
+
+    ``repr`` of a float is the shortest decimal that reads back as it, so ``0.6`` is 3/5 (not the float just below,
+    whose product with 5 is 3.0000000000000004) and ``0.50000000004`` stays above 1/2. The full run decides with
+    the same function (:func:`passes_as_a_whole`), so adaptive mode and the full run never disagree.
+    """
+    return max(0, math.ceil(Fraction(repr(float(min_pass))) * n))
+
+
+def passes_as_a_whole(passes: int, scored: int, min_pass: float) -> bool:
+    """The verdict of a task that ran to the end: at least :func:`required_passes` of its scored repetitions."""
+    return passes >= required_passes(scored, min_pass)
 
 
 def decided(passes: int, failures: int, n: int, min_pass: float) -> Literal["pass", "fail"] | None:

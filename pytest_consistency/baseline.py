@@ -4,9 +4,11 @@ Pure: two typed summaries in, a :class:`~.result.Comparison` out. Each task pres
 both is classified by its state (all pass, flaky, all fail) and its verdict, and tested with a one-sided exact test
 on its counts (Boschloo by default, Fisher with ``--consistency-test=fisher``); Benjamini–Hochberg over those tasks
 controls the false discovery rate at ``1 - confidence``. A task is a regression when its q-value is at most that
-level and its pass rate fell. A task whose baseline or current repetitions had route drift is marked confounded: it
-still counts (a regression is one whatever its cause, so the gate never passes by accident), but it is reported as
-the route's, not the agent's.
+level and its pass rate fell. Over all those tasks at once, the exact stratified test (:mod:`.stats.stratified`)
+asks whether the agent as a whole got worse, which catches a small drop in every task that the per-task tests miss;
+``--consistency-suite-regression`` gates on it. A task whose baseline or current repetitions had route drift is
+marked confounded: it still counts (a regression is one whatever its cause, so the gate never passes by accident),
+but it is reported as the route's, not the agent's.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from .metrics import TaskCounts, overall
 from .result import Comparison, SessionSummary, TaskChange, TaskResult
 from .stats.significance import benjamini_hochberg, mcnemar_one_sided, minimum_detectable_drop, one_sided_p
+from .stats.stratified import Stratum, stratified_drop
 from .stats.suite import paired_gap_difference
 
 
@@ -129,6 +132,10 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
         old_figures, new_figures = overall([a for a, _ in pairs]), overall([b for _, b in pairs])
         assert old_figures is not None and new_figures is not None
         common_gap = new_figures.consistency_gap_pp - old_figures.consistency_gap_pp
+    suite_change = stratified_drop(
+        [Stratum(before[i].passes, before[i].scored, after[i].passes, after[i].scored) for i in both],
+        analysis.confidence,
+    )
     n1 = baseline.repeat or max((before[i].scored for i in both), default=0)
     n2 = current.repeat or max((after[i].scored for i in both), default=0)
     return Comparison(
@@ -150,4 +157,6 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
         route_changes=route_changes(baseline, current),
         baseline_tokens_per_task=_tokens_per_task(baseline),
         current_tokens_per_task=_tokens_per_task(current),
+        suite_change=suite_change,
+        suite_regression=suite_change is not None and suite_change.p_value <= alpha + 1e-12,
     )

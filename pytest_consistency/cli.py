@@ -44,6 +44,7 @@ ANALYSIS_DESTS = frozenset(
         "consistency_gate_on",
         "consistency_inconclusive",
         "consistency_test",
+        "consistency_suite_regression",
     }
 )
 
@@ -54,6 +55,9 @@ class UsageProblem(Exception):
 
 def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
     for option in options:
+        if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
+            parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
+            continue
         parser.add_argument(
             option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
         )
@@ -114,6 +118,8 @@ def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, 
         elif option.yaml_path in yaml_values:
             try:
                 values[option.dest] = option.parse(yaml_values[option.yaml_path])
+                if option.is_flag:
+                    values[option.dest] = values[option.dest] == "true"
             except SettingError as exc:
                 where = f"{args.consistency_config}:{lines.get(option.yaml_path, 1)}"
                 raise UsageProblem(f"{where}: {option.yaml_key}: {exc} (see {option.flag})") from None
@@ -128,6 +134,7 @@ def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
         "consistency_gate_on": "gate_on",
         "consistency_inconclusive": "inconclusive",
         "consistency_test": "test",
+        "consistency_suite_regression": "suite_regression",
     }
     changes = {name: values[dest] for dest, name in fields.items() if dest in values}
     return Analysis(**{**recorded.__dict__, **changes})
@@ -162,6 +169,8 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
             summary.comparison = compare(baseline, summary, label=label)
         except ValueError as exc:
             raise UsageProblem(f"--consistency-baseline: {exc}") from None
+    else:
+        warn_shard_comparisons(summary, reports)
     thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
     conclude(summary, thresholds)
     summary.exit_status = 0 if summary.passed else 1
@@ -173,6 +182,16 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
     _print(render(summary, 0, _width()), out)
     print(visible(f"report: {args.output}"), file=out)
     return summary.exit_status
+
+
+def warn_shard_comparisons(summary: SessionSummary, reports: Sequence[tuple[str, SessionSummary]]) -> None:
+    """Without ``--consistency-baseline``, say that the shards' comparisons are gone (each covers only its tasks)."""
+    compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
+    if compared:
+        summary.warnings.append(
+            f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
+            "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
+        )
 
 
 def run_show(args: argparse.Namespace, out: Any) -> int:

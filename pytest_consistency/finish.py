@@ -169,6 +169,7 @@ def analysis_of(settings: Settings) -> Analysis:
         gate_on=settings["consistency_gate_on"],
         inconclusive=settings["consistency_inconclusive"],
         test=settings["consistency_test"],
+        suite_regression=settings["consistency_suite_regression"],
     )
 
 

@@ -37,6 +37,10 @@ class Gate:
     metavar: str = "PP"
     #: Whole numbers (a count of tasks) rather than percentages.
     count: bool = False
+    #: The figure is scored at k: with k = n, more repetitions raise k too, and its interval does not narrow.
+    scored_at_k: bool = False
+    #: A p-value (0..1) rather than percentage points.
+    probability: bool = False
 
     @property
     def dest(self) -> str:
@@ -53,6 +57,15 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else value * 100
 
 
+def _flips_p(summary: SessionSummary) -> float | None:
+    """McNemar's p on pass^n flips; 1 when no task flipped either way (no evidence of a change), None without a
+    comparison (not measurable)."""
+    c = summary.comparison
+    if c is None or not c.common_tasks:
+        return None
+    return 1.0 if c.flips_p_value is None else c.flips_p_value
+
+
 GATES: tuple[Gate, ...] = (
     Gate(
         "consistency_gap",
@@ -62,6 +75,7 @@ GATES: tuple[Gate, ...] = (
         lambda s: s.consistency_gap_pp,
         "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points",
         interval=lambda s: s.intervals.gap_pp if s.intervals else None,
+        scored_at_k=True,
     ),
     Gate(
         "answer_disagreement",
@@ -80,6 +94,7 @@ GATES: tuple[Gate, ...] = (
         "fail the session when pass^k falls below PCT percent",
         interval=lambda s: _scaled(s.intervals.pass_hat_k, 100) if s.intervals else None,
         metavar="PCT",
+        scored_at_k=True,
     ),
     Gate(
         "route_drift",
@@ -110,9 +125,41 @@ GATES: tuple[Gate, ...] = (
         "with --consistency-baseline: fail the session when the consistency gap grew by more than PP percentage "
         "points over the tasks both runs share (on the paired interval's bound with --consistency-gate-on=bound)",
         interval=lambda s: s.comparison.gap_change_interval if s.comparison else None,
+        scored_at_k=True,
+    ),
+)
+GATES += (
+    Gate(
+        "mcnemar_p",
+        "--mcnemar-p-min",
+        "min",
+        "",
+        _flips_p,
+        "with --consistency-baseline: fail the session when McNemar's exact one-sided p on pass^n flips (tasks that "
+        "stopped passing every repetition against those that started) is below P, e.g. 0.05",
+        metavar="P",
+        probability=True,
     ),
 )
 BY_DEST = {gate.dest: gate for gate in GATES}
+
+
+def pin_k_advice(gate: Gate, summary: SessionSummary, more: int | None) -> str | None:
+    """For a figure scored at k = n, what to do instead of "more repetitions", which raise k too: pin k.
+
+    Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
+    interval narrows like 1/sqrt(n), which is what the repetition count assumes.
+    """
+    k, n = summary.k, summary.repeat
+    if not gate.scored_at_k or k is None or n is None or k != n:
+        return None
+    pinned = f"repeat_consistency(n=..., k={k})"
+    if more is None:
+        return f"with k = n, more repetitions raise k too and will not decide it; pin k ({pinned})"
+    return (
+        f"about {more} more repetitions per task would likely decide it once k is pinned at {k} ({pinned}); "
+        "with k = n, more repetitions raise k too and the interval does not narrow"
+    )
 
 
 def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
@@ -126,6 +173,7 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
     on: GateOn = "bound" if interval is not None else "point"
     state: GateState
     more = None
+    advice = None
     if value is None:
         state = "fail"
     elif interval is None:
@@ -140,6 +188,7 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
         else:
             state = "inconclusive"
             more = repetitions_to_decide(summary.repeat or 1, value, interval, threshold)
+            advice = pin_k_advice(gate, summary, more)
     passed = state == "pass" or (state == "inconclusive" and analysis.inconclusive == "pass")
     return GateResult(
         name=gate.name,
@@ -153,9 +202,44 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
         state=state,
         passed=passed,
         more_repetitions=more,
+        advice=advice,
+    )
+
+
+#: The switch ``--consistency-suite-regression`` (a setting of the analysis, so a merge decides the same way).
+SUITE_REGRESSION_FLAG = "--consistency-suite-regression"
+
+
+def suite_regression(summary: SessionSummary) -> GateResult:
+    """The suite-level gate: fails when the exact stratified test of a drop has p <= alpha, or cannot be measured.
+
+    Its value is the p-value and its threshold alpha; it has no interval to be decided on, so it is decided on its
+    value in both modes (like the regression count).
+    """
+    from .result import GateResult
+
+    alpha = summary.analysis.alpha
+    change = summary.comparison.suite_change if summary.comparison is not None else None
+    value = None if change is None else change.p_value
+    state: GateState = "fail" if value is None or value <= alpha + 1e-12 else "pass"
+    return GateResult(
+        name="suite_regression_p",
+        option=SUITE_REGRESSION_FLAG,
+        threshold=alpha,
+        direction="min",
+        unit="",
+        value=value,
+        interval=None,
+        on="point",
+        state=state,
+        passed=state == "pass",
     )
 
 
 def evaluate(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
-    """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order."""
-    return [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]
+    """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order; then the suite-level
+    regression gate when the analysis switches it on."""
+    results = [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]
+    if summary.analysis.suite_regression:
+        results.append(suite_regression(summary))
+    return results

@@ -219,7 +219,7 @@ class Option:
 
 
 def _gate_option(gate: Gate) -> Option:
-    parse = non_negative_int if gate.count else percentage
+    parse = non_negative_int if gate.count else fraction if gate.probability else percentage
     return Option(gate.dest, gate.flag, ("gates", gate.dest), parse, gate.help, metavar=gate.metavar)
 
 
@@ -282,6 +282,15 @@ ANALYSIS_OPTIONS = (
         "one-sided exact test of a per-task regression against the baseline: boschloo (default) or fisher",
         metavar="TEST",
         default="boschloo",
+    ),
+    Option(
+        "consistency_suite_regression",
+        "--consistency-suite-regression",
+        ("baseline", "suite_regression"),
+        choice("true", "false"),
+        "with --consistency-baseline: fail the session when the suite-level exact stratified test finds a drop in "
+        "the pass rate over the tasks both runs share (one-sided, at 1 - confidence)",
+        is_flag=True,
     ),
 )
 

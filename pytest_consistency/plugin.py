@@ -114,6 +114,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def refuse_figure_gates(state: PluginState) -> None:
     """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
     figure_gates = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and state.settings[g.dest] is not None]
+    if state.settings["consistency_suite_regression"]:
+        figure_gates.append("--consistency-suite-regression")
     if figure_gates:
         raise pytest.UsageError(
             f"--consistency-adaptive stops a task once its verdict is decided, so its figures come from fewer "

@@ -17,6 +17,7 @@ from .drift import PinnedRoute, TaskDrift
 from .records import FAILURE, RepetitionResult
 from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
+from .stats.stratified import StratifiedDrop
 from .stats.suite import SuiteIntervals
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
@@ -44,6 +45,8 @@ class Analysis:
     inconclusive: Literal["fail", "pass"] = "fail"
     #: The one-sided exact test of a per-task regression against a baseline.
     test: Literal["boschloo", "fisher"] = "boschloo"
+    #: ``--consistency-suite-regression``: fail when the suite-level (stratified exact) test finds a drop.
+    suite_regression: bool = False
 
     @property
     def alpha(self) -> float:
@@ -209,6 +212,8 @@ class GateResult:
     passed: bool
     #: For an inconclusive gate: about how many more repetitions per task would likely decide it.
     more_repetitions: int | None = None
+    #: For an inconclusive gate whose figure is scored at k = n: the advice to follow instead (pin k).
+    advice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,11 @@ class Comparison:
     route_changes: list[str]
     baseline_tokens_per_task: float | None
     current_tokens_per_task: float | None
+    #: The suite-level test over the tasks both runs scored: exact stratified (conditional, Cochran–Mantel–Haenszel)
+    #: test of a drop, and the pooled pass-rate change with its interval (None when no task is in both runs).
+    suite_change: StratifiedDrop | None = None
+    #: The suite-level test found a drop at ``alpha``.
+    suite_regression: bool = False
 
 
 @dataclass

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import metrics
-from .adaptive import decided
+from .adaptive import decided, passes_as_a_whole
 from .answers import MISSING, default_equivalent, distinct_classes
 from .drift import PinnedRoute, attribution, drift_pp, task_drift
 from .gates import evaluate
@@ -101,7 +101,7 @@ def build_task(
         verdict = "incomplete"
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
-        verdict = "pass" if passes / len(scored) >= min_pass - 1e-12 else "fail"
+        verdict = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
     if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 

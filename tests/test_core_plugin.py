@@ -21,7 +21,7 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
         [
             "*= consistency =*",
             "tasks 168, repetitions n=5, scored at k=5",
-            "Mean@5 77.4 % [[]73.9, 80.8]   pass^5 53.0 % [[]45.1, 60.8]",
+            "Mean@5 77.4 % [[]74.4, 80.2]   pass^5 53.0 % [[]45.1, 60.8]",
             "pass@5 100.0 % [[]94.1, 100.0]",
             "consistency gap 24.4 pp [[]18.6, 30.2]   answer disagreement n/a",
             "intervals: 95 % confidence, for this suite of tasks (repetition noise only)",
@@ -46,6 +46,7 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
             "state": "fail",
             "passed": False,
             "more_repetitions": None,
+            "advice": None,
         }
     ]
     assert summary["passed"] is False

@@ -43,7 +43,9 @@ def test_a_gate_straddled_by_its_interval_is_inconclusive_and_fails_by_default(
     result.stdout.fnmatch_lines(
         [
             "gate --consistency-gap-max: consistency gap 10.0 pp * straddles 12.0 pp  INCONCLUSIVE (about * more "
-            "repetitions per task would likely decide it; counted as a failure: --consistency-inconclusive=fail)"
+            "repetitions per task would likely decide it once k is pinned at 5 (repeat_consistency(n=..., k=5)); "
+            "with k = n, more repetitions raise k too and the interval does not narrow; counted as a failure: "
+            "--consistency-inconclusive=fail)"
         ]
     )
     gate = load_report(pytester)["summary"]["gates"][0]

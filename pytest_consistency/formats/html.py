@@ -37,7 +37,7 @@ from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
-from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, verdict_text
+from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, suite_change_text, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
 OUTCOMES: dict[str, tuple[str, str, str]] = {
@@ -281,6 +281,7 @@ def gate_row(gate: GateResult, summary: SessionSummary) -> str:
             if gate.more_repetitions is not None
             else "more repetitions alone will not decide it"
         )
+        more = gate.advice or more
         note = f"{more}; counted as {'a pass' if gate.passed else 'a failure'}"
     cls = "good" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
     state = f"{GATE_SYMBOL[gate.state]} {GATE_WORD[gate.state]}"
@@ -356,13 +357,15 @@ def comparison_section(c: Comparison) -> str:
         ("pass^n flips", flips),
         ("minimum detectable drop", detectable(c)),
     ]
+    if c.suite_change is not None:
+        facts.insert(4, ("suite-level change", suite_change_text(c).removeprefix("suite-level change: ")))
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         facts.append(
             ("tokens per task-repetition", f"{before:.1f} → {after:.1f} ({(after - before) * 100 / before:+.1f} %)")
         )
     body = "".join(f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in facts)
-    cls = "bad" if c.regressions else ""
+    cls = "bad" if c.regressions or c.suite_regression else ""
     parts = [f'<section><h2>Baseline comparison</h2><dl class="facts {cls}">{body}</dl>']
     shown = [t for t in c.tasks if t.status != "unchanged" or t.regression]
     if shown:

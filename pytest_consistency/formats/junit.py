@@ -187,6 +187,13 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             ("consistency.baseline.flips_better", str(c.flips_better)),
             ("consistency.baseline.flips_p_value", number(c.flips_p_value)),
         ]
+        if c.suite_change is not None:
+            props += [
+                ("consistency.baseline.suite_p_value", number(c.suite_change.p_value)),
+                ("consistency.baseline.suite_change_pp", number(c.suite_change.change_pp)),
+                *interval_properties("consistency.baseline.suite_change_pp", c.suite_change.change_interval),
+                ("consistency.baseline.suite_regression", str(c.suite_regression).lower()),
+            ]
     props += [(f"consistency.warning.{i}", text) for i, text in enumerate(summary.warnings, start=1)]
     props += [(f"consistency.error.{i}", text) for i, text in enumerate(summary.errors, start=1)]
     return props

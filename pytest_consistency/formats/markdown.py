@@ -28,7 +28,7 @@ from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible
-from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, verdict_text
+from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, suite_change_text, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
 MAX_BYTES = 1_048_576
@@ -234,6 +234,9 @@ def comparison_lines(c: Comparison) -> list[str]:
         f"- gap change {gap}{bracket(c.gap_change_interval)}; {flips}",
         f"- minimum detectable drop from a clean baseline: {inline(detectable(c))}",
     ]
+    if c.suite_change is not None:
+        strong = "**" if c.suite_regression else ""
+        lines.insert(3, f"- {strong}{inline(suite_change_text(c))}{strong}")
     removed = [t.task_id for t in c.tasks if t.status == "removed"]
     if removed:
         lines.append(f"- {len(removed)} task(s) only in the baseline: " + _more(removed))

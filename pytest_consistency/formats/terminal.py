@@ -217,6 +217,8 @@ def comparison_lines(comparison: Comparison) -> list[Line]:
         ),
         Line("minimum detectable drop from a clean baseline: " + detectable(c)),
     ]
+    if c.suite_change is not None:
+        lines.insert(2, Line(suite_change_text(c), "bad" if c.suite_regression else "plain"))
     for change in c.tasks:
         if change.status == "unchanged" and not change.regression:
             continue
@@ -245,6 +247,18 @@ def detectable(c: Comparison) -> str:
     )
 
 
+def suite_change_text(c: Comparison) -> str:
+    """The suite-level test in one sentence: pooled pass rates, their change with its interval, the exact p-value."""
+    s = c.suite_change
+    assert s is not None
+    verdict = f"a significant DROP (p <= {c.alpha:g})" if c.suite_regression else f"no significant drop at {c.alpha:g}"
+    return (
+        f"suite-level change: pass rate {s.baseline_rate * 100:.1f} % -> {s.current_rate * 100:.1f} %, "
+        f"{s.change_pp:+.1f} pp{bracket(s.change_interval)}; exact stratified test over {s.informative} informative "
+        f"of {c.common_tasks} tasks p = {s.p_value:.3g}: {verdict}"
+    )
+
+
 def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
     label = gate.name.replace("_", " ")
     unit = f" {gate.unit}" if gate.unit else ""
@@ -269,6 +283,7 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
             if gate.more_repetitions is not None
             else "more repetitions alone will not decide it"
         )
+        more = gate.advice or more
         counted = "a pass" if gate.passed else "a failure"
         text += f" ({more}; counted as {counted}: --consistency-inconclusive={summary.analysis.inconclusive})"
     style: Style = "plain" if gate.state == "pass" else ("bad" if not gate.passed else "warn")

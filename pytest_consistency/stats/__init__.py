@@ -27,6 +27,10 @@ _HOMES = {
     "mcnemar_one_sided": "significance",
     "minimum_detectable_drop": "significance",
     "one_sided_p": "significance",
+    "Stratum": "stratified",
+    "StratifiedDrop": "stratified",
+    "stratified_drop": "stratified",
+    "simulate_power": "power",
     "TARGETS": "suite",
     "SuiteIntervals": "suite",
     "paired_gap_difference": "suite",
@@ -37,6 +41,8 @@ __all__ = [
     "TARGETS",
     "TESTS",
     "Interval",
+    "StratifiedDrop",
+    "Stratum",
     "SuiteIntervals",
     "benjamini_hochberg",
     "boschloo_one_sided",
@@ -50,6 +56,8 @@ __all__ = [
     "repetitions_for_drop",
     "repetitions_to_decide",
     "runs_to_certify",
+    "simulate_power",
+    "stratified_drop",
     "suite_intervals",
 ]
 
@@ -58,4 +66,5 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'pytest_consistency.stats' has no attribute {name!r}")
-    return getattr(import_module(f".{home}", __name__), name)
+    attribute = "simulate" if name == "simulate_power" else name
+    return getattr(import_module(f".{home}", __name__), attribute)

@@ -1,0 +1,58 @@
+"""Advice that can be followed: with k = n (the default), more repetitions raise k too, so an inconclusive pass^k or
+gap gate is not decided by "about N more repetitions"; the advice says to pin k.
+
+Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
+interval narrows (84.8 % at n = 17, 98.2 % at n = 320), which is what the repetition count assumes.
+"""
+
+from __future__ import annotations
+
+import pytest
+from suites import records
+
+from pytest_consistency.formats.terminal import gate_line
+from pytest_consistency.metrics import TaskCounts
+from pytest_consistency.result import Analysis
+from pytest_consistency.stats.suite import suite_intervals
+from pytest_consistency.summary import build_summary, conclude
+
+BOUND = Analysis(gate_on="bound")
+
+
+@pytest.mark.parametrize("n", [5, 17, 320])
+def test_with_k_equal_to_n_more_repetitions_do_not_narrow_pass_hat_k(n: int) -> None:
+    following = suite_intervals([TaskCounts(n, n, n)] * 10)
+    pinned = suite_intervals([TaskCounts(n, n, 5)] * 10)
+    assert following is not None and pinned is not None
+    assert round(following.pass_hat_k.low * 100, 1) == 64.0
+    assert pinned.pass_hat_k.low >= following.pass_hat_k.low
+    if n > 5:
+        assert pinned.pass_hat_k.low > 0.84
+
+
+def test_an_inconclusive_pass_hat_k_gate_at_k_equal_to_n_says_to_pin_k() -> None:
+    summary = conclude(
+        build_summary(records({f"t{i}": "PPPPP" for i in range(10)}), analysis=BOUND), {"pass_hat_k_min": 80}
+    )
+    (gate,) = summary.gates
+    assert gate.state == "inconclusive"
+    assert gate.advice is not None and "pin" in gate.advice and "k=5" in gate.advice
+    text = gate_line(gate, summary).text
+    assert "once k is pinned at 5 (repeat_consistency(n=..., k=5))" in text
+    assert "with k = n, more repetitions raise k too" in text
+
+
+def test_with_k_pinned_below_n_the_count_stands_alone() -> None:
+    summary = conclude(
+        build_summary(records({f"t{i}": "PPPPPPPP" for i in range(10)}, k=5), analysis=BOUND), {"pass_hat_k_min": 80}
+    )
+    (gate,) = summary.gates
+    assert gate.state == "inconclusive" and gate.advice is None and gate.more_repetitions is not None
+    assert "more repetitions per task would likely decide it;" in gate_line(gate, summary).text
+
+
+def test_gates_not_scored_at_k_get_no_advice() -> None:
+    summary = conclude(
+        build_summary(records({f"t{i}": "PPPPP" for i in range(10)}), analysis=BOUND), {"route_drift_max": 0}
+    )
+    assert all(g.advice is None for g in summary.gates)
