@@ -268,3 +268,19 @@ def test_the_rerecord_workflow_records_live_with_the_secret_and_opens_a_pull_req
     steps = run_steps(job)
     assert "gh pr create" in steps and "git add cassettes" in steps
     assert flow["permissions"] == {"contents": "write", "pull-requests": "write"}
+
+
+# --- ready to publish -------------------------------------------------------------------------------------------
+
+
+def test_one_version_which_the_changelog_describes() -> None:
+    """The installed distribution's version is the package's ``__version__`` (pyproject reads it from there), and
+    the changelog's latest release section is that version."""
+    import re
+    from importlib.metadata import version
+
+    import pytest_consistency
+
+    assert version("pytest-consistency") == pytest_consistency.__version__
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert releases and releases[0] == pytest_consistency.__version__
