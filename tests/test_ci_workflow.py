@@ -284,3 +284,53 @@ def test_one_version_which_the_changelog_describes() -> None:
     assert version("pytest-consistency") == pytest_consistency.__version__
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", (ROOT / "CHANGELOG.md").read_text(), re.M)
     assert releases and releases[0] == pytest_consistency.__version__
+
+
+# --- long commands show progress --------------------------------------------------------------------------------
+
+#: benchmarks/run.py with figures 5 and 7 replaced by stand-ins (their measurements are not what is tested):
+#: figure 7 waits for the test to have read figure 5's line, so it can tell whether figure 5 was printed while
+#: the run went on. The wait has no time limit that a pass depends on; its cap only ends a run that would hang.
+BENCHMARK_STANDIN = """
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, "benchmarks")
+import run
+
+handshake = Path(os.environ["HANDSHAKE"])
+
+def figure(number, title):
+    row = {"label": "stand-in", "wall_median_s": 0.0, "wall_spread": 0.0}
+    return [{"figure": number, "title": title, "ratio": 1.0, "target": "<= 2", "met": True, "configs": [row]}]
+
+def seven(sizes):
+    give_up = time.monotonic() + float(os.environ["GIVE_UP_S"])
+    while not handshake.exists():
+        if time.monotonic() > give_up:
+            return figure("7", "figure 5 was not printed in time")
+        time.sleep(0.05)
+    return figure("7", "figure 5 was read while the run went on")
+
+run.figure_5 = lambda sizes, repeats: figure("5", "the first figure")
+run.figure_7 = seven
+sys.exit(run.main(["--only", "5,7", "--repeats", "1"]))
+"""
+
+
+def test_the_benchmark_prints_each_figure_as_it_is_measured(tmp_path: Path) -> None:
+    handshake = tmp_path / "read"
+    env = {**os.environ, "HANDSHAKE": str(handshake), "GIVE_UP_S": os.environ.get("BENCH_GIVE_UP_S", "600")}
+    env.pop("PYTHONUNBUFFERED", None)
+    with subprocess.Popen(
+        [sys.executable, "-c", BENCHMARK_STANDIN], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "=> the first figure" in line:
+                handshake.touch()
+        assert proc.wait() == 0, "".join(lines)
+    output = "".join(lines)
+    assert "=> figure 5 was read while the run went on" in output, output
+    assert output.index("pytest-consistency benchmarks") < output.index("=> the first figure")
