@@ -16,6 +16,7 @@ baseline measured in the same minutes is the only figure that means something fr
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
@@ -545,10 +546,14 @@ def versions() -> dict[str, str | None]:
     return found
 
 
-def print_table(figures: list[dict[str, Any]], smoke: bool) -> None:
+def print_head() -> None:
     head = f"{'fig':<4}{'configuration':<58}{'median':>10}{'spread':>8}{'loop/rep':>10}"
     print(head)
     print("-" * len(head))
+
+
+def print_figures(figures: list[dict[str, Any]], smoke: bool) -> None:
+    """The rows of figures just measured; stdout is line-buffered (see :func:`main`), so they show at once."""
     for fig in figures:
         for row in fig["configs"]:
             if "first_chunk_ms" in row:
@@ -604,10 +609,20 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 1 if args.smoke else args.repeats
     warm = not args.smoke
     which = set(args.only.split(","))
+    # A full run takes many minutes: every figure is printed as soon as it is measured, also into a pipe or a CI log.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     started = time.perf_counter()
     load_before = os.getloadavg()
     figures: list[dict[str, Any]] = []
     found: dict[str, Any] = {}
+    print(
+        f"pytest-consistency benchmarks ({'smoke' if args.smoke else f'{repeats} repeats'}), "
+        f"{os.cpu_count()} cpus, load average {load_before[0]:.1f}; figures {','.join(sorted(which))}"
+    )
+    print(", ".join(f"{k} {v}" for k, v in versions().items() if v))
+    print()
+    print_head()
     with tempfile.TemporaryDirectory(prefix="consistency-bench-") as tmp:
         work = Path(tmp)
         try:
@@ -626,10 +641,13 @@ def main(argv: list[str] | None = None) -> int:
                 # Times are not judged in smoke mode, so the groups may share the machine to finish sooner.
                 with ThreadPoolExecutor(max_workers=2) as pool:
                     for result in pool.map(lambda group: group(), groups):
+                        print_figures(result, args.smoke)
                         figures += result
             else:
                 for group in groups:
-                    figures += group()
+                    result = group()
+                    print_figures(result, args.smoke)
+                    figures += result
             if args.profile is not None:
                 found = profiles(sizes, work, args.profile)
         except BenchmarkError as exc:
@@ -644,13 +662,9 @@ def main(argv: list[str] | None = None) -> int:
         "platform": platform.platform(),
     }
     print(
-        f"pytest-consistency benchmarks ({'smoke' if args.smoke else f'{repeats} repeats'}), "
-        f"{machine['cpus']} cpus, load average {load_before[0]:.1f} -> {load_after[0]:.1f}, "
-        f"{time.perf_counter() - started:.0f}s"
+        f"done: {len(figures)} figure(s) in {time.perf_counter() - started:.0f}s, "
+        f"load average {load_before[0]:.1f} -> {load_after[0]:.1f}"
     )
-    print(", ".join(f"{k} {v}" for k, v in versions().items() if v))
-    print()
-    print_table(figures, args.smoke)
     if found:
         print_profiles(found)
     if args.json is not None:
