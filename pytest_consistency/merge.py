@@ -40,7 +40,7 @@ def merge_reports(
     first_name, first = reports[0]
     problems: list[str] = []
     warnings: list[str] = []
-    errors: list[str] = []
+    errors: list[tuple[str, str]] = []
     chosen: dict[tuple[str, int], tuple[str, RepetitionResult]] = {}
     spec_of: dict[str, tuple[str, tuple[int, int, float]]] = {}
     for name, report in reports:
@@ -56,10 +56,9 @@ def merge_reports(
                 f"{name} compared answers with {report.run.equivalence}; the merge compares them with the default "
                 "equivalence (canonical JSON of the normalised answers)"
             )
-        # A task's own errors are derived again from its repetitions (or no longer apply: the merge compares answers
-        # with the default equivalence); the others (outputs, hooks) are the shard's and stay.
-        derived = {error for task in report.tasks for error in task.errors}
-        errors.extend(f"{name}: {error}" for error in report.errors if error not in derived)
+        # Every error of a shard stays an error of the merge, but one the merge derives again from the repetitions
+        # (a task in error) is not counted twice; an equivalence hook that raised stays: the full run failed on it.
+        errors.extend((name, error) for error in report.errors)
         for task in report.tasks:
             for rep in task.repetitions:
                 spec = (rep.n, rep.k, rep.min_pass)
@@ -87,7 +86,8 @@ def merge_reports(
     run = _merged_run(reports)
     summary = build_summary((rep for _, rep in chosen.values()), run=run, analysis=analysis or first.analysis)
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
-    summary.errors.extend(errors)
+    derived = set(summary.errors)
+    summary.errors.extend(f"{name}: {error}" for name, error in errors if error not in derived)
     return summary
 
 

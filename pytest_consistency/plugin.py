@@ -419,6 +419,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if active is not None and spec is not None:
         state = item.config.stash[STATE]
         infrastructure = message = None
+        if report.when == "call" and not report.failed:
+            # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
+            # could not answer, so it is still the setup's failure, never a pass.
+            infrastructure = call_reason(active.calls)
         if report.failed:
             infrastructure = exception_reason(call.excinfo.value if call.excinfo else None) or call_reason(active.calls)
             message = failure_message(call, report, state)
