@@ -11,6 +11,7 @@ does not change the verdict the gates reached.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -106,13 +107,13 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         config.hook.pytest_consistency_summary(summary=summary, config=config)
     except Exception as exc:
         summary.errors.append(f"a pytest_consistency_summary hook raised {type(exc).__name__}: {exc}")
-    write_outputs(config, summary, state)
+    # A report that could not be written, a hook that raised, an output that was lost: an error fails the run (as
+    # ``pytest-consistency merge`` of this report would), and every output written says so.
     if len(summary.errors) > before:
-        # A report that could not be written, a hook that raised, an output that was lost: an error fails the run
-        # (as ``pytest-consistency merge`` of this report would), and the report written says so.
         settle_exit_status(session, summary, state)
-        if path is not None and state.report_path is not None:
-            write_report(path, summary, state)
+    write_outputs(config, summary, state, lambda: settle_exit_status(session, summary, state))
+    if len(summary.errors) > before and path is not None and state.report_path is not None:
+        write_report(path, summary, state)
 
 
 def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
@@ -132,12 +133,34 @@ def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, P
     return wanted
 
 
-def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginState) -> None:
-    """Render and write every other format; a format or file that fails is an error naming itself."""
-    secrets = known_secrets(state)
+def write_outputs(
+    config: pytest.Config, summary: SessionSummary, state: PluginState, settle: Callable[[], None] = lambda: None
+) -> None:
+    """Render and write every other format; a format or file that fails is an error naming itself, which fails the
+    run: then the files already written are written again (they said "passed"), and the step summary, which is
+    appended to, is written last, once."""
     wanted = outputs(config, state.settings)
+    files = [w for w in wanted if w[1] != "$GITHUB_STEP_SUMMARY"]
+    before = len(summary.errors)
+    written = _write_outputs(config, summary, state, files)
+    if len(summary.errors) > before:
+        settle()
+        _write_outputs(config, summary, state, written, again=True)
+    _write_outputs(config, summary, state, [w for w in wanted if w not in files])
+
+
+def _write_outputs(
+    config: pytest.Config,
+    summary: SessionSummary,
+    state: PluginState,
+    wanted: list[tuple[str, str, Path]],
+    again: bool = False,
+) -> list[tuple[str, str, Path]]:
+    """Write ``wanted``; returns those written."""
     if not wanted:
-        return
+        return []
+    secrets = known_secrets(state)
+    done = []
     # Render from a redacted copy, so each format escapes the redaction marker like any other text; then redact
     # the text again, for whatever a format added of its own.
     redacted = SessionSummary.from_dict(redacted_report(summary, state))
@@ -159,7 +182,10 @@ def write_outputs(config: pytest.Config, summary: SessionSummary, state: PluginS
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
             summary.errors.append(f"{option}: cannot write the {name} output to {path} ({reason})")
         else:
-            state.written.append(f"{name}: {path}")
+            done.append((name, option, path))
+            if not again:
+                state.written.append(f"{name}: {path}")
+    return done
 
 
 def analysis_of(settings: Settings) -> Analysis:
@@ -314,8 +340,9 @@ def redacted_report(summary: SessionSummary, state: PluginState) -> dict[str, An
     the data is computed again only when they did; at 10,000 tasks x 10 redaction is the costliest step of the end.
     """
     errors = tuple(summary.errors)
-    if state.redacted is None or state.redacted[0] != errors:
-        state.redacted = (errors, redact_strings(summary.to_dict(), known_secrets(state)))
+    key = (*errors, f"exit status {summary.exit_status}")  # errors and the status they settle change together
+    if state.redacted is None or state.redacted[0] != key:
+        state.redacted = (key, redact_strings(summary.to_dict(), known_secrets(state)))
     return state.redacted[1]
 
 

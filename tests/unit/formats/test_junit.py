@@ -59,7 +59,12 @@ def test_standalone_rendering_tolerates_what_the_verdict_tolerates() -> None:
     summary = summary_of({"a": "PFPPF", "b": "FFFFP", "c": "PPSPP"})
     root = ET.fromstring(render(summary))
     (suite,) = root.findall("testsuite")
-    assert [suite.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["15", "4", "0", "1"]
+    assert [suite.get(k) for k in ("tests", "failures", "errors", "skipped")] == [
+        "16",
+        "5",
+        "0",
+        "1",
+    ]  # + the failed run testcase
     cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
     a2 = cases["test_task[a-rep2]"]
     assert a2.find("failure") is None and a2.find("flakyFailure") is not None
@@ -104,7 +109,7 @@ def test_annotate_rewrites_pytests_file(tmp_path: Path) -> None:
     root = ET.fromstring(text)
     suite = root.find("testsuite")
     assert suite is not None
-    assert [suite.get(k) for k in ("tests", "failures", "errors")] == ["7", "2", "0"]  # + the gates testcase
+    assert [suite.get(k) for k in ("tests", "failures", "errors")] == ["8", "3", "0"]  # + the gates and run testcases
     cases = {tc.get("name"): tc for tc in suite.iter("testcase")}
     assert props(cases["test_task[a-rep1]"])["mine"] == "1"  # record_property kept, ours appended
     assert props(cases["test_task[a-rep1]"])["consistency.outcome"] == "passed"
