@@ -255,18 +255,23 @@ def test_spend(pinned_client, consistency):
     assert report(pytester)["summary"]["run"]["token_budget"] == {"limit": 15, "spent": 20, "exceeded_in": []}
 
 
-def test_preflight_turns_a_401_into_one_message_before_any_test(
-    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000000000000000")
+def asking_task(pytester: pytest.Pytester, n: int) -> None:
+    """The agent with one task that asks the pinned route once per repetition."""
     pytester.makepyfile(
         test_agent=AGENT
-        + """
-@pytest.mark.repeat_consistency(n=5)
+        + f"""
+@pytest.mark.repeat_consistency(n={n})
 def test_x(pinned_client, consistency):
     ask(pinned_client)
 """
     )
+
+
+def test_preflight_turns_a_401_into_one_message_before_any_test(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000000000000000")
+    asking_task(pytester, 5)
     result = run(pytester, fake, "--consistency-preflight")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert len(fake.requests) == 1
@@ -403,14 +408,7 @@ def test_preflight_checks_only_the_routes_the_selected_tests_use(
     # An Anthropic key exported for other work, pointing nowhere: the OpenAI tests selected must still run.
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-" + "x1" * 20)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    pytester.makepyfile(
-        test_agent=AGENT
-        + """
-@pytest.mark.repeat_consistency(n=2)
-def test_x(pinned_client, consistency):
-    ask(pinned_client)
-"""
-    )
+    asking_task(pytester, 2)
     result = run(pytester, fake, "--consistency-preflight")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     assert len(fake.requests) == 1 + 2  # the preflight, then the two repetitions
@@ -421,14 +419,7 @@ def test_preflight_under_xdist_fails_the_tests_of_a_broken_route_before_their_ca
     pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-wrong-key-000000000000000")
-    pytester.makepyfile(
-        test_agent=AGENT
-        + """
-@pytest.mark.repeat_consistency(n=4)
-def test_x(pinned_client, consistency):
-    ask(pinned_client)
-"""
-    )
+    asking_task(pytester, 4)
     result = run(pytester, fake, "--consistency-preflight", "-n", "2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert len(fake.requests) <= 2  # one preflight per worker, no repetition's call

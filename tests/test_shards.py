@@ -71,37 +71,33 @@ def pytest_consistency_normalize_answer(answer, task_id):
     assert "task in error" in broken.stdout.str()
 
 
+def merge_against_base(pytester: pytest.Pytester, prefix: str, out: str) -> Any:
+    """``pytest-consistency merge`` of two shards against base.json, gated on regressions."""
+    return cli(
+        "merge",
+        f"{prefix}1.json",
+        f"{prefix}2.json",
+        "-o",
+        out,
+        "--consistency-baseline=base.json",
+        "--consistency-regressions-max=0",
+        cwd=pytester.path,
+    )
+
+
 def test_the_merge_compares_with_a_baseline_once(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(pattern_suite(STEADY, marker="min_pass=0"))
     assert pytester.runpytest("--consistency-report=base.json").ret == 0
     # The same agent again: the merged comparison passes its baseline gate.
     for result in run_shards(pytester, 2, prefix="same"):
         assert result.ret == 0
-    same = cli(
-        "merge",
-        "same1.json",
-        "same2.json",
-        "-o",
-        "m1.json",
-        "--consistency-baseline=base.json",
-        "--consistency-regressions-max=0",
-        cwd=pytester.path,
-    )
+    same = merge_against_base(pytester, "same", "m1.json")
     assert same.returncode == 0, same.stdout + same.stderr
     # A degraded agent: each shard defers, the merge fails naming the task that regressed.
     pytester.makepyfile(pattern_suite(DEGRADED, marker="min_pass=0"))
     for result in run_shards(pytester, 2, prefix="worse"):
         assert result.ret == 0
-    worse = cli(
-        "merge",
-        "worse1.json",
-        "worse2.json",
-        "-o",
-        "m2.json",
-        "--consistency-baseline=base.json",
-        "--consistency-regressions-max=0",
-        cwd=pytester.path,
-    )
+    worse = merge_against_base(pytester, "worse", "m2.json")
     assert worse.returncode == 1, worse.stdout + worse.stderr
     assert "not measurable" not in worse.stdout
     assert "test_task[t4]" in worse.stdout and "REGRESSION" in worse.stdout
