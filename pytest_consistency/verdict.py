@@ -108,7 +108,7 @@ def tolerated_text(summary: SessionSummary) -> str | None:
     ran = sum(t.scored for t in tasks)
     return (
         f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass "
-        "(tolerated: not failures of the run)"
+        "(tolerated)"
     )
 
 
