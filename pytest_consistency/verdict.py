@@ -106,10 +106,7 @@ def tolerated_text(summary: SessionSummary) -> str | None:
         return None
     failed = sum(t.tolerated_failures for t in tasks)
     ran = sum(t.scored for t in tasks)
-    return (
-        f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass "
-        "(tolerated)"
-    )
+    return f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass (tolerated)"
 
 
 def met_threshold_text(task: TaskResult) -> str:
