@@ -61,6 +61,10 @@ class FakeOpenAI(LoopbackServer):
                 self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
             def do_POST(self) -> None:
+                if self.path.startswith("/langsmith/"):  # a tracing backend (LANGSMITH_ENDPOINT), multipart bodies
+                    self.rfile.read(int(self.headers.get("content-length", 0)))
+                    fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
+                    return self._send(202, {})
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 key = (self.headers.get("authorization") or "")[7:]
@@ -69,6 +73,8 @@ class FakeOpenAI(LoopbackServer):
                     return self._send(401, {"error": {"message": msg, "type": "invalid_request_error"}})
                 if not self.path.startswith("/v1/"):
                     return self._send(404, {"error": {"message": "not found"}})
+                if self.path.endswith("/traces/ingest"):
+                    return self._send(200, {})  # the Agents SDK's trace export: accepted, no scripted step used
                 with fake.lock:
                     step = fake.steps.popleft() if fake.steps else Step()
                 time.sleep(step.delay)

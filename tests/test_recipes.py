@@ -1,0 +1,258 @@
+"""The framework recipes of docs/recipes.md, run as they are written, against the loopback fakes.
+
+Each ``file=`` block of the page is a test file; it runs as a real pytest session (a subprocess: the frameworks
+keep process-wide caches, which is what some recipes are about), records cassettes from the loopback servers and
+replays them, with ``--route-drift-max=0``. Every repetition must pass and no task may drift. Then each recipe runs
+without its setting ("if you forget"), and the drift or failure the page promises must show up: a recipe whose
+setting changed nothing would fail here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from fake_anthropic import MODEL as CLAUDE_MODEL
+from fake_anthropic import FakeAnthropic
+from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from suites import ROOT, load_report
+
+PAGE = ROOT / "docs" / "recipes.md"
+FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+) -->\n```python\n(.*?)```", re.S)
+LANGSMITH_KEY = "lsv2-test-langsmith-key-0123456789"
+
+#: A conftest for the Agents SDK's sessions, not part of the recipe: its trace exporter would post to
+#: api.openai.com; here it posts to the loopback server, every 50 ms, as it does every few seconds in a long suite.
+AGENTS_TRACES_TO_LOOPBACK = """
+import os
+from agents import set_trace_processors
+from agents.tracing.processors import BackendSpanExporter, BatchTraceProcessor
+
+exporter = BackendSpanExporter(endpoint=os.environ["RECIPE_TRACES_URL"], max_retries=1, base_delay=0.05)
+set_trace_processors([BatchTraceProcessor(exporter, schedule_delay=0.05)])
+"""
+
+
+def recipes() -> dict[str, str]:
+    """The page's ``file=`` blocks: file name -> source, as the page shows them."""
+    found = dict(FILE_BLOCK.findall(PAGE.read_text(encoding="utf-8")))
+    assert found, f"no <!-- docs: file=... --> python blocks in {PAGE}"
+    return found
+
+
+@dataclass
+class Recipe:
+    tasks: int
+    env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    #: Tasks whose framework builds its own client on the route: observed, ``pinned: false``.
+    unpinned: tuple[str, ...] = ()
+    #: Loopback paths a tracer must have posted to, so the setting that silences its drift was really needed.
+    traced: str | None = None
+
+
+def langsmith_env(fake: FakeOpenAI) -> dict[str, str]:
+    endpoint = fake.base_url.removesuffix("/v1") + "/langsmith"
+    return {"LANGSMITH_TRACING": "true", "LANGSMITH_ENDPOINT": endpoint, "LANGSMITH_API_KEY": LANGSMITH_KEY}
+
+
+def langsmith_ignore(fake: FakeOpenAI) -> str:
+    return f"--consistency-ignore-url=^{langsmith_env(fake)['LANGSMITH_ENDPOINT']}/"
+
+
+def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
+    return {
+        "test_openai_sdk.py": Recipe(tasks=2),
+        "test_anthropic_sdk.py": Recipe(tasks=2),
+        "test_openai_agents.py": Recipe(tasks=2, env={"OPENAI_AGENTS_DISABLE_TRACING": "1"}),
+        "test_langchain.py": Recipe(
+            tasks=3, unpinned=("test_chat_openai_own_http_client", "test_chat_anthropic_session_loop")
+        ),
+        "test_langgraph.py": Recipe(tasks=2, unpinned=("test_graph_anthropic",)),
+        "test_litellm.py": Recipe(
+            tasks=2, env={"DISABLE_AIOHTTP_TRANSPORT": "True"}, unpinned=("test_completion", "test_acompletion")
+        ),
+        "test_pydantic_ai.py": Recipe(tasks=2),
+        "test_smolagents.py": Recipe(tasks=1),
+        "test_langsmith.py": Recipe(
+            tasks=1, env=langsmith_env(fake), args=(langsmith_ignore(fake),), traced="/langsmith/runs/multipart"
+        ),
+    }
+
+
+#: Every working recipe; ``test_langchain_forgot.py`` is the page's example of the mistake.
+WORKING = [
+    "test_openai_sdk.py",
+    "test_anthropic_sdk.py",
+    "test_openai_agents.py",
+    "test_langchain.py",
+    "test_langgraph.py",
+    "test_litellm.py",
+    "test_pydantic_ai.py",
+    "test_smolagents.py",
+    "test_langsmith.py",
+]
+
+
+@pytest.fixture
+def both(fake: FakeOpenAI, claude: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    """Both loopback routes, and none of the variables the recipes set: each test sets its own."""
+    for name in ("OPENAI_AGENTS_DISABLE_TRACING", "DISABLE_AIOHTTP_TRANSPORT", "LANGSMITH_TRACING"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("LANGSMITH_ENDPOINT", "LANGSMITH_API_KEY", "LANGCHAIN_TRACING_V2", "LANGCHAIN_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RECIPE_TRACES_URL", fake.base_url + "/traces/ingest")
+    return fake
+
+
+def session(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
+    """The recipe's pytest session on the loopback routes, in cassette mode ``mode``, writing report.json."""
+    return pytester.runpytest_subprocess(
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        f"--consistency-anthropic-model={CLAUDE_MODEL}",
+        f"--consistency-record={mode}",
+        "--consistency-report=report.json",
+        "-p",
+        "no:randomly",
+        *args,
+        timeout=300,
+    )
+
+
+def write(pytester: pytest.Pytester, name: str, source: str | None = None) -> None:
+    pytester.makepyfile(**{name.removesuffix(".py"): source if source is not None else recipes()[name]})
+    if name == "test_openai_agents.py":
+        pytester.makeconftest(AGENTS_TRACES_TO_LOOPBACK)
+
+
+def tasks_of(pytester: pytest.Pytester) -> dict[str, dict[str, object]]:
+    return {t["task_id"].split("::")[-1]: t for t in load_report(pytester)["tasks"]}
+
+
+def assert_no_secret(pytester: pytest.Pytester, result: pytest.RunResult) -> None:
+    texts = [result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text()]
+    texts += [p.read_text() for p in Path(pytester.path, "cassettes").rglob("*.yaml")]
+    for text in texts:
+        for secret in (GOOD_KEY, LANGSMITH_KEY):
+            assert secret not in text and secret[8:24] not in text
+
+
+def test_the_page_holds_every_recipe() -> None:
+    assert sorted(recipes()) == sorted([*WORKING, "test_langchain_forgot.py"])
+
+
+@pytest.mark.parametrize("name", WORKING)
+def test_recipe_records_and_replays_every_repetition_without_drift(
+    pytester: pytest.Pytester, both: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    recipe = cases(both)[name]
+    for variable, value in recipe.env.items():
+        monkeypatch.setenv(variable, value)
+    write(pytester, name)
+    for mode in ("once", "none"):
+        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args)
+        assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
+        result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
+        tasks = tasks_of(pytester)
+        assert len(tasks) == recipe.tasks, (mode, sorted(tasks))
+        for task_name, task in tasks.items():
+            repetitions = task["repetitions"]
+            assert isinstance(repetitions, list)
+            assert [r["outcome"] for r in repetitions] == ["passed"] * 3, (mode, task_name)
+            assert task["drift"] == {**task["drift"], "kinds": []}, (mode, task_name, task["drift"])  # type: ignore[dict-item]
+            calls = [c for r in repetitions for c in r["calls"]]
+            assert all(r["calls"] for r in repetitions), (mode, task_name)  # every repetition's call was observed
+            assert {c["pinned"] for c in calls} == {task_name not in recipe.unpinned}, (mode, task_name)
+            assert {c["replayed"] for c in calls} == {mode == "none"}, (mode, task_name)
+        assert_no_secret(pytester, result)
+    if recipe.traced:
+        assert any(r["path"] == recipe.traced for r in both.requests), "the tracer never posted: nothing was ignored"
+
+
+def test_agents_tracing_forgotten_is_drift_when_recording_and_a_mismatch_when_replaying(
+    pytester: pytest.Pytester, both: FakeOpenAI
+) -> None:
+    """Without OPENAI_AGENTS_DISABLE_TRACING the exporter posts into whichever repetition runs; the model calls
+    take a while, as real ones do, so the exporter's thread posts the previous repetition's trace meanwhile."""
+    write(pytester, "test_openai_agents.py")
+    both.script(*[Step(delay=0.4)] * 6)
+    recorded = session(pytester, both, "once", "--route-drift-max=0")
+    assert recorded.ret == 1, recorded.stdout.str()
+    assert any(r["path"] == "/v1/traces/ingest" for r in both.requests)
+    drifted = [t for t in tasks_of(pytester).values() if "base_url" in t["drift"]["kinds"]]  # type: ignore[index]
+    assert drifted, recorded.stdout.str()
+    recorded.stdout.fnmatch_lines(["*base URL: 2 different (*/v1, */v1/traces/ingest)*"])
+    replayed = session(pytester, both, "none", "--route-drift-max=0")
+    assert replayed.ret == 1
+    replayed.stdout.fnmatch_lines(["*replay mismatch (no recorded response): POST */v1/traces/ingest*"])
+
+
+def test_agents_traces_ignored_by_url_are_neither_recorded_nor_drift(
+    pytester: pytest.Pytester, both: FakeOpenAI
+) -> None:
+    write(pytester, "test_openai_agents.py")
+    both.script(*[Step(delay=0.4)] * 6)
+    ignore = "--consistency-ignore-url=/traces/ingest"
+    recorded = session(pytester, both, "once", "--route-drift-max=0", ignore)
+    assert recorded.ret == 0, recorded.stdout.str()
+    assert any(r["path"] == "/v1/traces/ingest" for r in both.requests), "no trace was posted: nothing to ignore"
+    cassettes = "\n".join(p.read_text() for p in (pytester.path / "cassettes").rglob("*.yaml"))
+    assert "/v1/responses" in cassettes and "traces" not in cassettes
+    replayed = session(pytester, both, "none", "--route-drift-max=0", ignore)
+    assert replayed.ret == 0, replayed.stdout.str()
+
+
+def test_langchain_chat_model_per_repetition_fails_on_the_second(pytester: pytest.Pytester, both: FakeOpenAI) -> None:
+    write(pytester, "test_langchain_forgot.py")
+    result = session(pytester, both, "off")
+    assert result.ret == 1
+    outcomes = [r["outcome"] for r in tasks_of(pytester)["test_chat_openai_per_repetition"]["repetitions"]]  # type: ignore[index]
+    assert outcomes[:2] == ["passed", "failed"], outcomes
+    result.stdout.fnmatch_lines(
+        ["FAILED *test_chat_openai_per_repetition[[]rep2[]] - RuntimeError: Event loop is closed"]
+    )
+
+
+def test_chat_anthropic_without_the_session_loop_meets_a_closed_loop(
+    pytester: pytest.Pytester, both: FakeOpenAI
+) -> None:
+    source = recipes()["test_langchain.py"]
+    assert '@pytest.mark.asyncio(loop_scope="session")' in source
+    write(
+        pytester,
+        "test_langchain.py",
+        source.replace('@pytest.mark.asyncio(loop_scope="session")', "@pytest.mark.asyncio"),
+    )
+    result = session(pytester, both, "once", "--route-drift-max=0", "-k", "anthropic")
+    assert result.ret == 1, result.stdout.str()
+    task = tasks_of(pytester)["test_chat_anthropic_session_loop"]
+    assert task["drift"]["kinds"] == ["errors"], task["drift"]  # type: ignore[index]
+    second = task["repetitions"][1]["calls"]  # type: ignore[index]
+    assert [(c["error"], c["retry_index"]) for c in second][:2] == [("connection", 0), (None, 1)], second
+
+
+def test_litellm_async_without_the_httpx_transport_is_unobserved(pytester: pytest.Pytester, both: FakeOpenAI) -> None:
+    write(pytester, "test_litellm.py")
+    for mode in ("once", "none"):
+        result = session(pytester, both, mode, "--route-drift-max=0")
+        assert result.ret == 1, (mode, result.stdout.str())
+        tasks = tasks_of(pytester)
+        assert tasks["test_acompletion"]["drift"]["kinds"] == ["unobserved"]  # type: ignore[index]
+        assert tasks["test_acompletion"]["drift"]["unobserved"] == 3  # type: ignore[index]
+        assert tasks["test_completion"]["drift"]["kinds"] == []  # type: ignore[index]
+        result.stdout.fnmatch_lines(["*3 HTTP exchange(s) in the cassettes were made by a client the plugin does not*"])
+
+
+def test_langsmith_tracing_without_ignoring_its_endpoint_is_unobserved(
+    pytester: pytest.Pytester, both: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable, value in langsmith_env(both).items():
+        monkeypatch.setenv(variable, value)
+    write(pytester, "test_langsmith.py")
+    result = session(pytester, both, "once", "--route-drift-max=0")
+    assert result.ret == 1, result.stdout.str()
+    assert tasks_of(pytester)["test_traced_chain"]["drift"]["kinds"] == ["unobserved"]  # type: ignore[index]
+    assert_no_secret(pytester, result)
