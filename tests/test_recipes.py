@@ -22,6 +22,8 @@ from suites import ROOT, load_report
 PAGE = ROOT / "docs" / "recipes.md"
 FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+) -->\n```python\n(.*?)```", re.S)
 LANGSMITH_KEY = "lsv2-test-langsmith-key-0123456789"
+#: Importing litellm fetches its model price map from GitHub unless told to use the copy it ships.
+LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 #: A conftest for the Agents SDK's sessions, not part of the recipe: its trace exporter would post to
 #: api.openai.com; here it posts to the loopback server, every 50 ms, as it does every few seconds in a long suite.
@@ -72,7 +74,9 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
         ),
         "test_langgraph.py": Recipe(tasks=2, unpinned=("test_graph_anthropic",)),
         "test_litellm.py": Recipe(
-            tasks=2, env={"DISABLE_AIOHTTP_TRANSPORT": "True"}, unpinned=("test_completion", "test_acompletion")
+            tasks=2,
+            env={**LITELLM_OFFLINE, "DISABLE_AIOHTTP_TRANSPORT": "True"},
+            unpinned=("test_completion", "test_acompletion"),
         ),
         "test_pydantic_ai.py": Recipe(tasks=2),
         "test_smolagents.py": Recipe(tasks=1),
@@ -233,7 +237,10 @@ def test_chat_anthropic_without_the_session_loop_meets_a_closed_loop(
     assert [(c["error"], c["retry_index"]) for c in second][:2] == [("connection", 0), (None, 1)], second
 
 
-def test_litellm_async_without_the_httpx_transport_is_unobserved(pytester: pytest.Pytester, both: FakeOpenAI) -> None:
+def test_litellm_async_without_the_httpx_transport_is_unobserved(
+    pytester: pytest.Pytester, both: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     write(pytester, "test_litellm.py")
     for mode in ("once", "none"):
         result = session(pytester, both, mode, "--route-drift-max=0")
