@@ -53,6 +53,9 @@ class Recipe:
     unpinned: tuple[str, ...] = ()
     #: Loopback paths a tracer must have posted to, so the setting that silences its drift was really needed.
     traced: str | None = None
+    #: What the loopback model answers while recording, and the answer every repetition must then record.
+    reply: str | None = None
+    answer: str | None = None
 
 
 def langsmith_env(fake: FakeOpenAI) -> dict[str, str]:
@@ -68,9 +71,9 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
     return {
         "test_openai_sdk.py": Recipe(tasks=2),
         "test_anthropic_sdk.py": Recipe(tasks=2),
-        "test_openai_agents.py": Recipe(tasks=2, env={"OPENAI_AGENTS_DISABLE_TRACING": "1"}),
+        "test_openai_agents.py": Recipe(tasks=3, env={"OPENAI_AGENTS_DISABLE_TRACING": "1"}),
         "test_langchain.py": Recipe(
-            tasks=3, unpinned=("test_chat_openai_own_http_client", "test_chat_anthropic_session_loop")
+            tasks=4, unpinned=("test_chat_openai_own_http_client", "test_chat_anthropic_session_loop")
         ),
         "test_langgraph.py": Recipe(tasks=2, unpinned=("test_graph_anthropic",)),
         "test_litellm.py": Recipe(
@@ -79,7 +82,9 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
             unpinned=("test_completion", "test_acompletion"),
         ),
         "test_pydantic_ai.py": Recipe(tasks=2),
-        "test_smolagents.py": Recipe(tasks=1),
+        "test_smolagents.py": Recipe(
+            tasks=1, reply='Thought: it is paid.\n<code>\nfinal_answer("paid")\n</code>', answer="paid"
+        ),
         "test_langsmith.py": Recipe(
             tasks=1, env=langsmith_env(fake), args=(langsmith_ignore(fake),), traced="/langsmith/runs/multipart"
         ),
@@ -156,10 +161,17 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
     for variable, value in recipe.env.items():
         monkeypatch.setenv(variable, value)
     write(pytester, name)
+    if recipe.reply is not None:
+        both.script(*[Step(text=recipe.reply)] * 20)
     for mode in ("once", "none"):
         result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args)
         assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
         result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
+        cassettes = sorted(p.name for p in (pytester.path / "cassettes").rglob("*.yaml"))
+        assert cassettes == sorted(["rep-1.yaml", "rep-2.yaml", "rep-3.yaml"] * recipe.tasks), (
+            mode,
+            result.stdout.str(),
+        )
         tasks = tasks_of(pytester)
         assert len(tasks) == recipe.tasks, (mode, sorted(tasks))
         for task_name, task in tasks.items():
@@ -171,6 +183,8 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
             assert all(r["calls"] for r in repetitions), (mode, task_name)  # every repetition's call was observed
             assert {c["pinned"] for c in calls} == {task_name not in recipe.unpinned}, (mode, task_name)
             assert {c["replayed"] for c in calls} == {mode == "none"}, (mode, task_name)
+            if recipe.answer is not None:
+                assert [r["answer"] for r in repetitions] == [recipe.answer] * 3, (mode, task_name)
         assert_no_secret(pytester, result)
     if recipe.traced:
         assert any(r["path"] == recipe.traced for r in both.requests), "the tracer never posted: nothing was ignored"
@@ -182,7 +196,7 @@ def test_agents_tracing_forgotten_is_drift_when_recording_and_a_mismatch_when_re
     """Without OPENAI_AGENTS_DISABLE_TRACING the exporter posts into whichever repetition runs; the model calls
     take a while, as real ones do, so the exporter's thread posts the previous repetition's trace meanwhile."""
     write(pytester, "test_openai_agents.py")
-    both.script(*[Step(delay=0.4)] * 6)
+    both.script(*[Step(delay=0.4)] * 9)
     recorded = session(pytester, both, "once", "--route-drift-max=0")
     assert recorded.ret == 1, recorded.stdout.str()
     assert any(r["path"] == "/v1/traces/ingest" for r in both.requests)
@@ -198,7 +212,7 @@ def test_agents_traces_ignored_by_url_are_neither_recorded_nor_drift(
     pytester: pytest.Pytester, both: FakeOpenAI
 ) -> None:
     write(pytester, "test_openai_agents.py")
-    both.script(*[Step(delay=0.4)] * 6)
+    both.script(*[Step(delay=0.4)] * 9)
     ignore = "--consistency-ignore-url=/traces/ingest"
     recorded = session(pytester, both, "once", "--route-drift-max=0", ignore)
     assert recorded.ret == 0, recorded.stdout.str()
