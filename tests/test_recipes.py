@@ -149,6 +149,27 @@ def assert_no_secret(pytester: pytest.Pytester, result: pytest.RunResult) -> Non
             assert secret not in text and secret[8:24] not in text
 
 
+#: The import each recipe needs, and the distribution of the ``recipes`` extra that provides it.
+FRAMEWORKS = {
+    "agents": "openai-agents",
+    "langchain_openai": "langchain-openai",
+    "langchain_anthropic": "langchain-anthropic",
+    "langgraph": "langgraph",
+    "litellm": "litellm",
+    "pydantic_ai": "pydantic-ai-slim[openai,anthropic]",
+    "smolagents": "smolagents",
+    "langsmith": "langsmith",
+}
+
+
+def test_the_frameworks_of_the_recipes_are_installed() -> None:
+    """Said once, by name, rather than as an ImportError inside every recipe's session."""
+    import importlib.util
+
+    missing = [dist for module, dist in FRAMEWORKS.items() if importlib.util.find_spec(module) is None]
+    assert not missing, f"not installed: {', '.join(missing)}; install the test extra: pip install -e '.[test]'"
+
+
 def test_the_page_holds_every_recipe() -> None:
     assert sorted(recipes()) == sorted([*WORKING, "test_langchain_forgot.py"])
 
