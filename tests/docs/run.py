@@ -83,10 +83,11 @@ def write_files(block: Block, workdir: Path) -> None:
 
 
 def copy_examples(workdir: Path) -> None:
-    """The example suite as a clone has it: examples/, its cassettes and the copyable conftest."""
+    """The example suite as a clone has it: examples/, its cassettes, scripts/ and the copyable conftest."""
     ignore = shutil.ignore_patterns("__pycache__", "consistency-report*", "consistency-summary.md")
     shutil.copytree(ROOT / "examples", workdir / "examples", ignore=ignore)
     shutil.copytree(ROOT / "cassettes", workdir / "cassettes", ignore=ignore)
+    shutil.copytree(ROOT / "scripts", workdir / "scripts", ignore=ignore)
     shutil.copy(ROOT / "conftest_example.py", workdir)
 
 
@@ -94,6 +95,7 @@ def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["COLUMNS"] = "80"
+    env["PYTHON"] = sys.executable  # scripts/ci_local.sh runs the example suite with it
     env["PYTHONIOENCODING"] = "utf-8"
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:cacheprovider").strip()
     if "openai" in servers:
