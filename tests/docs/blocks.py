@@ -199,7 +199,7 @@ def normalised(line: str) -> str:
 def output_mismatch(shown: tuple[str, ...], actual: list[str]) -> str | None:
     """None when the shown lines appear in ``actual`` in order; a line ``...`` stands for any lines.
 
-    Shown lines not separated by ``...`` must be consecutive in the real output too.
+    Shown lines not separated by ``...`` must be consecutive in the real output too (blank lines aside).
     """
     segments: list[list[str]] = [[]]
     for line in shown:
@@ -207,7 +207,7 @@ def output_mismatch(shown: tuple[str, ...], actual: list[str]) -> str | None:
             segments.append([])
         elif line.strip():
             segments[-1].append(normalised(line))
-    real = [normalised(line) for line in actual]
+    real = [normalised(line) for line in actual if line.strip()]  # blank lines are layout, not output
     position = 0
     for segment in segments:
         if not segment:
