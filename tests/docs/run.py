@@ -111,9 +111,7 @@ def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
 
 
 def shell(script: str, workdir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT
-    )
+    return subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
 
 
 def run_commands(block: Block, workdir: Path, env: dict[str, str]) -> None:
