@@ -72,7 +72,7 @@ def test_a_misspelt_key_in_a_consistency_yaml_sample_fails(tmp_path: Path, pytes
     path = page(tmp_path, "~~~yaml\n# consistency.yaml\ngates:\n  consistency_gap_maxx: 12\n~~~\n")
     (block,) = runnable(path)
     assert block.kind == "consistency-yaml"
-    with pytest.raises(BlockFailed, match="unknown setting 'gates.consistency_gap_maxx'"):
+    with pytest.raises(BlockFailed, match=r"unknown setting 'gates\.consistency_gap_maxx'"):
         run_consistency_yaml(block, pytester.path, command_env(block, {}))
 
 
