@@ -73,6 +73,8 @@ def screenshot(html: Path, out: Path, chromium: str) -> None:
             cells = row.locator("td.c")
             target = next((i for i in range(cells.count()) if "✓" in (cells.nth(i).text_content() or "")), 0)
             cells.nth(target).click()
+            # Focusing a cell at the right scrolls the grid's box sideways; show the task column as a reader sees it.
+            page.evaluate("document.querySelectorAll('.gridwrap').forEach(e => { e.scrollLeft = 0; })")
             height = min(HEIGHT, int(page.evaluate("document.documentElement.scrollHeight")))
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out), full_page=True, clip={"x": 0, "y": 0, "width": WIDTH, "height": height})
