@@ -52,7 +52,7 @@ def test_block(block: Block, pytester: pytest.Pytester, request: pytest.FixtureR
     if server in ("openai", "both"):
         fake = request.getfixturevalue("fake_server")
         fake.reset()
-        fake.keys = {GOOD_KEY}
+        fake.keys = {GOOD_KEY, GOOD_KEY + "-second"}  # a page may show key drift with a second key
         servers.update(openai=fake, openai_key=GOOD_KEY)
     if server in ("anthropic", "both"):
         claude = request.getfixturevalue("anthropic_server")
