@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from .drift import PinnedRoute, TaskDrift
 from .records import FAILURE, RepetitionResult
+from .resample.result import ResampleSummary
 from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
 from .stats.stratified import StratifiedDrop
@@ -285,6 +286,8 @@ class SessionSummary:
     warnings: list[str] = field(default_factory=list)
     #: Errors of the plugin's outputs and of user hooks, each naming itself.
     errors: list[str] = field(default_factory=list)
+    #: ``--consistency-resample``: the decisions the samples took at the resampled step (None otherwise).
+    resample: ResampleSummary | None = None
 
     @property
     def interrupted(self) -> bool:

@@ -660,6 +660,7 @@ def render(summary: SessionSummary) -> str:
         "</div>",
         comparison_section(summary.comparison) if summary.comparison is not None else "",
         notes_section(summary),
+        resample_section(summary),
         '<div class="work">',
         grid_section(summary, classes),
         '<aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
@@ -682,6 +683,14 @@ def render(summary: SessionSummary) -> str:
         + f'\n<script type="application/json" id="pc-data">{data}</script>'
         + f"\n<script>{SCRIPT}</script>\n</body></html>\n"
     )
+
+
+def resample_section(summary: SessionSummary) -> str:
+    if summary.resample is None:
+        return ""
+    from ..resample.render import html_section
+
+    return html_section(summary.resample)
 
 
 class HtmlFormat:

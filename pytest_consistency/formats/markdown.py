@@ -370,6 +370,10 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     kept_failures = _prefix(failures, budget)
 
     lines = list(head)
+    if summary.resample is not None:
+        from ..resample.render import markdown_lines
+
+        lines += markdown_lines(summary.resample)
     if shown:
         lines += table_head + [line for block in rows[:kept_rows] for line in block] + [""]
     elif summary.tasks:

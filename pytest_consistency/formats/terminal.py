@@ -338,6 +338,11 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
     if verbosity >= 0 and summary.tasks:
         lines.extend(task_rows(summary, width))
         lines.append(Line(""))
+    if summary.resample is not None:
+        from ..resample.render import terminal_lines
+
+        lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
+        lines.append(Line(""))
     lines.extend(overall_lines(summary, width))
     return lines
 
