@@ -181,8 +181,10 @@ class ResampleSession:
         return kept, dropped, problem
 
     def spec(self, spec: Any) -> Any:
-        """The target task's marker spec as the samples run it: n = M (and k at most M)."""
-        return replace(spec, n=self.plan.samples, k=min(spec.k, self.plan.samples))
+        """The target task's marker spec as the samples run it: n = M, k = M when the marker's k was n (else its k,
+        at most M)."""
+        k = self.plan.samples if spec.k >= spec.n else min(spec.k, self.plan.samples)
+        return replace(spec, n=self.plan.samples, k=k)
 
     # --- a sample's setup ----------------------------------------------------------------------------------
 
