@@ -1,8 +1,8 @@
 """A multi-step tool-using agent in the ReAct style: think in one line, act, observe, until it answers.
 
 SmolLM2-135M cannot emit real tool calls, so the tools are called through a text protocol: each model step is one
-chat completion whose reply names its action on an ``Action: tool[argument]`` line; the agent runs the tool and
-sends its result back as the next user turn (``Observation: ...``). The decision of a step is therefore its
+text completion of the transcript so far, whose reply names its action on an ``Action: tool[argument]`` line; the
+agent runs the tool and appends its result as the next line (``Observation: ...``). The decision of a step is therefore its
 first ``Action:`` line, which is what the plugin's trajectory parser keys a text step on. Every step goes through
 the pinned client, so each one is a call in the repetition's cassette, and a prefix of them can be replayed
 exactly (``--consistency-resample``): the requests depend only on the task and on the replies before them.
@@ -16,18 +16,21 @@ from typing import Any
 from agent import Sampling
 from apps import CALENDAR, INBOX, SHOP
 
-SYSTEM = (
-    "You are an assistant that answers with tools. Each reply is one line: Action: tool[argument]. "
-    "Tools: mail[word] searches the emails, calendar[day] lists the events of a day, "
-    "shop[price] lists the items under a price, answer[text] gives the final answer."
+#: Worked examples of the protocol, then the question: the model continues the transcript with its next line.
+EXAMPLES = (
+    "Question: When is my dentist appointment tomorrow?\n"
+    "Action: calendar[tomorrow]\n"
+    "Observation: events tomorrow: team meeting at 15:00; dentist at 09:30\n"
+    "Action: answer[09:30]\n\n"
+    "Question: Which items cost less than 10 dollars?\n"
+    "Action: shop[10]\n"
+    "Observation: items under 10: sprocket (7.25)\n"
+    "Action: answer[sprocket]\n\n"
+    "Question: Who sent me the slides?\n"
+    "Action: mail[slides]\n"
+    "Observation: from Carol: Slides for the review\n"
+    "Action: answer[Carol]\n\n"
 )
-#: One worked example, as turns: the protocol is shown, not only described.
-EXAMPLE = [
-    {"role": "user", "content": "Question: When is my dentist appointment tomorrow?"},
-    {"role": "assistant", "content": "Action: calendar[tomorrow]"},
-    {"role": "user", "content": "Observation: events tomorrow: team meeting at 15:00; dentist at 09:30"},
-    {"role": "assistant", "content": "Action: answer[09:30]"},
-]
 ACTION = re.compile(r"action\s*:\s*(\w+)\s*\[([^\]\n]*)\]?", re.IGNORECASE)
 MAX_STEPS = 4
 
@@ -54,7 +57,8 @@ def list_items(price: str) -> str:
     return f"items under {limit:g}: " + ", ".join(f"{n} ({p:.2f})" for n, p in SHOP.items() if p < limit)
 
 
-TOOLS = {"mail": search_mail, "calendar": list_events, "shop": list_items}
+#: The tools by the names the model may use ("email" is mail, as the app-choosing agent reads it too).
+TOOLS = {"mail": search_mail, "email": search_mail, "calendar": list_events, "shop": list_items}
 
 
 def parse_action(reply: str) -> tuple[str, str] | None:
@@ -64,29 +68,32 @@ def parse_action(reply: str) -> tuple[str, str] | None:
 
 
 def react(client: Any, model: str, question: str, sampling: Sampling, max_steps: int = MAX_STEPS) -> dict[str, Any]:
-    """Run the loop; returns the actions taken (``tool[argument]`` each) and the final answer (None without one)."""
-    messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM}, *EXAMPLE]
-    messages.append({"role": "user", "content": f"Question: {question}"})
+    """Run the loop; returns the actions taken (``tool[argument]`` each) and the final answer (None without one).
+
+    Each step is a text completion of the transcript so far (``/completions``: the 135M model follows a pattern it
+    sees far better than chat instructions), stopped at the line the agent writes itself (``Observation:``)."""
+    transcript = EXAMPLES + f"Question: {question}\nAction:"
     actions: list[str] = []
     for _ in range(max_steps):
-        reply = client.chat.completions.create(
+        reply = client.completions.create(
             model=model,
-            messages=messages,
+            prompt=transcript,
             temperature=sampling.temperature,
-            max_tokens=24,
+            max_tokens=16,
+            stop=["\n"],
             **({} if sampling.seed is None else {"seed": sampling.seed}),
         )
-        text = (reply.choices[0].message.content or "").strip()
-        messages.append({"role": "assistant", "content": text})
-        action = parse_action(text)
+        line = (reply.choices[0].text or "").strip()
+        action = parse_action("Action: " + line)
         if action is None:
             actions.append("?")
-            messages.append({"role": "user", "content": "Observation: reply with one line: Action: tool[argument]"})
+            transcript += f" {line}\nObservation: write the action as tool[argument]\nAction:"
             continue
         tool, argument = action
         actions.append(f"{tool}[{argument}]")
+        transcript += f" {tool}[{argument}]\n"
         if tool == "answer":
             return {"actions": actions, "answer": argument}
         observation = TOOLS[tool](argument) if tool in TOOLS else f"unknown tool {tool!r}; use mail, calendar or shop"
-        messages.append({"role": "user", "content": f"Observation: {observation}"})
+        transcript += f"Observation: {observation}\nAction:"
     return {"actions": actions, "answer": None}

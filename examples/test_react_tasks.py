@@ -11,11 +11,11 @@ from react import react
 from test_agent_tasks import SAMPLED
 
 QUESTIONS = {
-    "invoice-sender": ("Who sent me the email about the invoice?", "alice"),
+    "lunch-invite": ("Who invited me to lunch?", "bob"),
 }
 
 
-@pytest.mark.parametrize("name", ["invoice-sender"])
+@pytest.mark.parametrize("name", ["lunch-invite"])
 @pytest.mark.repeat_consistency(n=5, min_pass=0.0)
 def test_react(pinned_client, pinned_route, consistency, name):
     question, keyword = QUESTIONS[name]

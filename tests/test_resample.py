@@ -256,3 +256,65 @@ def test_no_secret_reaches_the_resample_output_or_the_sample_cassettes(
     assert leaks == []
     labels = [row["label"] for row in json.loads(outputs["report"])["summary"]["resample"]["rows"]]
     assert len(labels) == 4  # the decision is still counted, with the key redacted from its label
+
+
+def bisect_command(cwd: Path, fake: FakeOpenAI, mode: str, *args: str) -> Any:
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "pytest_consistency.resample", TASK, "-n", "2", "--reports", "probes", "--"]
+    command += [f"--consistency-base-url={fake.base_url}", "--consistency-model=fake-model", "-p", "no:randomly"]
+    command += [f"--consistency-record={mode}", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_bisection_finds_the_step_whose_resampling_alone_reproduces_it_then_replays_offline(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repetition 1 takes 3 steps (mail, calendar, answer). Resampled from step 1 or 2 the samples pass and fail;
+    with step 2 held (resampling step 3) both answer Alice: step 2 is the one, found in 3 probes (1, 2, 3)."""
+    pytester.makepyfile(test_react=REACT_SUITE)
+    fake.script(*texts("Action: mail[invoice]", "Action: calendar[friday]", "Action: answer[Alice]"))
+    run(pytester, fake, "all")
+    fake.reset()
+    fake.script(
+        *texts(
+            "Action: answer[Alice]",  # step 1, sample 1: passes
+            "Action: answer[Bob]",  # step 1, sample 2: fails
+            "Action: answer[Alice]",  # step 2, sample 1
+            "Action: answer[Carol]",  # step 2, sample 2
+            "Action: answer[Alice]",  # step 3, sample 1
+            "Action: answer[Alice]",  # step 3, sample 2
+        )
+    )
+    done = bisect_command(pytester.path, fake, "once")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "step 1: reproduces (action: answer[Alice] 1/1, action: answer[Bob] 0/1)",
+        "step 2: reproduces (action: answer[Alice] 1/1, action: answer[Carol] 0/1)",
+        "step 3: settled (action: answer[Alice] 2/2)",
+        "step 2 is the step whose resampling alone reproduces the inconsistency: resampled from step 2 the outcomes "
+        "differ, with step 2 held they do not (step 1: reproduces, step 2: reproduces, step 3: settled)",
+    ]
+    assert len(fake.requests) == 6
+    # Every probe's samples are committed: the same bisection replays offline, without a key.
+    fake.reset()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    again = bisect_command(pytester.path, fake, "none")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout == done.stdout
+    assert fake.requests == []
+
+
+def test_bisection_of_a_task_without_inconsistency_says_so(recorded: pytest.Pytester, fake: FakeOpenAI) -> None:
+    fake.script(*texts("Action: answer[Bob]", "Action: answer[Bob]"))
+    done = bisect_command(recorded.path, fake, "once")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no inconsistency to attribute: resampling step 1 (a fresh run) gives one outcome" in done.stdout
+
+
+def test_bisection_stops_on_a_probe_error(recorded: pytest.Pytester, fake: FakeOpenAI) -> None:
+    done = bisect_command(recorded.path, fake, "none")  # no sample cassette yet, and replay only
+    assert done.returncode == 2
+    assert "step 1: the resample session exited 4" in done.stderr
+    assert "must be sampled live, but this session replays only" in done.stderr

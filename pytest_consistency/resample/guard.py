@@ -5,6 +5,10 @@ prefix request that differs by one byte from the recording would simply go live,
 be resampled from another context. While the prefix lasts the cassette is write-protected (vcrpy's ``none``), so
 such a request is refused as a replay mismatch (no live call); once the prefix's last call was played, in order,
 the cassette records: step STEP and everything after it go live.
+
+While the prefix lasts, the key fingerprint is not matched: the prefix is a replay, and the plugin never lets the
+environment's key decide what replays (replay-only sessions do not compare it either); the live steps are matched
+and recorded with the key they are sent with, and each call's recorded fingerprint stays in the report.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ def hold_prefix(cassette: Any, length: int) -> None:
         return
     from vcr.record_mode import RecordMode
 
-    recording_mode = cassette.record_mode
+    from ..cassettes import match_key
+
+    recording_mode, matchers = cassette.record_mode, cassette._match_on
     cassette.record_mode = RecordMode.NONE
+    cassette._match_on = tuple(m for m in matchers if m is not match_key)  # vcrpy keeps its matchers there
     play = cassette.play_response
 
     def play_in_order(request: Any) -> Any:
@@ -39,7 +46,7 @@ def hold_prefix(cassette: Any, length: int) -> None:
                 "the agent's calls are not in the recorded order"
             )
         if len(played) >= length:
-            cassette.record_mode = recording_mode
+            cassette.record_mode, cassette._match_on = recording_mode, matchers
         return response
 
     cassette.play_response = play_in_order
