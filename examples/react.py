@@ -1,11 +1,12 @@
-"""A multi-step tool-using agent in the ReAct style: think in one line, act, observe, until it answers.
+"""A multi-step tool-using agent in the ReAct style: act, observe, until it answers.
 
 SmolLM2-135M cannot emit real tool calls, so the tools are called through a text protocol: each model step is one
-text completion of the transcript so far, whose reply names its action on an ``Action: tool[argument]`` line; the
-agent runs the tool and appends its result as the next line (``Observation: ...``). The decision of a step is therefore its
-first ``Action:`` line, which is what the plugin's trajectory parser keys a text step on. Every step goes through
-the pinned client, so each one is a call in the repetition's cassette, and a prefix of them can be replayed
-exactly (``--consistency-resample``): the requests depend only on the task and on the replies before them.
+text completion of the transcript so far, which ends in ``Action:``; the model completes the line with
+``tool[argument]``, the agent runs the tool and appends its result as the next line (``Observation: ...``). A
+step's decision is therefore the rest of its action line (``email[lunch]``, ``answer[Bob]``): the text the
+trajectory parser keys a text step on. Every step goes through the pinned client, so each one is a call in the
+repetition's cassette, and a prefix of them can be replayed exactly (``--consistency-resample``): the requests
+depend only on the question and on the replies before them.
 """
 
 from __future__ import annotations
