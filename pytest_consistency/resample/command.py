@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .bisect import Bisection, bisect
 
@@ -43,7 +44,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def run_probe(task: str, step: int, samples: int, source: int, report: Path, pytest_args: Sequence[str]) -> dict:
+def run_probe(
+    task: str, step: int, samples: int, source: int, report: Path, pytest_args: Sequence[str]
+) -> dict[str, Any]:
     """One resample session; its report's ``resample`` section."""
     command = [sys.executable, "-m", "pytest", *pytest_args, f"--consistency-resample={task}@{step}"]
     command += [f"--consistency-resample-n={samples}", f"--consistency-resample-from={source}"]
@@ -60,7 +63,7 @@ def run_probe(task: str, step: int, samples: int, source: int, report: Path, pyt
     return dict(section)
 
 
-def reproduces(section: dict) -> bool:
+def reproduces(section: dict[str, Any]) -> bool:
     """Both a pass and a failure among the scored samples (as ``ResampleSummary.reproduces``)."""
     counted = sum(int(row["samples"]) for row in section["rows"])
     passed = sum(int(row["passed"]) for row in section["rows"])
@@ -77,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     reports = Path(args.reports) if args.reports else Path(tempfile.mkdtemp(prefix="consistency-bisect-"))
     reports.mkdir(parents=True, exist_ok=True)
-    sections: dict[int, dict] = {}
+    sections: dict[int, dict[str, Any]] = {}
 
     def probe(step: int) -> bool:
         if step not in sections:

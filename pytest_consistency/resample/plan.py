@@ -58,11 +58,6 @@ class Plan:
     def step(self) -> int:
         return self.target.step
 
-    @property
-    def prefix_length(self) -> int:
-        """The calls replayed before the resampled step."""
-        return self.step - 1
-
     def covers(self, task_id: str | None) -> bool:
         return task_id == self.task
 
@@ -108,15 +103,15 @@ def source_problem(plan: Plan, n: int) -> str | None:
 
 
 def step_problem(plan: Plan, steps: int, cassette: str) -> str | None:
-    """STEP beyond the calls REP recorded (a step is one recorded call, in the order the agent made them)."""
+    """STEP beyond the steps REP recorded (a step is one answered model call, in the order the agent made them)."""
     if steps == 0:
         return (
             f"--consistency-resample={plan.target}: repetition {plan.source}'s cassette {cassette} holds no recorded "
-            "call; record the task first (--consistency-record=all)"
+            "model call; record the task first (--consistency-record=all)"
         )
     if plan.step > steps:
         return (
             f"--consistency-resample={plan.target}: step {plan.step} is out of range; repetition {plan.source} of "
-            f"{plan.task} made {steps} call(s) ({cassette}), so STEP is 1 to {steps}"
+            f"{plan.task} made {steps} model call(s) ({cassette}), so STEP is 1 to {steps}"
         )
     return None

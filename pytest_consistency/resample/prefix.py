@@ -55,6 +55,23 @@ def write_prefix(source: list[dict[str, Any]], length: int, path: Path) -> None:
         raise
 
 
+#: Paths of the calls that are model steps (as the trajectory counts them): Chat Completions, Responses, legacy
+#: completions, Messages.
+SAMPLING_PATHS = ("/chat/completions", "/responses", "/completions", "/messages")
+
+
+def step_exchanges(source: list[dict[str, Any]]) -> list[int]:
+    """The index of each step's exchange: an answered (2xx) sampling call. A failed attempt that the SDK retried
+    (a 429, a 500) is an exchange of the cassette but not a step, as in the divergence map."""
+    found = []
+    for index, exchange in enumerate(source):
+        uri = str((exchange.get("request") or {}).get("uri", "")).split("?", 1)[0].rstrip("/")
+        status = ((exchange.get("response") or {}).get("status") or {}).get("code")
+        if isinstance(status, int) and 200 <= status < 300 and uri.endswith(SAMPLING_PATHS):
+            found.append(index)
+    return found
+
+
 def _body(request: dict[str, Any]) -> Any:
     body = request.get("body")
     return body.get("string") if isinstance(body, dict) else body

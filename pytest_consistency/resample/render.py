@@ -24,7 +24,8 @@ def headline(r: ResampleSummary) -> str:
 def source_line(r: ResampleSummary) -> str:
     live = f"{r.live} sampled live" if r.live else "all replayed offline"
     spent = f" (estimated {r.estimated_calls} call(s), {r.estimated_tokens} token(s))" if r.live else ""
-    return f"steps 1..{r.step - 1} replayed from repetition {r.source} of {r.steps} steps; {live}{spent}; {r.cassettes}"
+    replayed = f"steps 1..{r.step - 1} replayed" if r.step > 1 else "no step replayed (step 1: a fresh run)"
+    return f"{replayed} from repetition {r.source} of {r.steps} steps; {live}{spent}; {r.cassettes}"
 
 
 def terminal_lines(r: ResampleSummary) -> list[tuple[str, str]]:

@@ -26,7 +26,7 @@ from .cost import CostEstimate, estimate
 from .distribution import rows, sample_of
 from .guard import hold_prefix
 from .plan import Plan, ResampleError, Target, source_problem, step_problem, unknown_task
-from .prefix import PrefixError, first_difference, interactions, is_complete, write_prefix
+from .prefix import PrefixError, first_difference, interactions, is_complete, step_exchanges, write_prefix
 from .result import ResampleSummary
 
 #: Cassette modes that may go live (``none`` replays only; ``off`` has no cassette to replay a prefix from).
@@ -43,6 +43,9 @@ class ResampleSession:
     #: Samples (1-based) that go live in this session; the others replay their cassettes.
     live: list[int] = field(default_factory=list)
     cost: CostEstimate | None = None
+    #: The source's exchanges replayed before the resampled step (its failed attempts included), and its steps.
+    prefix: int = 0
+    steps: int = 0
 
     def covers(self, task_id: str | None) -> bool:
         return self.plan.covers(task_id)
@@ -74,10 +77,12 @@ class ResampleSession:
             self.source = interactions(self.source_path)
         except PrefixError as exc:
             raise ResampleError(f"--consistency-resample={self.plan.target}: {exc}") from None
-        problem = step_problem(self.plan, len(self.source), self.shown(self.source_path))
+        exchanges = step_exchanges(self.source)
+        self.steps = len(exchanges)
+        problem = step_problem(self.plan, self.steps, self.shown(self.source_path))
         if problem:
             raise ResampleError(problem)
-        length = self.plan.prefix_length
+        self.prefix = length = exchanges[self.plan.step - 1]
         for sample in range(1, self.plan.samples + 1):
             path = self.plan.sample_cassette(self.source_path, sample)
             if self.mode == "all" or not path.is_file():
@@ -98,7 +103,7 @@ class ResampleSession:
                     f"{self.shown(self.source_path)}): the repetition was re-recorded since. Delete "
                     f"{self.shown(self.cassettes_dir)} and resample again (--consistency-record=once)"
                 )
-        self.cost = estimate(self.source, self.plan.step, len(self.live))
+        self.cost = estimate(self.source, self.prefix + 1, len(self.live))
         if not self.live:
             return
         flag = f"--consistency-resample={self.plan.target}"
@@ -123,7 +128,7 @@ class ResampleSession:
     def live_providers(self) -> list[str]:
         """The APIs the resampled steps spoke, as recorded (a sample will speak them live)."""
         found = []
-        for exchange in (self.source or [])[self.plan.step - 1 :]:
+        for exchange in (self.source or [])[self.prefix :]:
             request = exchange.get("request") or {}
             headers = {str(k).lower(): v for k, v in (request.get("headers") or {}).items()}
             provider = provider_of(headers, str(request.get("uri", "")))
@@ -136,7 +141,8 @@ class ResampleSession:
         plan = self.plan
         first = (
             f"consistency resample: {plan.target}, {plan.samples} sample(s) from repetition {plan.source}'s prefix "
-            f"(steps 1..{plan.prefix_length} replayed), cassettes {self.shown(self.cassettes_dir)}"
+            f"({f'steps 1..{plan.step - 1} replayed' if plan.step > 1 else 'nothing replayed'}), cassettes "
+            f"{self.shown(self.cassettes_dir)}"
         )
         if self.cost is None:
             return [first, "consistency resample: cost not estimated (no recording of the repetition yet)"]
@@ -195,7 +201,7 @@ class ResampleSession:
         if sample not in self.live:
             return path, "none"
         assert self.source is not None  # check_files read it, or the session was refused at collection
-        write_prefix(self.source, self.plan.prefix_length, path)
+        write_prefix(self.source, self.prefix, path)
         return path, "new_episodes"
 
     def is_live(self, sample: int) -> bool:
@@ -204,13 +210,16 @@ class ResampleSession:
     def guard(self, active: Any) -> None:
         """Hold a live sample's cassette to its prefix (:func:`.guard.hold_prefix`) once it was entered."""
         if self.is_live(active.repeat) and active.vcr_cassette is not None:
-            hold_prefix(active.vcr_cassette, self.plan.prefix_length)
+            hold_prefix(active.vcr_cassette, self.prefix)
 
     def mismatch_message(self, sample: int, calls: list[Any]) -> str | None:
         """A prefix call that did not replay, named by its step; None when the mismatch (if any) is past the
         prefix (a committed sample whose later steps no longer match)."""
-        for index, call in enumerate(calls[: self.plan.prefix_length], start=1):
-            if call.error == "replay_mismatch":
+        index = 1
+        for call in calls[: self.prefix]:
+            if call.error != "replay_mismatch":
+                index += int(is_step(call))
+            else:
                 detail = f" [{call.detail}]" if call.detail else ""
                 return (
                     f"resample {self.plan.target}, sample {sample}: the agent's request at step {index} is not the one "
@@ -233,11 +242,10 @@ class ResampleSession:
                 why = rep.message or rep.infrastructure or rep.outcome
                 errors.append(f"sample {rep.repeat}: {rep.outcome} ({why})")
                 continue
-            decision = rep.calls[step - 1].decision if len(rep.calls) >= step else None
+            taken = [call for call in rep.calls if is_step(call)]
+            decision = taken[step - 1].decision if len(taken) >= step else None
             key = None if decision is None else decision.key()
             label = None if decision is None else decision.label()
-            if key is None and len(rep.calls) >= step:
-                key, label = "unparsed", "(no decision parsed)"
             scored.append(sample_of(key, label, step, rep.outcome in SUCCESS))
         return ResampleSummary(
             task=self.plan.task,
@@ -245,7 +253,7 @@ class ResampleSession:
             source=self.plan.source,
             samples=self.plan.samples,
             scored=len(scored),
-            steps=len(self.source or ()),
+            steps=self.steps,
             cassettes=self.shown(self.cassettes_dir),
             live=len(self.live),
             estimated_calls=self.cost.calls if self.cost else 0,
@@ -253,6 +261,11 @@ class ResampleSession:
             rows=rows(scored),
             errors=errors,
         )
+
+
+def is_step(call: Any) -> bool:
+    """An answered call with a decision: a step of the trajectory (a retried failed attempt is not)."""
+    return call.decision is not None and call.status is not None and 200 <= call.status < 300
 
 
 def build(settings: Any, cassette_root: Path, display_root: Path) -> ResampleSession | None:

@@ -58,7 +58,6 @@ def test_sample_cassettes_sit_beside_the_source() -> None:
     plan = Plan(Target(TASK, 2), samples=4, source=3)
     source = Path("cassettes/examples/test_react_tasks/test_react_invoice-sender-1/rep-3.yaml")
     assert plan.sample_cassette(source, 2) == source.parent / "resample" / "rep3@2" / "sample-2.yaml"
-    assert plan.prefix_length == 1
 
 
 def test_unknown_task_lists_the_close_ids() -> None:
@@ -89,7 +88,7 @@ def test_ranges() -> None:
     assert problem == (f"--consistency-resample-from=6: {TASK} has 5 repetition(s); choose a repetition from 1 to 5")
     assert step_problem(plan, 4, "c.yaml") is None
     problem = step_problem(plan, 3, "c.yaml")
-    assert problem is not None and "step 4 is out of range" in problem and "made 3 call(s)" in problem
+    assert problem is not None and "step 4 is out of range" in problem and "made 3 model call(s)" in problem
     assert "STEP is 1 to 3" in problem
     problem = step_problem(plan, 0, "c.yaml")
-    assert problem is not None and "holds no recorded call" in problem
+    assert problem is not None and "holds no recorded model call" in problem

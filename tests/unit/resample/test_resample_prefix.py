@@ -43,3 +43,15 @@ def test_not_a_cassette(tmp_path: Path) -> None:
     bad.write_text("interactions: [\n")
     with pytest.raises(PrefixError, match="cannot read cassette"):
         interactions(bad)
+
+
+def test_a_retried_failed_attempt_is_an_exchange_but_not_a_step() -> None:
+    from pytest_consistency.resample.prefix import step_exchanges
+
+    limited = exchange(1)
+    limited["response"]["status"] = {"code": 429, "message": "Too Many Requests"}
+    models = {"request": {"method": "GET", "uri": "http://h/v1/models"}, "response": {"status": {"code": 200}}}
+    messages = exchange(4)
+    messages["request"]["uri"] = "http://h/v1/messages?beta=true"
+    source = [limited, exchange(1), models, exchange(2), messages]
+    assert step_exchanges(source) == [1, 3, 4]  # step 1 is exchange 1 (after the 429), step 3 the Messages call
