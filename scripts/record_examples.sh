@@ -107,4 +107,26 @@ json.dump(expected, open("examples/expected.json", "w"), indent=2)
 print(json.dumps(expected, indent=2))
 PY
 rm -f /tmp/examples-recorded-report.json /tmp/examples-replayed-report.json
+# The resampling demos' figures, replayed offline as CI replays them: expected.json's "resample" section.
+if [ -f examples/resample-demo.txt ]; then
+  while read -r target samples source; do
+    [ -z "$target" ] || [ "${target:0:1}" = "#" ] && continue
+    env -u EXAMPLE_LLM_KEY -u EXAMPLE_GATEWAY_KEY "$PY" -m pytest examples -p no:cacheprovider -p no:randomly -q \
+      --consistency-config=examples/consistency.yaml "--consistency-resample=$target" \
+      "--consistency-resample-n=$samples" "--consistency-resample-from=$source" \
+      --consistency-report=/tmp/examples-resample-report.json >/dev/null || true
+    "$PY" - "$target" "$source" <<'PY'
+import json, sys
+target, source = sys.argv[1], int(sys.argv[2])
+section = json.load(open("/tmp/examples-resample-report.json"))["summary"]["resample"]
+expected = json.load(open("examples/expected.json"))
+expected.setdefault("resample", {})[f"{target} from {source}"] = {
+    "samples": section["samples"], "steps": section["steps"],
+    "rows": [[row["label"], row["samples"], row["passed"]] for row in section["rows"]],
+}
+json.dump(expected, open("examples/expected.json", "w"), indent=2)
+PY
+  done < examples/resample-demo.txt
+  rm -f /tmp/examples-resample-report.json
+fi
 echo "== done in $((SECONDS - START))s"

@@ -130,3 +130,39 @@ def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(t
     assert junit_props(sampled)["consistency.task.attribution"] == "agent"
     assert float(junit_props(suite)["consistency.gap_pp"]) == report["summary"]["consistency_gap_pp"]
     assert cases["gates"].find("failure") is None
+
+
+DEMOS = [line.split() for line in (ROOT / "examples" / "resample-demo.txt").read_text().splitlines()]
+DEMOS = [d for d in DEMOS if d and not d[0].startswith("#")]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(("target", "samples", "source"), DEMOS, ids=[d[0].rsplit("@", 1)[1] for d in DEMOS])
+def test_resampling_demo_replays_offline_from_committed_cassettes(
+    tmp_path: Path, target: str, samples: str, source: str, workers: list[str]
+) -> None:
+    """The ReAct task's resampling demos: no key, no network, the decision distribution as recorded."""
+    args = [f"--consistency-resample={target}", f"--consistency-resample-n={samples}"]
+    result, report = replay(tmp_path, *args, f"--consistency-resample-from={source}", *workers)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    section = report["summary"]["resample"]
+    expected = EXPECTED["resample"][f"{target} from {source}"]
+    assert [[r["label"], r["samples"], r["passed"]] for r in section["rows"]] == expected["rows"]
+    assert (section["samples"], section["steps"], section["live"]) == (expected["samples"], expected["steps"], 0)
+    assert "every sample replays its committed cassette: no live call" in result.stdout
+    assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
+
+
+def test_bisection_of_the_react_task_replays_offline_and_names_step_1(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    target, samples, source = DEMOS[0]
+    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    command = [sys.executable, "-m", "pytest_consistency.resample", target.rsplit("@", 1)[0], "-n", samples]
+    command += ["--from", source, "--reports", str(tmp_path), "--", "examples", "-p", "no:randomly"]
+    command += ["--consistency-config=examples/consistency.yaml", f"--consistency-cassettes={ROOT / 'cassettes'}"]
+    command += [f"--consistency-md={tmp_path / 'out.md'}", f"--consistency-html={tmp_path / 'out.html'}"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("step 1 is the step whose resampling alone reproduces")

@@ -218,7 +218,7 @@ def test_replay_only_with_missing_samples_says_the_cost_and_the_command(
         ([f"--consistency-resample={TASK}x@2"], f"no marked task '{TASK}x' was collected*closest task ids: {TASK}"),
         (
             [f"--consistency-resample={TASK}@3"],
-            "*step 3 is out of range; repetition 1 of * made 2 call(s)*STEP is 1 to 2",
+            "*step 3 is out of range; repetition 1 of * made 2 model call(s)*STEP is 1 to 2",
         ),
         ([f"--consistency-resample={TASK}@1", "--consistency-resample-from=4"], "*has 3 repetition(s); choose *1 to 3"),
         ([f"--consistency-resample={TASK}@1", "--consistency-resample-n=0"], "*--consistency-resample-n*at least 1*"),
