@@ -116,16 +116,21 @@ def segments(tree: Sequence[TreeNode]) -> list[Segment]:
         return []
     children = children_of(tree)
     out: list[Segment] = []
-    stack = [(child, 0) for child in reversed(children[0])]
+
+    def branches(nodes: list[TreeNode], depth: int) -> list[tuple[TreeNode, int, bool]]:
+        """Siblings, each with whether its label is shared by another (then its arguments tell them apart)."""
+        labels = [n.label for n in nodes]
+        return [(n, depth, labels.count(n.label) > 1) for n in reversed(nodes)]
+
+    stack = branches(children[0], 0)
     while stack:
-        node, depth = stack.pop()
+        node, depth, shared = stack.pop()
         chain = [node]
         while len(children[chain[-1].id]) == 1 and not chain[-1].ended:
             chain.append(children[chain[-1].id][0])
-        out.append(
-            Segment(depth, chain[0].step, chain[-1].step, tuple(n.label for n in chain), node.count, node.passed)
-        )
-        stack.extend((child, depth + 1) for child in reversed(children[chain[-1].id]))
+        labels = (node.detail if shared else node.label, *(n.label for n in chain[1:]))
+        out.append(Segment(depth, chain[0].step, chain[-1].step, labels, node.count, node.passed))
+        stack.extend(branches(children[chain[-1].id], depth + 1))
     return out
 
 
