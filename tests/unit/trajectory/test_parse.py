@@ -259,7 +259,6 @@ def test_long_text_is_cut_but_keyed_by_its_whole() -> None:
     first = Decision.of("word " * MAX_TEXT + "a")
     second = Decision.of("word " * MAX_TEXT + "b")
     assert MAX_TEXT - 6 <= len(first.text) <= MAX_TEXT and first.text == second.text
-    assert first.text.endswith("word …")
     assert first.key() != second.key()
 
 
