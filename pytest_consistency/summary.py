@@ -39,6 +39,7 @@ from .result import (
 )
 from .stats.binomial import clopper_pearson, pass_hat_k_interval
 from .stats.suite import suite_intervals
+from .trajectory.divergence import DivergenceMap, divergence_map
 
 Equivalence = Callable[[Any, Any, str], bool]
 
@@ -126,7 +127,21 @@ def build_task(
         pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
         errors=errors,
         curtailed=curtailed,
+        trajectory=task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
     )
+
+
+def task_trajectory(
+    task_id: str, repetitions: list[RepetitionResult], inconsistent: bool, equivalent: Equivalence
+) -> DivergenceMap | None:
+    """The task's divergence map; text decisions compared by the session's answer equivalence (by their normalised
+    text when it is the default, or when the hook raised on them)."""
+    if equivalent is default_equivalence:
+        return divergence_map(repetitions, inconsistent)
+    try:
+        return divergence_map(repetitions, inconsistent, lambda a, b: equivalent(a, b, task_id))
+    except EquivalenceError:
+        return divergence_map(repetitions, inconsistent)
 
 
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:

@@ -49,8 +49,19 @@ def normalise_text(text: str) -> str:
     return " ".join(text.split())
 
 
+#: Characters a credential is made of: a cut never ends inside a run of them.
+TOKEN = re.compile(r"[A-Za-z0-9_\-.~+/=]+$")
+
+
 def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` cut to ``limit`` characters, never inside a word: half a key would escape the redaction of the
+    whole key (outputs redact known keys literally), so the word a cut would split is dropped whole."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if TOKEN.match(text[limit - 1 : limit]):  # the cut falls inside a word: drop the word's first part
+        cut = TOKEN.sub("", cut)
+    return cut + "…"
 
 
 def digest(text: str) -> str:
@@ -129,6 +140,13 @@ class Decision:
         if self.text:
             return clip("text: " + self.text, MAX_LABEL)
         return "(empty)" if self.stop_reason is None else f"(empty, {self.stop_reason})"
+
+    def detail(self) -> str:
+        """The label with the arguments of each tool call (cut): what tells apart two calls of the same tools."""
+        if not self.tool_calls:
+            return self.label()
+        calls = ", ".join(f"{call.name}({clip(call.arguments, MAX_LABEL)})" for call in self.tool_calls)
+        return clip(("tool " if len(self.tool_calls) == 1 else "tools ") + calls, 2 * MAX_LABEL)
 
     @property
     def tool_names(self) -> tuple[str, ...]:

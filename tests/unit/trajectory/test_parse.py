@@ -17,7 +17,7 @@ import pytest
 from pytest_consistency.providers.anthropic import PROVIDER as ANTHROPIC
 from pytest_consistency.providers.openai import PROVIDER as OPENAI
 from pytest_consistency.records import CallRecord
-from pytest_consistency.trajectory.model import MAX_TEXT, Decision, Message, ToolCall
+from pytest_consistency.trajectory.model import MAX_TEXT, Decision, Message, ToolCall, clip
 from pytest_consistency.wire import ResponseTap
 
 CHAT = "http://h/v1/chat/completions"
@@ -256,10 +256,18 @@ def test_messages_refusal_stop_reason() -> None:
 
 
 def test_long_text_is_cut_but_keyed_by_its_whole() -> None:
-    first = Decision.of("x" * (MAX_TEXT + 10) + "a")
-    second = Decision.of("x" * (MAX_TEXT + 10) + "b")
-    assert len(first.text) == MAX_TEXT and first.text == second.text
+    first = Decision.of("word " * MAX_TEXT + "a")
+    second = Decision.of("word " * MAX_TEXT + "b")
+    assert MAX_TEXT - 6 <= len(first.text) <= MAX_TEXT and first.text == second.text
     assert first.key() != second.key()
+
+
+def test_a_cut_never_keeps_part_of_a_word() -> None:
+    """Half a key would escape redaction of the whole key: the word a cut falls in is dropped whole."""
+    key = "sk-test-good-key-0123456789abcdef"
+    assert clip("find " + key + " now", 20) == "find …"
+    assert clip(key, 10) == "…"
+    assert clip("short", 10) == "short"
 
 
 def test_react_action_line_is_the_key_of_a_text_step() -> None:
