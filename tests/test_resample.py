@@ -118,6 +118,10 @@ def test_resampling_step_2_replays_the_prefix_and_samples_the_step_live(
         "  action: calendar[friday]        1       1\n"
         "  action: answer[Bob]             1       0\n"
     ) in out
+    # The attribution line of the task carries the resampling clause, after where the samples part.
+    parts = load_report(recorded)["tasks"][0]["trajectory"]["parts"]
+    assert parts[0].startswith("repetitions part at step 2")
+    assert parts[1] == "resampling step 2 alone gives 3 distinct decisions in 4 samples"
     # The task's other repetitions and tasks are not run: the session is the four samples.
     task = load_report(recorded)["tasks"]
     assert [t["task_id"] for t in task] == [TASK] and task[0]["n"] == 4

@@ -263,6 +263,15 @@ class ResampleSession:
         )
 
 
+def attribute(tasks: Iterable[Any], result: ResampleSummary) -> None:
+    """Add the resampling clause to the resampled task's attribution line, after where its repetitions part:
+    "repetitions part at step 2 (...); resampling step 2 alone gives 3 distinct decisions in 10 samples; ..."."""
+    for task in tasks:
+        mapped = getattr(task, "trajectory", None)
+        if task.task_id == result.task and mapped is not None and mapped.parts:
+            mapped.parts.insert(1, result.clause())
+
+
 def is_step(call: Any) -> bool:
     """An answered call with a decision: a step of the trajectory (a retried failed attempt is not)."""
     return call.decision is not None and call.status is not None and 200 <= call.status < 300
