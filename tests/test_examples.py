@@ -60,7 +60,7 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
-    assert len(files) == 35
+    assert len(files) == 60  # 35, the ReAct task's 5 and its resampling demos' 2 x 10 samples
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()
@@ -87,13 +87,13 @@ def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate
     gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
     result, report = replay(tmp_path, *gate, root=degraded(tmp_path))
     assert result.returncode == 1, result.stdout[-3000:]
-    # The task is shared by both routes' tests, so the agent's regression shows on both; with 7 tasks compared,
-    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 7 / 2.
+    # The task is shared by both routes' tests, so the agent's regression shows on both; with 8 tasks compared,
+    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 8 / 2.
     for test in ("test_pinned", "test_anthropic_pinned"):
-        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00342  REGRESSION" in (
+        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00391  REGRESSION" in (
             result.stdout
         )
-    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.88" in result.stdout
+    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.994" in result.stdout
     assert "gate --consistency-regressions-max: consistency regressions 2 > 0  FAILED" in result.stdout
     comparison = report["summary"]["comparison"]
     assert [t["task_id"].split("::")[1] for t in comparison["tasks"] if t["regression"]] == [
@@ -120,7 +120,7 @@ def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(t
     assert result.returncode == 0, result.stdout[-3000:]
     validate_junit(xml)
     (suite,) = ET.parse(xml).getroot().findall("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("36", "0", "0")  # 35 + the gates
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("41", "0", "0")  # 40 + the gates
     cases = {(c.get("name") or ""): c for c in suite.iter("testcase")}
     pinned = junit_props(cases["test_pinned[invoice-sender-rep1]"])
     assert pinned["consistency.task.passes"] == "5/5" and pinned["consistency.task.verdict"] == "pass"
