@@ -220,8 +220,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = kept
     if state.resample is not None:  # only the target task's samples run
         kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
-        if problem is not None:
+        if problem is not None and not is_worker(config):
             raise pytest.UsageError(problem)
+        if problem is not None:  # an xdist worker cannot stop the session: one item fails with the message
+            kept, dropped = items[:1], items[1:]
+            for item in kept:
+                item.stash[STOP] = ("fail", problem)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept

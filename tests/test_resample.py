@@ -322,3 +322,13 @@ def test_bisection_stops_on_a_probe_error(recorded: pytest.Pytester, fake: FakeO
     assert done.returncode == 2
     assert "step 1: the resample session exited 4" in done.stderr
     assert "must be sampled live, but this session replays only" in done.stderr
+
+
+def test_an_unknown_task_under_xdist_fails_with_the_same_message_instead_of_crashing_the_workers(
+    recorded: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    result = run(recorded, fake, "none", f"--consistency-resample={TASK}x@1", "-n", "2")
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "INTERNALERROR" not in out
+    assert f"no marked task '{TASK}x' was collected" in out and f"closest task ids: {TASK}" in out
