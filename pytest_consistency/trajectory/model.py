@@ -214,7 +214,12 @@ def decision_from_data(data: Any) -> Decision | None:
         ToolCall(str(c["name"]), str(c.get("arguments", "{}")), c.get("id")) for c in data.get("tool_calls", ())
     )
     return Decision(
-        str(data.get("text", "")), calls, data.get("stop_reason"), data.get("refusal"), data.get("text_digest")
+        str(data.get("text", "")),
+        calls,
+        data.get("stop_reason"),
+        data.get("refusal"),
+        data.get("text_digest"),
+        data.get("action"),
     )
 
 
