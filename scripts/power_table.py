@@ -1,4 +1,4 @@
-"""Print the power table of the README: how often each regression test fires, for A/A and for four kinds of drop.
+"""Print the power table of docs/baselines.md: how often each regression test fires, for A/A and for four kinds of drop.
 
 Baseline pass rates: the A/A mix of tests/unit/stats (8 tasks at 1.0, 4 at 0.9, 4 at 0.7, 2 at 0.5, 2 at 0.2),
 repeated for 100 tasks. Seeded, so the table is the same every time: ``python scripts/power_table.py [reps]``.

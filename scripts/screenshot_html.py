@@ -1,6 +1,8 @@
 """Regenerate docs/html-report.png: the HTML report of the example suite, as a reader first sees it.
 
 Why a script: the picture in the README must show what the current code renders, so it is produced, never drawn.
+Everything it writes but the picture goes into a temporary directory (the main job's outputs beside examples/ stay
+as that command left them); tests/test_docs_site.py checks the page it photographs against examples/expected.json.
 It replays the example suite from cassettes/ (offline, no key), writes its ``--consistency-html`` page, opens it from
 disk in headless Chromium (Debian's /usr/bin/chromium through Playwright; no browser download), clicks one
 repetition so the details panel is filled, and saves the top 1600 px of the page at 1280 px wide.
@@ -24,7 +26,9 @@ HEIGHT = 1600
 
 def replay_html(workdir: Path) -> Path:
     """Run the example suite from its cassettes and return the HTML page it wrote."""
-    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    dropped = ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GITHUB_STEP_SUMMARY")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # nothing written into examples/, not even bytecode
     html = workdir / "report.html"
     subprocess.run(
         [
@@ -41,6 +45,8 @@ def replay_html(workdir: Path) -> Path:
             f"--consistency-report={workdir / 'report.json'}",
             f"--consistency-cassettes={ROOT / 'cassettes'}",
             f"--consistency-html={html}",
+            # examples/consistency.yaml asks for a Markdown summary beside it (the main job's output): not here
+            f"--consistency-md={workdir / 'summary.md'}",
         ],
         cwd=ROOT,
         env=env,
@@ -67,6 +73,8 @@ def screenshot(html: Path, out: Path, chromium: str) -> None:
             cells = row.locator("td.c")
             target = next((i for i in range(cells.count()) if "✓" in (cells.nth(i).text_content() or "")), 0)
             cells.nth(target).click()
+            # Focusing a cell at the right scrolls the grid's box sideways; show the task column as a reader sees it.
+            page.evaluate("document.querySelectorAll('.gridwrap').forEach(e => { e.scrollLeft = 0; })")
             height = min(HEIGHT, int(page.evaluate("document.documentElement.scrollHeight")))
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out), full_page=True, clip={"x": 0, "y": 0, "width": WIDTH, "height": height})

@@ -274,7 +274,7 @@ def test_a_merge_never_passes_a_run_whose_equivalence_hook_raised(pytester: pyte
     pytester.makeconftest(EQUIV_RAISES)
     pytester.makepyfile(pattern_suite({"a": "PPP"}, answers={"a": ["x", "y", "x"]}))
     full = pytester.runpytest("--consistency-report=report.json")
-    assert full.ret == 1  # the README: a figure is missing, the run fails
+    assert full.ret == 1  # docs/metrics.md: a figure is missing, the run fails
     merged = cli("merge", "report.json", "-o", "m.json", cwd=pytester.path)
     assert merged.returncode == 1, merged.stdout  # the merge passes what the full run failed
 

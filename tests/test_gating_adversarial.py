@@ -4,7 +4,7 @@ Every test runs real inner sessions (pytester) and the installed ``pytest-consis
 subprocess; nothing of the plugin is patched. Each test tries to break one promise; those that failed on the first
 version of these features (regressions gate with nothing compared, baselines and merged reports with impossible
 values, merging incomplete or interrupted shards, adaptive mode after a skip) guard the fixes. The one strict xfail
-documents the limit of curtailment that the README states.
+documents the limit of curtailment that docs/baselines.md states.
 """
 
 from __future__ import annotations

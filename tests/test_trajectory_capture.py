@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fake_anthropic import MODEL, FakeAnthropic
+from fake_anthropic import Step as AnthropicStep
 from fake_openai import FakeOpenAI, Step
-from suites import report_calls, run_recorded
+from suites import report_calls, run_mode, run_recorded
 
 AGENT = """
 import json, pytest
@@ -93,3 +95,71 @@ def test_live_and_replayed_calls_carry_the_same_steps(
     replayed = report_calls(pytester)
     assert all(c["replayed"] for c in replayed)
     assert decisions(replayed) == decisions(recorded)
+
+
+RESPONSES_AGENT = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(pinned_client, consistency):
+    if {stream}:
+        events = pinned_client.responses.create(model="fake-model", instructions="Be brief.", input="ok?", stream=True)
+        text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    else:
+        text = pinned_client.responses.create(model="fake-model", instructions="Be brief.", input="ok?").output_text
+    consistency.record(text)
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_api_steps_live_and_replayed(pytester: pytest.Pytester, fake: FakeOpenAI, stream: bool) -> None:
+    fake.script(Step(text="total 42"), Step(text="total 42"))
+    pytester.makepyfile(test_agent=RESPONSES_AGENT.format(stream=stream))
+    live = run_recorded(pytester, fake.base_url, "once", "-p", "no:randomly")
+    assert live.ret == 0, live.stdout.str()
+    recorded = report_calls(pytester)
+    assert [c["decision"]["text"] for c in recorded] == ["total 42"] * 2
+    assert recorded[0]["decision"]["stop_reason"] == "completed"
+    assert recorded[0]["asked"] == [
+        {"role": "system", "text": "Be brief.", "tool_call_id": None},
+        {"role": "user", "text": "ok?", "tool_call_id": None},
+    ]
+    fake.reset()
+    assert run_recorded(pytester, fake.base_url, "none", "-p", "no:randomly").ret == 0
+    assert fake.requests == [] and decisions(report_calls(pytester)) == decisions(recorded)
+
+
+MESSAGES_AGENT = """
+import pytest
+
+MODEL = {model!r}
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(pinned_anthropic_client, consistency):
+    request = dict(model=MODEL, max_tokens=64, system="Be brief.", messages=[{{"role": "user", "content": "sender?"}}])
+    if {stream}:
+        with pinned_anthropic_client.messages.stream(**request) as stream:
+            text = "".join(stream.text_stream)
+    else:
+        text = pinned_anthropic_client.messages.create(**request).content[0].text
+    consistency.record(text)
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_messages_api_steps_live_and_replayed(
+    pytester: pytest.Pytester, claude: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    claude.script(AnthropicStep(text="alice  wrote it"), AnthropicStep(text="bob", stop_reason="max_tokens"))
+    pytester.makepyfile(test_agent=MESSAGES_AGENT.format(model=MODEL, stream=stream))
+    assert run_mode(pytester, "once").ret == 0
+    recorded = report_calls(pytester)
+    assert [(c["decision"]["text"], c["decision"]["stop_reason"]) for c in recorded] == [
+        ("alice wrote it", "end_turn"),
+        ("bob", "max_tokens"),
+    ]
+    assert [m["role"] for m in recorded[0]["asked"]] == ["system", "user"]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    claude.reset()
+    assert run_mode(pytester, "none").ret == 0
+    assert claude.requests == [] and decisions(report_calls(pytester)) == decisions(recorded)

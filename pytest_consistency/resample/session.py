@@ -266,10 +266,12 @@ class ResampleSession:
 def attribute(tasks: Iterable[Any], result: ResampleSummary) -> None:
     """Add the resampling clause to the resampled task's attribution line, after where its repetitions part:
     "repetitions part at step 2 (...); resampling step 2 alone gives 3 distinct decisions in 10 samples; ..."."""
+    from ..trajectory.divergence import add_clause
+
     for task in tasks:
         mapped = getattr(task, "trajectory", None)
         if task.task_id == result.task and mapped is not None and mapped.parts:
-            mapped.parts.insert(1, result.clause())
+            add_clause(mapped, result.clause())
 
 
 def is_step(call: Any) -> bool:

@@ -118,3 +118,9 @@ def attribution_parts(mapped: DivergenceMap) -> list[str]:
         )
         parts.append(f"passes per branch: {listed}" + (", ..." if len(shares) > 4 else ""))
     return parts
+
+
+def add_clause(mapped: DivergenceMap, clause: str) -> None:
+    """Add a later analysis's clause to the attribution line: after where the repetitions part (before the branches'
+    pass shares), or last when they never part."""
+    mapped.parts.insert(1 if mapped.divergent_step is not None and mapped.parts else len(mapped.parts), clause)

@@ -3,7 +3,7 @@
 A/A: two runs of the same agent (the A/A mix of test_stats_aa.py); the stratified test must fire at most alpha = 5 %
 of the time (+ 3 Monte Carlo standard errors), at 20 and 100 tasks. Power: 20 tasks at n = 5 with every pass rate
 x 0.8, the case the per-task gate misses: the stratified test fires about 88 % of the time, McNemar on pass^n flips
-about 84 %, per-task Boschloo with Benjamini-Hochberg about 2 %. The full table is in the README
+about 84 %, per-task Boschloo with Benjamini-Hochberg about 2 %. The full table is in docs/baselines.md
 (scripts/power_table.py).
 """
 

@@ -161,3 +161,16 @@ def test_many_branches_are_listed_with_their_shares() -> None:
     assert mapped is not None
     assert mapped.parts[0] == "repetitions part at step 1 (tool `t1` vs `t2` vs `t3` vs 3 more)"
     assert mapped.parts[1] == "passes per branch: `t1` 1/1, `t2` 0/1, `t3` 1/1, `t4` 0/1, ..."
+
+
+def test_a_later_clause_goes_after_where_they_part() -> None:
+    from pytest_consistency.trajectory.divergence import add_clause
+
+    reps = [rep(1, "passed", tool("a")), rep(2, "failed", tool("b"))]
+    mapped = divergence_map(reps, inconsistent=True)
+    assert mapped is not None
+    add_clause(mapped, "resampling step 1 alone gives 2 distinct decisions in 10 samples")
+    assert mapped.line == (
+        "repetitions part at step 1 (tool `a` vs `b`); resampling step 1 alone gives 2 distinct decisions in 10 "
+        "samples; the branch through `a` passes 1/1, the other 0/1"
+    )

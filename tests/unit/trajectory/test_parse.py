@@ -339,3 +339,22 @@ def test_messages_asked() -> None:
     assert ANTHROPIC.asked(MESSAGES, body) == (Message("tool", "found", "t1"), Message("user", "and then?"))
     first = {"system": "Be brief.", "messages": [{"role": "user", "content": "Find it"}]}
     assert ANTHROPIC.asked(MESSAGES, first) == (Message("system", "Be brief."), Message("user", "Find it"))
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        Decision.of("Thought: x\nAction: mail[x]"),
+        Decision.of("", (ToolCall("f", '{"a":1}', None), ToolCall("g", "raw", "c2")), "tool_calls"),
+        Decision.of("word " * MAX_TEXT, refusal="no"),
+        Decision(),
+    ],
+)
+def test_a_decision_survives_the_repetition_payload(decision: Decision) -> None:
+    """The collector reads each call from the worker's JSON payload: every field comes back, the ReAct action too."""
+    from pytest_consistency.serial import to_data
+    from pytest_consistency.trajectory.model import asked_from_data, decision_from_data
+
+    assert decision_from_data(json.loads(json.dumps(to_data(decision)))) == decision
+    asked = (Message("tool", "found", "c1"), Message("user", "and?"))
+    assert asked_from_data(json.loads(json.dumps(to_data(asked)))) == asked

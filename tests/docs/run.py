@@ -1,0 +1,147 @@
+"""Running one block of a page as the docs convention says (docs/contributing-docs.md).
+
+Why each kind runs as it does: python is exec'd alone, so a block works when copied on its own; a consistency.yaml
+sample goes through the plugin's own settings loader in a real pytest session, so a misspelt key fails; commands run
+as a user would type them, in a fresh directory holding exactly the files the page shows, so a command over a
+folder the page never creates fails the way it would fail for the reader.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .blocks import ROOT, Block, console_commands, output_mismatch
+
+#: The venv the tests run in: its ``pytest``, ``pytest-consistency`` and ``python`` are the ones a page's commands get.
+BIN = Path(sys.executable).parent
+
+#: Variables of the developer's shell that would change what a page's command does.
+DROPPED = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "EXAMPLE_LLM_KEY",
+    "EXAMPLE_GATEWAY_KEY",
+    "GITHUB_STEP_SUMMARY",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_CURRENT_TEST",
+)
+
+TIMEOUT = 600
+
+
+class BlockFailed(AssertionError):
+    """A block did not do what its page says."""
+
+
+def run_python(block: Block, workdir: Path) -> None:
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    previous = Path.cwd()
+    os.chdir(workdir)
+    try:
+        for part in (*block.chain, block):
+            exec(compile(part.source, f"{part.page}:{part.line}", "exec"), namespace)
+    finally:
+        os.chdir(previous)
+
+
+def run_yaml(block: Block) -> None:
+    try:
+        yaml.safe_load(block.source)
+    except yaml.YAMLError as exc:
+        raise BlockFailed(f"{block.id}: not valid YAML: {exc}") from None
+
+
+def run_consistency_yaml(block: Block, workdir: Path, env: dict[str, str]) -> None:
+    """Through the plugin's loader: an inner session that only reads its settings (no test to collect)."""
+    (workdir / "consistency.yaml").write_text(block.source, encoding="utf-8")
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "--consistency-config=consistency.yaml"]
+    result = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    if result.returncode != 5:  # 5: no tests collected, the settings were read
+        output = (result.stdout + result.stderr)[-3000:]
+        raise BlockFailed(f"{block.id}: the plugin refused this consistency.yaml (exit {result.returncode}):\n{output}")
+
+
+def write_files(block: Block, workdir: Path) -> None:
+    for file in block.files:
+        target = workdir / file.options["file"]
+        if not target.resolve().is_relative_to(workdir.resolve()):
+            raise BlockFailed(f"{file.id}: file={file.options['file']} is outside the session directory")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file.source, encoding="utf-8")
+
+
+def copy_examples(workdir: Path) -> None:
+    """The example suite as a clone has it: examples/, its cassettes, scripts/ and the copyable conftest."""
+    ignore = shutil.ignore_patterns("__pycache__", "consistency-report*", "consistency-summary.md")
+    shutil.copytree(ROOT / "examples", workdir / "examples", ignore=ignore)
+    shutil.copytree(ROOT / "cassettes", workdir / "cassettes", ignore=ignore)
+    shutil.copytree(ROOT / "scripts", workdir / "scripts", ignore=ignore)
+    shutil.copy(ROOT / "conftest_example.py", workdir)
+
+
+def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in DROPPED}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["COLUMNS"] = "80"
+    env["PYTHON"] = sys.executable  # scripts/ci_local.sh runs the example suite with it
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:cacheprovider").strip()
+    if "openai" in servers:
+        env["OPENAI_BASE_URL"] = servers["openai"].base_url
+        env["OPENAI_API_KEY"] = servers["openai_key"]
+    if "anthropic" in servers:
+        env["ANTHROPIC_BASE_URL"] = servers["anthropic"].base_url
+        env["ANTHROPIC_API_KEY"] = servers["anthropic_key"]
+    for pair in block.options.get("env", "").split():
+        name, _, value = pair.partition("=")
+        env[name] = value
+    return env
+
+
+def shell(script: str, workdir: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def run_commands(block: Block, workdir: Path, env: dict[str, str]) -> None:
+    write_files(block, workdir)
+    if "examples" in block.options:
+        copy_examples(workdir)
+    expected_exit = int(block.options.get("exit", "0"))
+    if block.kind == "shell":
+        result = shell("set -euo pipefail\n" + block.source, workdir, env)
+        if result.returncode != expected_exit:
+            raise BlockFailed(
+                f"{block.id}: exit status {result.returncode}, the page expects {expected_exit}:\n"
+                f"{(result.stdout + result.stderr)[-4000:]}"
+            )
+        return
+    commands = console_commands(block.source)
+    if not commands:
+        raise BlockFailed(f"{block.id}: a console block without a '$ ' command (use ```text for output)")
+    for index, command in enumerate(commands):
+        result = shell(command.line, workdir, env)
+        want = expected_exit if index == len(commands) - 1 else 0
+        output = (result.stdout + result.stderr).splitlines()
+        if result.returncode != want:
+            raise BlockFailed(
+                f"{block.id}: `{command.line}` exited {result.returncode}, the page expects {want}:\n"
+                + "\n".join(output[-60:])
+            )
+        mismatch = output_mismatch(command.expected, output)
+        if mismatch is not None:
+            raise BlockFailed(
+                f"{block.id}: `{command.line}` does not print what the page shows: {mismatch}\n--- real output:\n"
+                + "\n".join(output[-80:])
+            )

@@ -1,0 +1,72 @@
+"""Every code block of README.md and docs/*.md is run (or skipped with a reason), one test item per block.
+
+The convention an author follows is docs/contributing-docs.md; the parsing is tests/docs/blocks.py and the running
+tests/docs/run.py. Items are ``PAGE:LINE-LANG``, so ``-k recipes`` runs one page's blocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docs.blocks import ROOT, Block, DirectiveError, page_blocks, pages
+from docs.run import command_env, run_commands, run_consistency_yaml, run_python, run_yaml
+from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
+from fake_openai import GOOD_KEY
+
+
+def collected() -> tuple[list[Block], list[tuple[str, str]]]:
+    blocks: list[Block] = []
+    broken: list[tuple[str, str]] = []
+    for page in pages():
+        try:
+            blocks += [b for b in page_blocks(page) if b.kind != "inert" and b.kind != "file"]
+        except DirectiveError as exc:
+            broken.append((str(page.relative_to(ROOT)), str(exc)))
+    return blocks, broken
+
+
+BLOCKS, BROKEN = collected()
+
+
+@pytest.mark.parametrize("page, error", BROKEN or [("", "")], ids=[p for p, _ in BROKEN] or ["none"])
+def test_every_directive_is_readable(page: str, error: str) -> None:
+    assert not error, error
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_block(block: Block, pytester: pytest.Pytester, request: pytest.FixtureRequest) -> None:
+    kind = block.kind
+    if kind == "skip":
+        pytest.skip(f"{block.id}: {block.options['skip']}")
+    workdir: Path = pytester.path
+    if kind == "python":
+        run_python(block, workdir)
+        return
+    if kind == "yaml":
+        run_yaml(block)
+        return
+    servers: dict[str, Any] = {}
+    server = block.options.get("server")
+    if server in ("openai", "both"):
+        fake = request.getfixturevalue("fake_server")
+        fake.reset()
+        fake.keys = {GOOD_KEY, GOOD_KEY + "-second"}  # a page may show key drift with a second key
+        servers.update(openai=fake, openai_key=GOOD_KEY)
+    if server in ("anthropic", "both"):
+        claude = request.getfixturevalue("anthropic_server")
+        claude.reset()
+        claude.keys = {ANTHROPIC_KEY}
+        servers.update(anthropic=claude, anthropic_key=ANTHROPIC_KEY)
+    env = command_env(block, servers)
+    if kind == "consistency-yaml":
+        run_consistency_yaml(block, workdir, env)
+    else:
+        run_commands(block, workdir, env)
+
+
+def test_every_page_has_blocks_that_run() -> None:
+    """The collection is not silently empty (a lexer change that finds no fence would pass every page)."""
+    assert any(b.page == "README.md" and b.kind != "skip" for b in BLOCKS)
+    assert len({b.page for b in BLOCKS}) >= 5
