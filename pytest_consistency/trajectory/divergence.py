@@ -23,7 +23,8 @@ class DivergenceMap:
     ``divergent_step`` is the first step (from 1) at which they do not all decide the same (None: they never
     part); ``distinct`` the number of distinct decisions of each step among the repetitions that reached it;
     ``tool_distance`` the mean normalised edit distance between the repetitions' sequences of tool names (0:
-    the same tools in the same order, 1: nothing in common; None with fewer than two repetitions).
+    the same tools in the same order, 1: nothing in common; None with fewer than two repetitions); ``tree`` the
+    trajectory tree, empty when the repetitions never part (each took the path any one repetition's calls show).
     """
 
     repetitions: int
@@ -52,14 +53,15 @@ def divergence_map(
         return None
     keys = canonical_keys(decisions, same_text)
     runs = [Run(r.repeat, r.succeeded, k, d) for r, k, d in zip(scored, keys, decisions, strict=True)]
-    tree = build_tree(runs)
+    divergent = first_divergence(keys)
     mapped = DivergenceMap(
         repetitions=len(runs),
         steps=max(len(k) for k in keys),
-        divergent_step=first_divergence(keys),
+        divergent_step=divergent,
         distinct=distinct_per_step(keys),
         tool_distance=mean_distance([tuple(name for d in run for name in d.tool_names) for run in decisions]),
-        tree=tree,
+        # A tree that never branches is one repetition's calls again: kept only where the repetitions part.
+        tree=build_tree(runs) if divergent is not None else [],
     )
     if inconsistent:
         mapped.parts.extend(attribution_parts(mapped))
