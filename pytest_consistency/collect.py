@@ -14,6 +14,8 @@ import pytest
 
 from .records import CallRecord, RepetitionResult
 from .repetition import ActiveRepetition
+from .serial import to_data
+from .trajectory.model import asked_from_data, decision_from_data
 
 ATTRIBUTE = "consistency_payload"
 
@@ -50,7 +52,17 @@ def payload(
             "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
         }
-    return json.dumps(data)
+    return json.dumps(data, default=to_data)  # a call's decision and asked messages are dataclasses
+
+
+def call_from_payload(call: dict[str, Any]) -> CallRecord:
+    """A call record from the payload: its decision and asked messages arrive as JSON and become records again."""
+    record = CallRecord(**call)
+    if record.decision is not None:
+        record.decision = decision_from_data(record.decision)
+    if record.asked:
+        record.asked = asked_from_data(record.asked)
+    return record
 
 
 def phase_outcome(report: pytest.TestReport) -> str:
@@ -116,7 +128,7 @@ class Collector:
                 order=data["order"],
             )
             self._keep(rep)
-        rep.calls = [CallRecord(**call) for call in data["calls"]]
+        rep.calls = [call_from_payload(call) for call in data["calls"]]
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]

@@ -78,6 +78,11 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         shard=shard_of(state.settings["consistency_shard"], config.option),
     )
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
+    if state.resample is not None:
+        from .resample.session import attribute
+
+        summary.resample = state.resample.summarise(state.collector.repetitions.values())
+        attribute(summary.tasks, summary.resample)
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
         summary.warnings.append(

@@ -578,7 +578,50 @@ CASSETTE_OPTIONS = (
     ),
 )
 
+
+def resample_target(raw: Any) -> Any:
+    """``TASK@STEP`` (see :mod:`.resample.plan`)."""
+    from .resample.plan import ResampleError, parse_target
+
+    try:
+        return parse_target(raw)
+    except ResampleError as exc:
+        raise SettingError(str(exc)) from None
+
+
+RESAMPLE_OPTIONS = (
+    Option(
+        "consistency_resample",
+        "--consistency-resample",
+        ("resample", "step"),
+        resample_target,
+        "resample step STEP of task TASK (the task id as the report prints it) from a recorded repetition's exact "
+        "prefix: its first STEP-1 calls replay from its cassette, step STEP and the rest run M times "
+        "(docs/trajectory.md)",
+        metavar="TASK@STEP",
+    ),
+    Option(
+        "consistency_resample_n",
+        "--consistency-resample-n",
+        ("resample", "n"),
+        repetitions,
+        "with --consistency-resample: the number of samples M (default 10)",
+        metavar="M",
+        default=10,
+    ),
+    Option(
+        "consistency_resample_from",
+        "--consistency-resample-from",
+        ("resample", "from"),
+        repetitions,
+        "with --consistency-resample: the repetition whose prefix is replayed (default 1, the first)",
+        metavar="REP",
+        default=1,
+    ),
+)
+
 OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ANALYSIS_OPTIONS + ADAPTIVE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
+OPTIONS += RESAMPLE_OPTIONS
 BY_DEST = {option.dest: option for option in OPTIONS}
 
 

@@ -98,12 +98,26 @@ def pytest_configure(config: pytest.Config) -> None:
     state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
     ignore = state.settings["consistency_ignore_url"]
     state.ignore = (re.compile(ignore),) if ignore else ()
+    if state.settings["consistency_resample"] is not None:
+        from .resample.plan import ResampleError
+        from .resample.session import configure as configure_resample
+
+        try:
+            state.resample = configure_resample(state, config.rootpath)
+        except ResampleError as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
     config.pluginmanager.register(SetupStop(), "consistency-setup-stop")
     config.pluginmanager.register(SecretsHooks(config), "consistency-secrets")
     if not is_worker(config):
         config.pluginmanager.register(Controller(config), "consistency-controller")
         config.pluginmanager.register(JUnitAnnotator(config), "consistency-junit")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """A resample session says what it resamples and what the live samples will cost, before anything is sent."""
+    state = config.stash.get(STATE, None)
+    return [] if state is None or state.resample is None else state.resample.header()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -164,8 +178,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         problem = repeat_plugin_problem(metafunc)
     if problem is not None:  # outside the except block, so the error shows without a chained traceback
         pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
+    resample = metafunc.config.stash[STATE].resample
+    count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
     metafunc.fixturenames.append(PARAM)
-    metafunc.parametrize(PARAM, range(1, spec.n + 1), indirect=True, ids=repetition_id)
+    metafunc.parametrize(PARAM, range(1, count + 1), indirect=True, ids=repetition_id)
 
 
 def repeat_plugin_problem(metafunc: pytest.Metafunc) -> str | None:
@@ -202,6 +218,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+    if state.resample is not None:  # only the target task's samples run
+        kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
+        if problem is not None and not is_worker(config):
+            raise pytest.UsageError(problem)
+        if problem is not None:  # an xdist worker cannot stop the session: one item fails with the message
+            kept, dropped = items[:1], items[1:]
+            for item in kept:
+                item.stash[STOP] = ("fail", problem)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+
+
+def resample_task_of(item: pytest.Item) -> str | None:
+    """The task id of a marked repetition item, None for any other item."""
+    callspec = getattr(item, "callspec", None)
+    if marker_of(item) is None or callspec is None or PARAM not in callspec.params:
+        return None
+    return task_id_of(item.nodeid, int(callspec.params[PARAM]))
+
+
+def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int, int] | None:
+    """(task id, repetition, the n its marker asks for) of a marked repetition item; None for any other item."""
+    marker, task = marker_of(item), resample_task_of(item)
+    if marker is None or task is None:
+        return None
+    return task, int(item.callspec.params[PARAM]), state.spec(marker).n  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(trylast=True)
@@ -213,6 +256,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         callspec = getattr(item, "callspec", None)
         if marker is not None and callspec is not None and PARAM in callspec.params:
             item.stash[SPEC] = state.spec(marker)
+            if state.resample is not None and state.resample.covers(resample_task_of(item)):
+                item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
     for name, fixtures in ROUTE_FIXTURES.items():
         route = state.routes.get(name)
         if route is None or not any(fixtures & set(getattr(item, "fixturenames", ())) for item in items):
@@ -299,6 +344,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
+            if state.resample is not None and state.resample.covers(active.task_id):
+                path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
             active.cassette = display_path(path, item.config.rootpath)
             item.stash[CASSETTE_EXISTED] = path.is_file()
         active.recording = mode != "none"
@@ -321,6 +368,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 
         try:
             stack.enter_context(scope(path))
+            if state.resample is not None and state.resample.covers(active.task_id):
+                state.resample.guard(active)
         except cassettes.CassetteError as exc:
             # pytest's own setup must still run (its teardown expects it), under the network block but with no
             # cassette; then this repetition errors with the message that names the file.
@@ -438,6 +487,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     item.stash.get(CASSETTE_EXISTED, False),
                     active.calls,
                 ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
+                if state.resample is not None and state.resample.covers(active.task_id):
+                    prefix = state.resample.mismatch_message(active.repeat, active.calls)
+                    report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
         result = RepetitionResult(
             task_id=active.task_id,
             nodeid=item.nodeid,

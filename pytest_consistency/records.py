@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .trajectory.model import Decision, Message
+
 #: Outcomes of one repetition. ``passed`` and ``xpassed`` are successes; ``failed``, ``error`` (setup or
 #: teardown raised) and ``xfailed`` are failures; ``skipped`` repetitions are not scored at all;
 #: ``not run`` marks a repetition the session never reached (interrupted or ``-x``); ``curtailed`` one that adaptive
@@ -54,6 +56,10 @@ class CallRecord:
     #: Milliseconds this attempt waited for a slot (``--consistency-concurrency``, ``--consistency-rpm``) before
     #: it was sent; not part of ``latency_ms``.
     wait_ms: float = 0.0
+    #: A sampling call: what the model decided, read from the response as it streamed past (live or replayed), and
+    #: what the step asked that was new since the model's previous turn (:mod:`.trajectory`); None and () otherwise.
+    decision: Decision | None = None
+    asked: tuple[Message, ...] = ()
 
 
 @dataclass

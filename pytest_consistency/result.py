@@ -15,10 +15,12 @@ from typing import Any, Literal
 
 from .drift import PinnedRoute, TaskDrift
 from .records import FAILURE, RepetitionResult
+from .resample.result import ResampleSummary
 from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
 from .stats.stratified import StratifiedDrop
 from .stats.suite import SuiteIntervals
+from .trajectory.divergence import DivergenceMap
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
 SCHEMA = "pytest-consistency/report/3"
@@ -139,6 +141,8 @@ class TaskResult:
     errors: list[str] = field(default_factory=list)
     #: Repetitions adaptive mode skipped because the verdict was decided without them.
     curtailed: int = 0
+    #: Where the scored repetitions' model steps part (:mod:`.trajectory`); None when none made a model call.
+    trajectory: DivergenceMap | None = None
 
     @property
     def is_scored(self) -> bool:
@@ -285,6 +289,8 @@ class SessionSummary:
     warnings: list[str] = field(default_factory=list)
     #: Errors of the plugin's outputs and of user hooks, each naming itself.
     errors: list[str] = field(default_factory=list)
+    #: ``--consistency-resample``: the decisions the samples took at the resampled step (None otherwise).
+    resample: ResampleSummary | None = None
 
     @property
     def interrupted(self) -> bool:

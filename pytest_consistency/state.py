@@ -19,6 +19,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin
     from .providers import Provider
+    from .resample.session import ResampleSession
     from .result import SessionSummary
     from .throttle import Throttle
 
@@ -59,6 +60,8 @@ class PluginState:
     routes: dict[str, Route] = field(default_factory=dict)
     used_routes: set[str] = field(default_factory=set)
     throttles: dict[str, Throttle] = field(default_factory=dict)
+    #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
+    resample: ResampleSession | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

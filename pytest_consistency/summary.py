@@ -39,6 +39,7 @@ from .result import (
 )
 from .stats.binomial import clopper_pearson, pass_hat_k_interval
 from .stats.suite import suite_intervals
+from .trajectory.divergence import DivergenceMap, divergence_map
 
 Equivalence = Callable[[Any, Any, str], bool]
 
@@ -126,7 +127,21 @@ def build_task(
         pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
         errors=errors,
         curtailed=curtailed,
+        trajectory=task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
     )
+
+
+def task_trajectory(
+    task_id: str, repetitions: list[RepetitionResult], inconsistent: bool, equivalent: Equivalence
+) -> DivergenceMap | None:
+    """The task's divergence map; text decisions compared by the session's answer equivalence (by their normalised
+    text when it is the default, or when the hook raised on them)."""
+    if equivalent is default_equivalence:
+        return divergence_map(repetitions, inconsistent)
+    try:
+        return divergence_map(repetitions, inconsistent, lambda a, b: equivalent(a, b, task_id))
+    except EquivalenceError:
+        return divergence_map(repetitions, inconsistent)
 
 
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
@@ -226,7 +241,10 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         """The route to compare with; replayed without a key, with the key its cassettes were recorded on."""
         pinned = route.pinned()
         if pinned.key_fingerprint is None:
-            keys = {c.route_key for c in calls if c.provider == route.provider and c.route_key}
+            # A call recorded before cassettes kept the pinned route's key counts with the key it was sent with:
+            # a suite recorded on two keys has no one recorded key to compare every task with.
+            keys = {c.route_key or c.key_fingerprint for c in calls if c.provider == route.provider}
+            keys.discard(None)
             if len(keys) == 1:
                 pinned = replace(pinned, key_fingerprint=keys.pop())
         return pinned

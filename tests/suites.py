@@ -235,3 +235,41 @@ def anthropic_suite(body: str) -> str:
     from fake_anthropic import MODEL
 
     return f"MODEL = {MODEL!r}\n" + body
+
+
+#: A multi-step ReAct-style agent task on the loopback server: each step one chat completion whose reply names its
+#: action (``Action: tool[argument]``), a tool result sent back as the next user turn, until ``answer[...]``.
+#: ``REACT_SYSTEM`` in the environment replaces the system prompt (one byte of it changes every request).
+REACT_SUITE = """
+import os
+import re
+
+import pytest
+
+def react(client):
+    messages = [
+        {"role": "system", "content": os.environ.get("REACT_SYSTEM", "Use tools. Reply: Action: tool[argument]")},
+        {"role": "user", "content": "Question: who sent the invoice?"},
+    ]
+    actions = []
+    for _ in range(4):
+        reply = client.chat.completions.create(model="fake-model", messages=messages, temperature=0.9, max_tokens=16)
+        text = reply.choices[0].message.content
+        messages.append({"role": "assistant", "content": text})
+        found = re.search(r"Action: (\\w+)\\[([^\\]]*)\\]", text)
+        if found is None:
+            messages.append({"role": "user", "content": "Observation: reply with Action: tool[argument]"})
+            continue
+        tool, argument = found.groups()
+        actions.append(tool)
+        if tool == "answer":
+            return actions, argument
+        messages.append({"role": "user", "content": f"Observation: {tool} found: from Alice: Invoice 1042"})
+    return actions, None
+
+@pytest.mark.repeat_consistency(n=3, min_pass=0)
+def test_react(pinned_client, consistency):
+    actions, answer = react(pinned_client)
+    consistency.record(answer)
+    assert answer == "Alice", actions
+"""

@@ -40,7 +40,7 @@ def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers
     assert tasks == EXPECTED["tasks"]
     assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
     inconsistent = [task_id for task_id, t in tasks.items() if t["attribution"] == "agent"]
-    assert inconsistent and all("test_sampled" in task_id for task_id in inconsistent)
+    assert inconsistent and all(("test_sampled" in t or "test_react" in t) for t in inconsistent)
     assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp [" in result.stdout
 
 
@@ -60,7 +60,7 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
-    assert len(files) == 35
+    assert len(files) == 60  # 35, the ReAct task's 5 and its resampling demos' 2 x 10 samples
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()
@@ -87,13 +87,13 @@ def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate
     gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
     result, report = replay(tmp_path, *gate, root=degraded(tmp_path))
     assert result.returncode == 1, result.stdout[-3000:]
-    # The task is shared by both routes' tests, so the agent's regression shows on both; with 7 tasks compared,
-    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 7 / 2.
+    # The task is shared by both routes' tests, so the agent's regression shows on both; with 8 tasks compared,
+    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 8 / 2.
     for test in ("test_pinned", "test_anthropic_pinned"):
-        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00342  REGRESSION" in (
+        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00391  REGRESSION" in (
             result.stdout
         )
-    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.88" in result.stdout
+    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.994" in result.stdout
     assert "gate --consistency-regressions-max: consistency regressions 2 > 0  FAILED" in result.stdout
     comparison = report["summary"]["comparison"]
     assert [t["task_id"].split("::")[1] for t in comparison["tasks"] if t["regression"]] == [
@@ -120,7 +120,7 @@ def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(t
     assert result.returncode == 0, result.stdout[-3000:]
     validate_junit(xml)
     (suite,) = ET.parse(xml).getroot().findall("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("36", "0", "0")  # 35 + the gates
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("41", "0", "0")  # 40 + the gates
     cases = {(c.get("name") or ""): c for c in suite.iter("testcase")}
     pinned = junit_props(cases["test_pinned[invoice-sender-rep1]"])
     assert pinned["consistency.task.passes"] == "5/5" and pinned["consistency.task.verdict"] == "pass"
@@ -130,3 +130,39 @@ def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(t
     assert junit_props(sampled)["consistency.task.attribution"] == "agent"
     assert float(junit_props(suite)["consistency.gap_pp"]) == report["summary"]["consistency_gap_pp"]
     assert cases["gates"].find("failure") is None
+
+
+DEMOS = [line.split() for line in (ROOT / "examples" / "resample-demo.txt").read_text().splitlines()]
+DEMOS = [d for d in DEMOS if d and not d[0].startswith("#")]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(("target", "samples", "source"), DEMOS, ids=[d[0].rsplit("@", 1)[1] for d in DEMOS])
+def test_resampling_demo_replays_offline_from_committed_cassettes(
+    tmp_path: Path, target: str, samples: str, source: str, workers: list[str]
+) -> None:
+    """The ReAct task's resampling demos: no key, no network, the decision distribution as recorded."""
+    args = [f"--consistency-resample={target}", f"--consistency-resample-n={samples}"]
+    result, report = replay(tmp_path, *args, f"--consistency-resample-from={source}", *workers)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    section = report["summary"]["resample"]
+    expected = EXPECTED["resample"][f"{target} from {source}"]
+    assert [[r["label"], r["samples"], r["passed"]] for r in section["rows"]] == expected["rows"]
+    assert (section["samples"], section["steps"], section["live"]) == (expected["samples"], expected["steps"], 0)
+    assert "every sample replays its committed cassette: no live call" in result.stdout
+    assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
+
+
+def test_bisection_of_the_react_task_replays_offline_and_names_step_1(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    target, samples, source = DEMOS[0]
+    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    command = [sys.executable, "-m", "pytest_consistency.resample", target.rsplit("@", 1)[0], "-n", samples]
+    command += ["--from", source, "--reports", str(tmp_path), "--", "examples", "-p", "no:randomly"]
+    command += ["--consistency-config=examples/consistency.yaml", f"--consistency-cassettes={ROOT / 'cassettes'}"]
+    command += [f"--consistency-md={tmp_path / 'out.md'}", f"--consistency-html={tmp_path / 'out.html'}"]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("step 1 is the step whose resampling alone reproduces")

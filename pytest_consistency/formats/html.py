@@ -35,6 +35,7 @@ from typing import Any
 from ..answers import MISSING, canonical_json, distinct_classes
 from ..records import CallRecord, RepetitionResult
 from ..result import Comparison, GateResult, SessionSummary, TaskResult
+from ..trajectory.tree import Segment, segments
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
 from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, suite_change_text, verdict_text
@@ -67,6 +68,8 @@ ANSWER_LIMIT = 20_000
 LEAD_COLUMNS = 6
 #: Inconsistent tasks whose diagnosis is open on load; beyond that they start closed, to keep the page short.
 OPEN_DIAGNOSES = 12
+#: Decisions shown on one line of a trajectory tree (a run of steps without a branch); the rest are counted.
+TREE_LABELS = 4
 
 
 def e(value: object) -> str:
@@ -629,6 +632,68 @@ def diagnoses_section(summary: SessionSummary, classes: list[Classes]) -> str:
     )
 
 
+def segment_html(segment: Segment) -> str:
+    """One run of steps without a branch: its pass share as a bar, its steps, its decisions, its counts."""
+    share = segment.passed / segment.count if segment.count else 0.0
+    where = f"step {segment.first}" if segment.first == segment.last else f"steps {segment.first}–{segment.last}"
+    labels = list(segment.labels)
+    if len(labels) > TREE_LABELS:
+        labels = [*labels[: TREE_LABELS - 1], f"… {len(labels) - TREE_LABELS} more …", labels[-1]]
+    cls = "good" if segment.passed == segment.count else "bad" if not segment.passed else "warn"
+    return (
+        f'<span class="share" title="{segment.passed} of {segment.count} passed">'
+        f'<span style="width:{share * 100:.0f}%"></span></span> <span class="where">{e(where)}</span> '
+        f'<span class="steps">{" → ".join(e(label) for label in labels)}</span> '
+        f'<span class="{cls}">{segment.passed}/{segment.count} passed</span>'
+    )
+
+
+def tree_html(shown: Sequence[Segment]) -> str:
+    """The tree as nested lists; a segment with branches below is a ``<details>``, open at the first branch
+    point only (the rest collapsed), so 20 repetitions over 30 steps read as a few lines until opened."""
+    out = ['<ul class="tree">']
+    for index, segment in enumerate(shown):
+        below = shown[index + 1].depth if index + 1 < len(shown) else 0
+        if below > segment.depth:
+            opened = " open" if segment.depth == 0 else ""
+            out.append(f'<li><details class="node"{opened}><summary>{segment_html(segment)}</summary><ul>')
+            continue
+        out.append(f'<li><div class="leaf">{segment_html(segment)}</div></li>')
+        out.extend("</ul></details></li>" for _ in range(segment.depth - below))
+    out.append("</ul>")
+    return "".join(out)
+
+
+def trajectories_section(summary: SessionSummary) -> str:
+    """Where each task's repetitions part: the attribution line and the trajectory tree, per task that parts."""
+    chosen = [
+        t for t in summary.tasks if t.trajectory is not None and (t.trajectory.parts or t.trajectory.divergent_step)
+    ]
+    if not chosen:
+        return ""
+    opened = len(chosen) <= OPEN_DIAGNOSES
+    parts = [
+        f'<section id="trajectories"><h2>Where repetitions part ({len(chosen)})</h2><p class="dim">The prefix tree '
+        "of each task's model steps: repetitions that decided alike share a line; the bar is the share that passed. "
+        "Open a line to see the branches below it.</p>"
+    ]
+    for task in chosen:
+        mapped = task.trajectory
+        assert mapped is not None
+        distance = "n/a" if mapped.tool_distance is None else f"{mapped.tool_distance:.2f}"
+        step = "never" if mapped.divergent_step is None else f"at step {mapped.divergent_step}"
+        line = mapped.line or f"repetitions part {step}"
+        parts.append(
+            f'<details class="trajectory"{" open" if opened else ""}><summary><b>{e(task.task_id)}</b> '
+            f'<span class="dim">{e(line)}</span></summary>'
+            f'<p class="dim">{mapped.repetitions} repetitions, up to {mapped.steps} steps; first divergent step: '
+            f"{e(step)}; distinct decisions per step: {e(' '.join(map(str, mapped.distinct)))}; tool-sequence "
+            f"distance {e(distance)}</p>{tree_html(segments(mapped.tree))}</details>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
 # --- page ------------------------------------------------------------------------------------------------------
 
 
@@ -660,11 +725,13 @@ def render(summary: SessionSummary) -> str:
         "</div>",
         comparison_section(summary.comparison) if summary.comparison is not None else "",
         notes_section(summary),
+        resample_section(summary),
         '<div class="work">',
         grid_section(summary, classes),
         '<aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
         '<p class="dim">Select a cell of the grid to see its route, calls and answer here.</p></aside>',
         "</div>",
+        trajectories_section(summary),
         diagnoses_section(summary, classes),
         "</main>",
     ]
@@ -684,6 +751,14 @@ def render(summary: SessionSummary) -> str:
     )
 
 
+def resample_section(summary: SessionSummary) -> str:
+    if summary.resample is None:
+        return ""
+    from ..resample.render import html_section
+
+    return html_section(summary.resample)
+
+
 class HtmlFormat:
     """The whole session as one self-contained HTML page."""
 
@@ -698,6 +773,11 @@ FORMAT = HtmlFormat()
 
 
 CSS = """
+.tree{list-style:none;margin:4px 0;padding-left:0}.tree ul{list-style:none;padding-left:18px;margin:0;
+border-left:1px dotted var(--line)}.tree li{margin:2px 0}.tree details.node{border:0;padding:0;margin:0}
+.tree .leaf,.tree summary{overflow-wrap:anywhere}.tree .where{color:var(--dim);font-size:12px}
+.share{display:inline-block;width:48px;height:8px;background:var(--f);border-radius:3px;vertical-align:middle;
+overflow:hidden}.share>span{display:block;height:100%;background:var(--good)}
 :root{--fg:#1b1f24;--dim:#5b636d;--bg:#fff;--panel:#f5f6f8;--line:#d6d9de;--good:#146c2e;--bad:#b3261e;
 --warn:#8a5a00;--p:#d8f0dc;--f:#f9d6d3;--e:#f4c38a;--s:#e4e6e9;--n:#fff;--sel:#0b57d0;
 font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:var(--fg);

@@ -26,6 +26,7 @@ from ..answers import MISSING, canonical_json, default_equivalent, distinct_clas
 from ..records import FAILURE, RepetitionResult
 from ..result import Comparison, SessionSummary, TaskChange, TaskResult
 from ..stats.interval import Interval
+from ..trajectory.tree import segment_text, segments
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible
 from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, suite_change_text, verdict_text
@@ -325,6 +326,30 @@ def failure_block(task: TaskResult) -> list[str]:
     return [*lines, "", "</details>", ""]
 
 
+def trajectory_block(task: TaskResult) -> list[str]:
+    """Where an inconsistent task's repetitions part (its attribution line), and its trajectory tree folded, one
+    list item per run of steps without a branch."""
+    mapped = task.trajectory
+    if mapped is None or not mapped.parts:
+        return []
+    lines = [f"- {cell(task.task_id)}: {inline(mapped.line or '')}"]
+    shown = segments(mapped.tree)
+    if mapped.divergent_step is None or not shown:
+        return [*lines, ""]
+    distance = "n/a" if mapped.tool_distance is None else f"{mapped.tool_distance:.2f}"
+    lines += [
+        "",
+        f"  <details><summary>trajectory tree: {mapped.repetitions} repetitions, up to {mapped.steps} steps, "
+        f"tool-sequence distance {distance}</summary>",
+        "",
+    ]
+    for segment in shown[:60]:
+        lines.append("  " + "  " * min(segment.depth, 10) + f"- {inline(segment_text(segment))}")
+    if len(shown) > 60:
+        lines.append(f"  - … {len(shown) - 60} more branches (in the JSON report and the HTML page)")
+    return [*lines, "", "  </details>", ""]
+
+
 def _size(lines: Sequence[str]) -> int:
     return sum(len(visible(line).encode("utf-8")) + 1 for line in lines)
 
@@ -353,29 +378,39 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     drift = [[drift_line(t)] for t in drifted]
     clustered = [(t, answer_classes(t)) for t in shown if inconsistent(t)]
     clusters = [cluster_block(t, c, summary.run.equivalence) for t, c in clustered if c]
+    trajectories = [block for block in (trajectory_block(t) for t in shown) if block]
     failures = [block for block in (failure_block(t) for t in shown) if block]
 
     table_head = [f"### Tasks that need a look ({len(shown)} of {len(summary.tasks)})", "", *task_header(summary)]
     drift_head = [f"### Route drift ({len(drifted)} task(s))", ""]
     cluster_head = ["### Answers of inconsistent tasks", ""]
     failure_head = ["### Why repetitions failed", ""]
-    heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head)
+    trajectory_head = ["### Where repetitions part", ""]
+    heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head) + _size(trajectory_head)
     budget = max_bytes - MARGIN - _size(head) - heads - 2048
     kept_rows = _prefix(rows, budget)
     budget -= _size([line for block in rows[:kept_rows] for line in block])
     kept_drift = _prefix(drift, budget)
     budget -= _size([line for block in drift[:kept_drift] for line in block])
+    kept_trajectories = _prefix(trajectories, budget)
+    budget -= _size([line for block in trajectories[:kept_trajectories] for line in block])
     kept_clusters = _prefix(clusters, budget)
     budget -= _size([line for block in clusters[:kept_clusters] for line in block])
     kept_failures = _prefix(failures, budget)
 
     lines = list(head)
+    if summary.resample is not None:
+        from ..resample.render import markdown_lines
+
+        lines += markdown_lines(summary.resample)
     if shown:
         lines += table_head + [line for block in rows[:kept_rows] for line in block] + [""]
     elif summary.tasks:
         lines += ["No task was inconsistent, failed or regressed.", ""]
     if drifted:
         lines += drift_head + [line for block in drift[:kept_drift] for line in block] + [""]
+    if trajectories and kept_trajectories:
+        lines += trajectory_head + [line for block in trajectories[:kept_trajectories] for line in block]
     if clusters and kept_clusters:
         lines += cluster_head + [line for block in clusters[:kept_clusters] for line in block]
     if failures and kept_failures:
@@ -385,6 +420,7 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         for what, kept, name in (
             (rows, kept_rows, "task rows"),
             (drift, kept_drift, "route drift lines"),
+            (trajectories, kept_trajectories, "trajectory trees"),
             (clusters, kept_clusters, "answer clusters"),
             (failures, kept_failures, "failure messages"),
         )

@@ -13,6 +13,7 @@ from typing import Literal
 
 from ..result import Comparison, GateResult, RouteFacts, RouteSettings, SessionSummary, TaskResult
 from ..stats.interval import Interval
+from ..trajectory.tree import segment_text, segments
 from ..verdict import failure_reasons, met_threshold_text, tolerated_text
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -332,11 +333,46 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
     return lines
 
 
+def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> list[Line]:
+    """Per inconsistent task, the attribution line (where its repetitions part, each branch's passes); with ``-v``
+    the trajectory tree of every task whose repetitions part, as collapsed segments, and its figures."""
+    lines: list[Line] = []
+    for task in summary.tasks:
+        mapped = task.trajectory
+        if mapped is None or not (mapped.parts or (verbosity > 0 and mapped.divergent_step is not None)):
+            continue
+        lines.append(Line(f"{task.task_id}: {mapped.line or 'repetitions part'}", "warn"))
+        if verbosity <= 0:
+            continue
+        distance = "n/a" if mapped.tool_distance is None else f"{mapped.tool_distance:.2f}"
+        lines.append(
+            Line(
+                f"  {mapped.repetitions} repetitions, up to {mapped.steps} steps, distinct decisions per step "
+                f"{' '.join(map(str, mapped.distinct[:30]))}{' ...' if len(mapped.distinct) > 30 else ''}, "
+                f"tool-sequence distance {distance}"
+            )
+        )
+        shown = segments(mapped.tree)
+        for segment in shown[:40]:
+            lines.append(Line("  " + "  " * min(segment.depth, 10) + segment_text(segment)))
+        if len(shown) > 40:
+            lines.append(Line(f"  ... {len(shown) - 40} more branches (the JSON report and HTML page hold the tree)"))
+    if lines:
+        lines.append(Line(""))
+    return lines
+
+
 def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list[Line]:
     """All lines of the section; ``-q`` (verbosity < 0) keeps only the overall figures and gates."""
     lines: list[Line] = []
     if verbosity >= 0 and summary.tasks:
         lines.extend(task_rows(summary, width))
+        lines.append(Line(""))
+        lines.extend(trajectory_lines(summary, verbosity, width))
+    if summary.resample is not None:
+        from ..resample.render import terminal_lines
+
+        lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
         lines.append(Line(""))
     lines.extend(overall_lines(summary, width))
     return lines

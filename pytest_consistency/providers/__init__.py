@@ -7,7 +7,9 @@ drift, budget, throttling) stays out of it. The built-in family is :data:`BUILTI
 through the firstresult hook ``pytest_consistency_provider`` (whose default, registered trylast, is
 :func:`builtin`), so a conftest can add a provider of its own (prior art: pytest-xdist's
 ``pytest_xdist_make_scheduler``). Reading model and usage from response bodies is shared (``wire``): the JSON and
-SSE shapes of both built-in APIs are read by one parser.
+SSE shapes of both built-in APIs are read by one parser. What a step asked and decided (the trajectory) differs
+per API, so each provider parses it (``asked``, ``decision_reader``); ``wire`` picks the built-in provider of a
+call by the API the call spoke.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..route import Route
+    from ..trajectory.model import Decision, Message
 
 #: Built-in provider name -> module (each defines ``PROVIDER``); imported on first use.
 BUILTIN = {"openai": "openai", "anthropic": "anthropic"}
@@ -41,6 +44,15 @@ class Provider(Protocol):
     #: Settings applied to requests that do not set them (``model`` and those the API accepts).
     defaults: tuple[str, ...]
 
+    def asked(self, path: str, body: dict[str, Any]) -> tuple[Message, ...]:
+        """What a sampling request of ``path`` asked that is new since the model's previous turn: the messages after
+        the last assistant message (tool results included), in order."""
+        ...
+
+    def decision_reader(self, path: str) -> DecisionReader:
+        """A reader of the decision in a sampling response of ``path``, fed its JSON body or its SSE events."""
+        ...
+
     def path_problem(self, path: str, shown: str, source: str) -> str | None:
         """What is wrong with the path of a base URL for this SDK (``shown`` is the URL, redacted), or None."""
         ...
@@ -55,6 +67,22 @@ class Provider(Protocol):
 
     def preflight(self, route: Route) -> str | None:
         """Make one minimal request; None when the route answers, else a message that says what to fix."""
+        ...
+
+
+class DecisionReader(Protocol):
+    """Reads what the model decided from one response as it streams past (see ``wire.ResponseTap``)."""
+
+    def body(self, data: dict[str, Any]) -> None:
+        """The whole JSON body of a response that was not streamed."""
+        ...
+
+    def event(self, data: dict[str, Any]) -> None:
+        """One SSE event's JSON data, in order."""
+        ...
+
+    def result(self) -> Decision | None:
+        """The decision, or None when the response held none (not a sampling response of this API)."""
         ...
 
 

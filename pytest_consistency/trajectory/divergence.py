@@ -1,0 +1,128 @@
+"""The divergence map of one task: its repetitions aligned, the step where they part, its tree and figures.
+
+Built in :func:`.summary.build_task` from the repetitions' call records (the same records a merged report holds,
+so ``pytest-consistency merge`` of shards rebuilds the same map), and rendered by every output. The attribution
+line is a list of clauses (:attr:`DivergenceMap.parts`), so a later analysis (resampling one step) adds its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..records import RepetitionResult
+from .align import canonical_keys, distinct_per_step, first_divergence, mean_distance
+from .steps import decisions_of
+from .tree import Run, TreeNode, build_tree, parting
+
+
+@dataclass(frozen=True)
+class DivergenceMap:
+    """Where a task's repetitions part.
+
+    ``divergent_step`` is the first step (from 1) at which they do not all decide the same (None: they never
+    part); ``distinct`` the number of distinct decisions of each step among the repetitions that reached it;
+    ``tool_distance`` the mean normalised edit distance between the repetitions' sequences of tool names (0:
+    the same tools in the same order, 1: nothing in common; None with fewer than two repetitions); ``tree`` the
+    trajectory tree, empty when the repetitions never part (each took the path any one repetition's calls show).
+    """
+
+    repetitions: int
+    steps: int
+    divergent_step: int | None
+    distinct: list[int]
+    tool_distance: float | None
+    tree: list[TreeNode]
+    #: The attribution line's clauses, for an inconsistent task ("; " joins them); empty otherwise.
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str | None:
+        return "; ".join(self.parts) if self.parts else None
+
+
+def divergence_map(
+    repetitions: Sequence[RepetitionResult],
+    inconsistent: bool,
+    same_text: Callable[[str, str], bool] | None = None,
+) -> DivergenceMap | None:
+    """The map of the scored repetitions of one task; None when none of them made a model call that was answered."""
+    scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
+    decisions = [decisions_of(r.calls) for r in scored]
+    if not any(decisions):
+        return None
+    keys = canonical_keys(decisions, same_text)
+    runs = [Run(r.repeat, r.succeeded, k, d) for r, k, d in zip(scored, keys, decisions, strict=True)]
+    divergent = first_divergence(keys)
+    mapped = DivergenceMap(
+        repetitions=len(runs),
+        steps=max(len(k) for k in keys),
+        divergent_step=divergent,
+        distinct=distinct_per_step(keys),
+        tool_distance=mean_distance([tuple(name for d in run for name in d.tool_names) for run in decisions]),
+        # A tree that never branches is one repetition's calls again: kept only where the repetitions part.
+        tree=build_tree(runs) if divergent is not None else [],
+    )
+    if inconsistent:
+        mapped.parts.extend(attribution_parts(mapped))
+    return mapped
+
+
+def _named(text: str) -> tuple[str, str]:
+    """``(kind, name)`` of a branch label: ``("tool", "`a`")`` for tool calls (no arguments), else ``("", label)``."""
+    for prefix in ("tool ", "tools "):
+        if text.startswith(prefix):
+            calls = text.removeprefix(prefix).replace("(...)", "").replace("()", "")
+            return prefix.strip(), ", ".join(f"`{name}`" for name in calls.split(", "))
+    return "", text
+
+
+def branch_names(branches: Sequence[TreeNode]) -> list[str]:
+    """How the attribution line names each branch: by tool names when those tell them apart, else with their
+    arguments; the kind (``tool``) said once when every branch is of one kind."""
+    for texts in ([b.label for b in branches], [b.detail for b in branches]):
+        named = [_named(text) for text in texts]
+        if len({name for _, name in named}) == len(named):
+            break
+    else:
+        return [b.detail for b in branches]
+    kinds = {kind for kind, _ in named}
+    if len(kinds) == 1 and "" not in kinds:
+        return [f"{named[0][0]} {named[0][1]}", *(name for _, name in named[1:])]
+    return [f"{kind} {name}".strip() for kind, name in named]
+
+
+def attribution_parts(mapped: DivergenceMap) -> list[str]:
+    """``repetitions part at step 2 (tool `a(...)` vs `b(...)`)`` and the pass share of each branch; for
+    repetitions that all decided the same, that the difference is not in the model's decisions."""
+    found = parting(mapped.tree)
+    if found is None:
+        return [
+            f"all {mapped.repetitions} repetitions took the same {mapped.steps} step(s): the difference is not in "
+            "the model's decisions (look at the tools' results and the assertions)"
+        ]
+    node, branches = found
+    names = branch_names(branches)
+    if node.ended:
+        names.append("stopping")
+    shown = names if len(names) <= 4 else [*names[:3], f"{len(names) - 3} more"]
+    step = node.step + 1
+    parts = [f"repetitions part at step {step} ({' vs '.join(shown)})"]
+    shares = [f"{b.passed}/{b.count}" for b in branches]
+    if node.ended:
+        shares.append(f"{node.passed - sum(b.passed for b in branches)}/{node.ended}")
+    if len(shares) == 2:
+        first = names[0].removeprefix("tool ").removeprefix("tools ")
+        parts.append(f"the branch through {first} passes {shares[0]}, the other {shares[1]}")
+    else:
+        listed = ", ".join(
+            f"{name.removeprefix('tool ')} {share}" for name, share in zip(names[:4], shares[:4], strict=False)
+        )
+        parts.append(f"passes per branch: {listed}" + (", ..." if len(shares) > 4 else ""))
+    return parts
+
+
+def add_clause(mapped: DivergenceMap, clause: str) -> None:
+    """Add a later analysis's clause to the attribution line: after where the repetitions part (before the branches'
+    pass shares), or last when they never part."""
+    mapped.parts.insert(1 if mapped.divergent_step is not None and mapped.parts else len(mapped.parts), clause)

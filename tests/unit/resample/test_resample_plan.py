@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_consistency.options import BY_DEST, SettingError
+from pytest_consistency.resample.plan import (
+    Plan,
+    ResampleError,
+    Target,
+    close_ids,
+    parse_target,
+    source_problem,
+    step_problem,
+    unknown_task,
+)
+
+TASK = "examples/test_react_tasks.py::test_react[invoice-sender]"
+
+
+def test_task_at_step() -> None:
+    assert parse_target(f"{TASK}@2") == Target(TASK, 2)
+    assert str(parse_target(f" {TASK} @ 3 ")) == f"{TASK}@3"
+    # The last "@" separates them: an id may hold one.
+    assert parse_target("t.py::f[a@b]@4") == Target("t.py::f[a@b]", 4)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (TASK, "is not TASK@STEP"),
+        ("@2", "is not TASK@STEP"),
+        (f"{TASK}@", "must be a whole number of at least 1, not ''"),
+        (f"{TASK}@0", "must be a whole number of at least 1, not '0'"),
+        (f"{TASK}@two", "not 'two'"),
+        (f"{TASK}@-1", "not '-1'"),
+    ],
+)
+def test_bad_targets(raw: str, message: str) -> None:
+    with pytest.raises(ResampleError, match=message):
+        parse_target(raw)
+
+
+def test_the_option_table_parses_and_refuses() -> None:
+    assert BY_DEST["consistency_resample"].parse(f"{TASK}@2") == Target(TASK, 2)
+    assert BY_DEST["consistency_resample"].flag == "--consistency-resample"
+    assert BY_DEST["consistency_resample_n"].flag == "--consistency-resample-n"
+    assert BY_DEST["consistency_resample_from"].flag == "--consistency-resample-from"
+    with pytest.raises(SettingError, match="must be at least 1"):
+        BY_DEST["consistency_resample_n"].parse("0")
+    with pytest.raises(SettingError, match="is not TASK@STEP"):
+        BY_DEST["consistency_resample"].parse("nothing")
+    assert BY_DEST["consistency_resample_from"].default == 1
+
+
+def test_sample_cassettes_sit_beside_the_source() -> None:
+    plan = Plan(Target(TASK, 2), samples=4, source=3)
+    source = Path("cassettes/examples/test_react_tasks/test_react_invoice-sender-1/rep-3.yaml")
+    assert plan.sample_cassette(source, 2) == source.parent / "resample" / "rep3@2" / "sample-2.yaml"
+
+
+def test_unknown_task_lists_the_close_ids() -> None:
+    plan = Plan(Target("examples/test_react_tasks.py::test_react[invoice-sendr]", 2), 4)
+    marked = [TASK, "examples/test_agent_tasks.py::test_sampled[invoice-sender]", "x.py::other"]
+    problem = unknown_task(plan, marked, [])
+    assert problem is not None
+    assert "--consistency-resample=examples/test_react_tasks.py::test_react[invoice-sendr]@2" in problem
+    assert f"closest task ids: {TASK}" in problem
+    assert "x.py::other" not in problem
+    assert unknown_task(Plan(Target(TASK, 2), 4), marked, []) is None
+
+
+def test_an_unmarked_test_is_named_as_such() -> None:
+    problem = unknown_task(Plan(Target("t.py::test_plain", 1), 2), ["t.py::test_marked"], ["t.py::test_plain"])
+    assert problem is not None and "is not a @pytest.mark.repeat_consistency task" in problem
+
+
+def test_close_ids_prefer_the_same_function() -> None:
+    known = ["t.py::f[a]", "t.py::f[b]", "t.py::g"]
+    assert sorted(close_ids("t.py::f[zzzzzz]", known)[:2]) == ["t.py::f[a]", "t.py::f[b]"]
+
+
+def test_ranges() -> None:
+    plan = Plan(Target(TASK, 4), 4, source=6)
+    assert source_problem(plan, 6) is None
+    problem = source_problem(plan, 5)
+    assert problem == (f"--consistency-resample-from=6: {TASK} has 5 repetition(s); choose a repetition from 1 to 5")
+    assert step_problem(plan, 4, "c.yaml") is None
+    problem = step_problem(plan, 3, "c.yaml")
+    assert problem is not None and "step 4 is out of range" in problem and "made 3 model call(s)" in problem
+    assert "STEP is 1 to 3" in problem
+    problem = step_problem(plan, 0, "c.yaml")
+    assert problem is not None and "holds no recorded model call" in problem
