@@ -7,6 +7,7 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Generator, Iterator
@@ -22,7 +23,7 @@ from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
-from .collect import ATTRIBUTE, payload, phase_outcome
+from .collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
@@ -107,8 +108,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    observer = config.stash[STATE].observer if STATE in config.stash else None
+    if observer is not None:
+        observer.close()
     if SCRATCH in config.stash:
         config.stash[SCRATCH].remove()
+
+
+def observe_session(state: PluginState) -> None:
+    """The transport observer for the rest of the session (``--consistency-record=off``), entered once."""
+    if state.observer is None:
+        state.observer = ExitStack()
+        state.observer.enter_context(observe_transports(state.ledger, state.ignore, state.throttles, marked_only=True))
 
 
 def refuse_figure_gates(state: PluginState) -> None:
@@ -298,11 +309,17 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     if active is not None and active.marked:
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
-            path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
-            active.cassette = display_path(path, item.config.rootpath)
-            item.stash[CASSETTE_EXISTED] = path.is_file()
+            folder = cassettes.task_directory(state.cassette_root, active.task_id)
+            path = folder / f"rep-{active.repeat}.yaml"
+            active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
+            item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
+        if mode == "off":
+            # No cassette and no network block: all a repetition would enter is the observer, entered once for
+            # the session instead (it records only while a marked repetition runs).
+            observe_session(state)
+            return (yield)
         stack = ExitStack()
         item.stash[SCOPE] = stack
         route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
@@ -403,6 +420,7 @@ def marker_problem(item: pytest.Item) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def display_path(path: Path, rootpath: Path) -> str:
     """The path relative to rootdir when it is inside it, else absolute."""
     try:
@@ -438,15 +456,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     item.stash.get(CASSETTE_EXISTED, False),
                     active.calls,
                 ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
-        result = RepetitionResult(
-            task_id=active.task_id,
-            nodeid=item.nodeid,
-            repeat=active.repeat,
-            n=spec.n,
-            k=spec.k,
-            min_pass=spec.min_pass,
-            order=state.order.get(item.nodeid, 0),
-        )
         if state.board is not None and active.marked:
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:
@@ -456,7 +465,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
         if report.when == "call":
             note_attempt(item, active, report, message)
-        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+        if adds_nothing(report, active):
+            setattr(report, MARKED, True)
+        else:
+            result = RepetitionResult(
+                task_id=active.task_id,
+                nodeid=item.nodeid,
+                repeat=active.repeat,
+                n=spec.n,
+                k=spec.k,
+                min_pass=spec.min_pass,
+                order=state.order.get(item.nodeid, 0),
+            )
+            setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+            if report.when == "call":
+                sent(active)
     return report
 
 

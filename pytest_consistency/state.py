@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,8 @@ class PluginState:
     routes: dict[str, Route] = field(default_factory=dict)
     used_routes: set[str] = field(default_factory=set)
     throttles: dict[str, Throttle] = field(default_factory=dict)
+    #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
+    observer: ExitStack | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(
