@@ -632,7 +632,10 @@ class Controller:
         if state.board is not None:
             node.workerinput[BOARD_KEY] = str(state.board.directory)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # First, so that the terminal's progress letter (``pytest_report_teststatus``) already knows this report's
+        # repetition: a passed setup carries no payload any more, so the call's report is the first one it has.
         self.config.stash[STATE].collector.add(report)
 
     @pytest.hookimpl(tryfirst=True)
