@@ -1,6 +1,6 @@
 """pytest-consistency's benchmark suite: what the plugin costs, as ratios against a baseline in the same run.
 
-    python benchmarks/run.py [--smoke] [--repeats 5] [--json out.json] [--only 1,3,6] [--profile DIR]
+    python benchmarks/run.py [--smoke] [--repeats 5] [--json out.json] [--only 1,3,6,8] [--profile DIR]
 
 Not part of the test run: it builds synthetic suites in a temporary directory and runs each configuration as a
 real pytest process, ``--repeats`` times, alternating with its baseline (ABAB..., the order flipped every round)
@@ -74,6 +74,10 @@ class Sizes:
     xdist_tasks: int = 100
     delay: float = 0.05
     stream_samples: int = 200
+    #: Figure 8: live calls (tasks x n) against a server answering after ``live_delay``, with these worker counts.
+    live_tasks: int = 40
+    live_delay: float = 0.2
+    live_workers: tuple[int, ...] = (0, 4, 8)
 
 
 SMOKE = Sizes(
@@ -87,7 +91,23 @@ SMOKE = Sizes(
     xdist_tasks=2,
     delay=0.05,
     stream_samples=3,
+    live_tasks=2,
+    live_delay=0.05,
+    live_workers=(0, 2),
 )
+
+#: What the previous round measured for each figure (the performance issue's work, idle 2-core machine, 5
+#: repeats; ranges over its runs), printed beside this run's ratio.
+PREVIOUS = {
+    "1": "1.63-1.68",
+    "2": "1.51-1.57",
+    "3": "2.30",
+    "4": "0.74",
+    "5": "10.4-12.0",
+    "6": "1.80x faster, reports equal",
+    "7": "1.015",
+    "8": "serial 1.05 (42 s for a 40 s bound); -n 4/-n 8 not measured",
+}
 
 
 class BenchmarkError(RuntimeError):
@@ -483,6 +503,60 @@ def figure_6(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict[st
     return [figure]
 
 
+def figure_8(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict[str, Any]]:
+    """A live run: tasks x n calls to a loopback server that answers each after ``live_delay``, serially and with
+    xdist workers, each as a ratio to its latency bound (calls x latency / workers). A last configuration runs the
+    most workers against a server that answers at once: its wall time is what start-up and collection cost, the
+    part of the bound's excess that no plugin work explains."""
+    t, n = sizes.live_tasks, sizes.n
+    calls = t * n
+    suite = synthetic.call_suite(work / "live", t, n)
+    server = start_server()
+    delay = sizes.live_delay
+
+    def script(seconds: float) -> Callable[[], None]:
+        def fill() -> None:
+            server.reset()
+            server.script(*[Step(delay=seconds) for _ in range(calls)])
+
+        return fill
+
+    configs = []
+    try:
+        common = ours(*route_args(server.base_url), "--consistency-record=off")
+        env = {"OPENAI_API_KEY": GOOD_KEY}
+        for workers in sizes.live_workers:
+            what = f"{'serial' if not workers else f'-n {workers}'}, {calls} calls, {delay * 1000:g} ms each"
+            args = [*common, *(xdist(workers) if workers else [])]
+            configs.append(Config(f"live-{workers}", what, suite, args, calls, env, script(delay)))
+        most = max(sizes.live_workers)
+        startup = Config(
+            f"live-{most}-instant",
+            f"-n {most}, {calls} calls answered at once",
+            suite,
+            [*common, *xdist(most)],
+            calls,
+            env,
+            script(0.0),
+        )
+        samples = alternate([*configs, startup], repeats, work, warm)
+    finally:
+        server.stop()
+    figures = []
+    start_up = describe(startup, samples[startup.key])
+    for workers, config in zip(sizes.live_workers, configs, strict=True):
+        row = describe(config, samples[config.key])
+        bound = calls * delay / max(workers, 1)
+        row["latency_bound_s"] = bound
+        value = row["wall_median_s"] / bound
+        figure = ratio_row("8", f"live, {config.label}: wall / latency bound {bound:g} s", [row], value, "report", None)
+        if workers == most:
+            figure["configs"].append(start_up)
+            figure["start_up_s"] = start_up["wall_median_s"]
+        figures.append(figure)
+    return figures
+
+
 def figure_7(sizes: Sizes) -> list[dict[str, Any]]:
     """Time to the first streamed chunk, pinned client vs plain client (see streaming.py)."""
     import streaming
@@ -570,7 +644,16 @@ def print_figures(figures: list[dict[str, Any]], smoke: bool) -> None:
                 f"{fig['figure']:<4}{row['label']:<58}{row['wall_median_s']:9.3f}s{row['wall_spread']:8.0%}{per_rep:>10}"
             )
         verdict = "(smoke: not judged)" if smoke else ("MET" if fig["met"] else "NOT MET")
+        if fig["met"] is None:
+            verdict = "(reported, no target)"
         print(f"{'':<4}=> {fig['title']}: ratio {fig['ratio']:.3f}, target {fig['target']} {verdict}")
+        print(f"{'':<4}   previous round: {PREVIOUS.get(fig['figure'], 'not measured')}")
+        if "start_up_s" in fig:
+            share = fig["start_up_s"] / fig["configs"][0]["wall_median_s"]
+            print(
+                f"{'':<4}   start-up and collection alone (no latency): {fig['start_up_s']:.2f}s, "
+                f"{share:.0%} of this wall time{' (dominates)' if share >= 0.5 else ''}"
+            )
         if fig.get("report_differences"):
             print(f"{'':<4}   reports differ at: {', '.join(fig['report_differences'][:8])}")
         if "recording_cassette_ratio" in fig:
@@ -594,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 1 repeat, no warm-up; times are not judged")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per configuration (default %(default)s)")
     parser.add_argument("--json", type=Path, help="write every sample, median and ratio to this file")
-    parser.add_argument("--only", default="1,2,3,4,5,6,7", help="figures to run, comma-separated (default: all)")
+    parser.add_argument("--only", default="1,2,3,4,5,6,7,8", help="figures to run, comma-separated (default: all)")
     parser.add_argument("--autoload", action="store_true", help="let every installed pytest plugin load (diluted)")
     parser.add_argument(
         "--profile",
@@ -637,6 +720,8 @@ def main(argv: list[str] | None = None) -> int:
                 groups.append(lambda: figure_6(sizes, work, repeats, warm))
             if "7" in which:
                 groups.append(lambda: figure_7(sizes))
+            if "8" in which:
+                groups.append(lambda: figure_8(sizes, work, repeats, warm))
             if args.smoke:
                 # Times are not judged in smoke mode, so the groups may share the machine to finish sooner.
                 with ThreadPoolExecutor(max_workers=2) as pool:

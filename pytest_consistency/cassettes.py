@@ -69,9 +69,15 @@ def safe_name(text: str) -> str:
 
 def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
     """``root/<module path without .py>/<task>/rep-<i>.yaml``: repetition i keeps its file when n changes."""
+    return task_directory(root, task_id) / f"rep-{repeat}.yaml"
+
+
+@functools.lru_cache(maxsize=1024)
+def task_directory(root: Path, task_id: str) -> Path:
+    """The directory of a task's cassettes; cached, since each of its n repetitions asks (a pure function)."""
     module, _, task = task_id.partition("::")
     module_dir = Path(*[safe_name(part) for part in Path(module).with_suffix("").parts])
-    return root / module_dir / safe_name(task or module) / f"rep-{repeat}.yaml"
+    return root / module_dir / safe_name(task or module)
 
 
 def body_digest(body: Any) -> str:
@@ -266,10 +272,15 @@ class Persister:
     def __init__(self, scrubber: Scrubber, rerecord: str) -> None:
         self.scrubber = scrubber
         self.rerecord = rerecord
+        #: Cassettes already parsed (and filtered) by the fast replay path, by file: vcrpy loading the same file
+        #: later in the repetition takes them instead of parsing it again (see ``replay``).
+        self.parsed: dict[str, Any] = {}
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 
+        if str(cassette_path) in self.parsed:
+            return self.parsed.pop(str(cassette_path))
         path = Path(cassette_path)
         try:
             text = path.read_bytes().decode("utf-8")
@@ -511,6 +522,10 @@ def patches_for(cassette: Any) -> Patches:
 _NOT_CASSETTE = ("path_transformer", "func_path_generator", "record_on_exception")
 
 
+#: Modes in which every pinned call is answered from an existing cassette (see ``replay``).
+FAST_REPLAY_MODES = ("none", "once")
+
+
 @contextlib.contextmanager
 def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep: Any) -> Iterator[Any]:
     """Enter the cassette; on the way out save it only if ``keep()`` says the repetition is worth keeping.
@@ -518,25 +533,51 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
     What vcrpy's ``use_cassette`` does, on prepared patches: load, patch, run, save (never after an exception),
     unpatch. The patches are removed even when the save fails, or every later request in the process would
     still go through this cassette.
+
+    When the repetition only replays an existing file, the pinned clients are answered by ``replay.Replay`` from
+    the file parsed here (a bad file still fails the setup), and vcrpy's ``Cassette`` is loaded only if some other
+    client (or a request the fast path cannot answer) reaches vcrpy's patches.
     """
     from vcr.cassette import Cassette
 
-    config = make_vcr(mode, scrubber, rerecord).get_merged_config(path=str(path))
-    for name in _NOT_CASSETTE:
-        config.pop(name, None)
-    config["before_record_request"] = scrubber.filter
-    cassette = Cassette.load(**config)
+    persister = Persister(scrubber, rerecord)
+    recorder = make_vcr(mode, scrubber, rerecord)
+    recorder.register_persister(persister)
+
+    def load() -> Any:
+        config = recorder.get_merged_config(path=str(path))
+        for name in _NOT_CASSETTE:
+            config.pop(name, None)
+        config["before_record_request"] = scrubber.filter
+        return Cassette.load(**config)
+
     state = current()
+    cassette: Any
+    fast = None
+    if mode in FAST_REPLAY_MODES and path.is_file():
+        from .replay import DeferredCassette, Replay
+
+        fast = Replay(path, scrubber, persister, match_key_fingerprint=mode != "none")
+        fast.interactions()
+        cassette = DeferredCassette(lambda: fast.adopt(load()))
+    else:
+        cassette = load()
     if state is not None:
         state.vcr_cassette = cassette
-    with patches_for(cassette).applied(cassette):
-        yield cassette
-        count_unobserved(cassette)
-        if keep():
-            cassette._save()
+        state.replay = fast
+    try:
+        with patches_for(cassette).applied(cassette):
+            yield cassette
+            loaded = cassette.loaded if fast is not None else cassette
+            count_unobserved(loaded, fast)
+            if keep() and loaded is not None:
+                loaded._save()
+    finally:
+        if state is not None:
+            state.replay = None
 
 
-def count_unobserved(cassette: Any) -> None:
+def count_unobserved(cassette: Any, fast: Any = None) -> None:
     """Exchanges the cassette served or recorded beyond the answered calls the plugin observed.
 
     vcrpy also patches requests, urllib3, aiohttp and others that the plugin does not observe; their traffic
@@ -545,7 +586,10 @@ def count_unobserved(cassette: Any) -> None:
     state = current()
     if state is None:
         return
-    served = sum(cassette.play_counts.values()) + max(0, len(cassette.data) - getattr(cassette, "_loaded_count", 0))
+    if cassette is None:  # vcrpy's cassette never loaded: only the fast replay path served anything
+        served = sum(fast.played.values()) if fast is not None else 0
+    else:
+        served = sum(cassette.play_counts.values()) + max(0, len(cassette.data) - getattr(cassette, "_loaded_count", 0))
     answered = sum(1 for call in state.calls if call.status is not None)
     state.unobserved += max(0, served - answered)
 

@@ -3,6 +3,11 @@
 The payload rides on the test report itself (reports keep extra attributes, and pytest-xdist serialises them
 to the controller), so the same code path serves a plain run and ``-n 2``, and no worker writes a file another
 one could race on. The payload is a JSON string, so any recorded answer crosses the execnet channel intact.
+
+One payload per repetition where the phases add nothing: a passed setup says nothing the call phase will not (the
+repetition counts once its call reports), and a passed teardown of a repetition that made no call adds nothing to
+the call's payload. Those reports carry only ``MARKED`` (their duration still counts), which saves building,
+serialising and parsing two of every three payloads of a repetition without HTTP.
 """
 
 from __future__ import annotations
@@ -18,6 +23,22 @@ from .serial import to_data
 from .trajectory.model import asked_from_data, decision_from_data
 
 ATTRIBUTE = "consistency_payload"
+#: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
+MARKED = "consistency_marked"
+
+
+def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
+    """Whether this phase's report may go without a payload (see the module docstring)."""
+    if not report.passed or report.when == "call":
+        return False
+    if report.when == "setup":
+        return True
+    return state.sent == (0, state.unobserved, len(state.notes), state.cassette) and not state.calls
+
+
+def sent(state: ActiveRepetition) -> None:
+    """Note what the call phase's payload carried, so that an unchanged teardown need not repeat it."""
+    state.sent = (len(state.calls), state.unobserved, len(state.notes), state.cassette)
 
 
 def payload(
@@ -91,16 +112,18 @@ class Collector:
         self.worker_equivalence_plugins: set[str] = set()
         #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
         self.settled: set[str] = set()
+        #: Durations of payload-less phases (``MARKED``) that reported before their repetition's first payload.
+        self.pending: dict[str, float] = {}
 
     def expect(self, nodeid: str, task_id: str, repeat: int, n: int, k: int, min_pass: float, order: int) -> bool:
         """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
         rep = self.repetitions.get(nodeid)
         if rep is None:
-            self._keep(
-                RepetitionResult(
-                    task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
-                )
+            rep = RepetitionResult(
+                task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
             )
+            rep.duration += self.pending.pop(nodeid, 0.0)
+            self._keep(rep)
             return True
         return rep.outcome == "not run"
 
@@ -113,6 +136,12 @@ class Collector:
             self.failed_nodeids.add(report.nodeid)
         raw = getattr(report, ATTRIBUTE, None)
         if raw is None:
+            if getattr(report, MARKED, False):
+                known = self.repetitions.get(report.nodeid)
+                if known is None:
+                    self.pending[report.nodeid] = self.pending.get(report.nodeid, 0.0) + report.duration
+                else:
+                    known.duration += report.duration
             return
         data = json.loads(raw)
         self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
@@ -127,6 +156,7 @@ class Collector:
                 min_pass=data["min_pass"],
                 order=data["order"],
             )
+            rep.duration += self.pending.pop(report.nodeid, 0.0)
             self._keep(rep)
         rep.calls = [call_from_payload(call) for call in data["calls"]]
         rep.notes = data["notes"]

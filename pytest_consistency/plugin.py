@@ -7,6 +7,7 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Generator, Iterator
@@ -22,7 +23,7 @@ from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .clients import build_client
-from .collect import ATTRIBUTE, payload, phase_outcome
+from .collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from .doctor import cross_route_problems
 from .formats import Format
 from .gates import GATES
@@ -121,8 +122,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    observer = config.stash[STATE].observer if STATE in config.stash else None
+    if observer is not None:
+        observer.close()
     if SCRATCH in config.stash:
         config.stash[SCRATCH].remove()
+
+
+def observe_session(state: PluginState) -> None:
+    """The transport observer for the rest of the session (``--consistency-record=off``), entered once."""
+    if state.observer is None:
+        state.observer = ExitStack()
+        state.observer.enter_context(observe_transports(state.ledger, state.ignore, state.throttles, marked_only=True))
 
 
 def refuse_figure_gates(state: PluginState) -> None:
@@ -343,13 +354,21 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     if active is not None and active.marked:
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
-            path = cassettes.cassette_path(state.cassette_root, active.task_id, active.repeat)
+            folder = cassettes.task_directory(state.cassette_root, active.task_id)
+            path = folder / f"rep-{active.repeat}.yaml"
             if state.resample is not None and state.resample.covers(active.task_id):
                 path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
-            active.cassette = display_path(path, item.config.rootpath)
-            item.stash[CASSETTE_EXISTED] = path.is_file()
+                active.cassette = display_path(path, item.config.rootpath)
+            else:
+                active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
+            item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
+        if mode == "off":
+            # No cassette and no network block: all a repetition would enter is the observer, entered once for
+            # the session instead (it records only while a marked repetition runs).
+            observe_session(state)
+            return (yield)
         stack = ExitStack()
         item.stash[SCOPE] = stack
         route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
@@ -452,6 +471,7 @@ def marker_problem(item: pytest.Item) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def display_path(path: Path, rootpath: Path) -> str:
     """The path relative to rootdir when it is inside it, else absolute."""
     try:
@@ -490,15 +510,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)
                     report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
-        result = RepetitionResult(
-            task_id=active.task_id,
-            nodeid=item.nodeid,
-            repeat=active.repeat,
-            n=spec.n,
-            k=spec.k,
-            min_pass=spec.min_pass,
-            order=state.order.get(item.nodeid, 0),
-        )
         if state.board is not None and active.marked:
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:
@@ -508,7 +519,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
         if report.when == "call":
             note_attempt(item, active, report, message)
-        setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+        if adds_nothing(report, active):
+            setattr(report, MARKED, True)
+        else:
+            result = RepetitionResult(
+                task_id=active.task_id,
+                nodeid=item.nodeid,
+                repeat=active.repeat,
+                n=spec.n,
+                k=spec.k,
+                min_pass=spec.min_pass,
+                order=state.order.get(item.nodeid, 0),
+            )
+            setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+            if report.when == "call":
+                sent(active)
     return report
 
 
@@ -661,7 +686,10 @@ class Controller:
         if state.board is not None:
             node.workerinput[BOARD_KEY] = str(state.board.directory)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # First, so that the terminal's progress letter (``pytest_report_teststatus``) already knows this report's
+        # repetition: a passed setup carries no payload any more, so the call's report is the first one it has.
         self.config.stash[STATE].collector.add(report)
 
     @pytest.hookimpl(tryfirst=True)

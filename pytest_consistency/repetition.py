@@ -46,6 +46,8 @@ class ActiveRepetition:
     replaying: bool = False
     #: The vcrpy cassette entered for this repetition (``new_episodes`` asks it which requests it answers).
     vcr_cassette: Any = field(default=None, repr=False)
+    #: The fast replay path of this repetition's cassette (``replay.Replay``), answering the pinned clients.
+    replay: Any = field(default=None, repr=False)
     #: Set when the repetition raised something other than an assertion: its recording is not kept.
     broken: bool = False
     #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.
@@ -59,6 +61,8 @@ class ActiveRepetition:
     first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
     #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
     secrets: set[str] = field(default_factory=set, repr=False)
+    #: What the call phase's payload carried (calls, unobserved, notes, cassette), see ``collect.adds_nothing``.
+    sent: tuple[int, int, int, str | None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,8 @@ class PluginState:
     throttles: dict[str, Throttle] = field(default_factory=dict)
     #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
     resample: ResampleSession | None = None
+    #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
+    observer: ExitStack | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

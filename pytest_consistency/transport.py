@@ -218,10 +218,15 @@ def refuse_outside_repetition() -> None:
         )
 
 
-def replayable(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``handler``, or, when the running repetition replays and has no cassette, one that refuses the request."""
+def replayable(handler: Callable[[Any], Any], pinned: bool = False) -> Callable[[Any], Any]:
+    """``handler``, or, when the running repetition replays and has no cassette, one that refuses the request; a
+    pinned client's request, when the repetition replays a cassette, is answered from it first (``replay``)."""
     state = current()
-    if state is None or not state.cassette_absent:
+    if state is None:
+        return handler
+    if pinned and state.replay is not None:
+        return state.replay.handler(handler)  # type: ignore[no-any-return]
+    if not state.cassette_absent:
         return handler
     cassette = state.cassette
 
@@ -234,7 +239,16 @@ def replayable(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return refuse
 
 
-def replayable_async(handler: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+def replayable_async(handler: Callable[[Any], Awaitable[Any]], pinned: bool = False) -> Callable[[Any], Awaitable[Any]]:
+    state = current()
+    if pinned and state is not None and state.replay is not None:
+        replay = state.replay
+
+        async def replay_async(request: Any) -> Any:
+            response = replay.response_for(request)
+            return await handler(request) if response is None else response
+
+        return replay_async
     refuse = replayable(handler)
     if refuse is handler:
         return handler
@@ -360,7 +374,7 @@ def recording_transport(
                     refuse_outside_repetition()
                 return await send_async(
                     request,
-                    replayable_async(inner_async.handle_async_request),
+                    replayable_async(inner_async.handle_async_request, pinned=True),
                     True,
                     ledger,
                     defaults,
@@ -379,7 +393,9 @@ def recording_transport(
         def handle_request(self, request: Any) -> Any:
             if replay_only:
                 refuse_outside_repetition()
-            return send(request, replayable(inner.handle_request), True, ledger, defaults, endpoints, throttle)
+            return send(
+                request, replayable(inner.handle_request, pinned=True), True, ledger, defaults, endpoints, throttle
+            )
 
         def close(self) -> None:
             inner.close()
@@ -389,7 +405,10 @@ def recording_transport(
 
 @contextlib.contextmanager
 def observe_transports(
-    ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...] = (), throttles: Mapping[str, Throttle] | None = None
+    ledger: Ledger | None,
+    ignore: tuple[re.Pattern[str], ...] = (),
+    throttles: Mapping[str, Throttle] | None = None,
+    marked_only: bool = False,
 ) -> Iterator[None]:
     """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
 
@@ -398,16 +417,22 @@ def observe_transports(
     traffic never leaves the process, so it skips the cassette too. httpx and httpx2 are wrapped when already
     imported, and otherwise the moment the agent imports one inside the block (``imports``): the plugin never
     imports them itself.
+
+    With ``marked_only`` the block may span the whole session (``--consistency-record=off``, where a repetition
+    has nothing else to enter): a request is then recorded only while a marked repetition runs, and passes
+    untouched otherwise, as it would outside a per-repetition block.
     """
     saved: list[tuple[type, str, Any]] = []
     unsubscribe = []
     for name in HTTP_MODULES:
         module = sys.modules.get(name)
         if module is not None:
-            saved.extend(_observe(module, ledger, ignore, throttles or {}))
+            saved.extend(_observe(module, ledger, ignore, throttles or {}, marked_only))
         else:
             unsubscribe.append(
-                imports.when_imported(name, lambda m: saved.extend(_observe(m, ledger, ignore, throttles or {})))
+                imports.when_imported(
+                    name, lambda m: saved.extend(_observe(m, ledger, ignore, throttles or {}, marked_only))
+                )
             )
     try:
         yield
@@ -419,7 +444,11 @@ def observe_transports(
 
 
 def _observe(
-    module: ModuleType, ledger: Ledger | None, ignore: tuple[re.Pattern[str], ...], throttles: Mapping[str, Throttle]
+    module: ModuleType,
+    ledger: Ledger | None,
+    ignore: tuple[re.Pattern[str], ...],
+    throttles: Mapping[str, Throttle],
+    marked_only: bool = False,
 ) -> list[Any]:
     """Wrap ``module``'s network transports; returns what to put back. The agent's own clients share the pinned
     route's throttle of their provider: they are live requests to the same API."""
@@ -434,8 +463,16 @@ def _observe(
     network = unpatched_network(name, False) or original
     network_async = unpatched_network(name, True) or original_async
 
-    def handle_request(self: Any, request: Any) -> Any:
+    def outside(request: Any) -> bool:
         if request.extensions.get(PINNED):
+            return True
+        if not marked_only:
+            return False
+        state = current()
+        return state is None or not state.marked
+
+    def handle_request(self: Any, request: Any) -> Any:
+        if outside(request):
             return original(self, request)
         if ignored(request, ignore):
             return network(self, request)
@@ -445,7 +482,7 @@ def _observe(
         return send(request, replayable(lambda r: original(self, r)), False, ledger, throttle=throttle)
 
     async def handle_async_request(self: Any, request: Any) -> Any:
-        if request.extensions.get(PINNED):
+        if outside(request):
             return await original_async(self, request)
         if ignored(request, ignore):
             return await network_async(self, request)

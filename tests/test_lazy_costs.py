@@ -112,3 +112,126 @@ def test_task(consistency):
     assert pytester.runpytest_subprocess("--consistency-record=all").ret == 0
     seen = (pytester.path / "patches.txt").read_text().split()
     assert len(seen) == 4 and len(set(seen)) == 1
+
+
+COUNTER = """
+import json
+
+import pytest
+
+COUNTS = {"payloads": 0, "marked": 0, "scopes": 0, "vcr_loads": 0, "parses": 0}
+
+
+def pytest_configure(config):
+    from pytest_consistency import cassettes, replay
+
+    scope = cassettes.repetition_scope
+
+    def counted_scope(*args, **kwargs):
+        COUNTS["scopes"] += 1
+        return scope(*args, **kwargs)
+
+    cassettes.repetition_scope = counted_scope
+    load = replay.Replay._load
+
+    def counted_load(self):
+        COUNTS["parses"] += 1
+        return load(self)
+
+    replay.Replay._load = counted_load
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    import sys
+
+    cassette = sys.modules.get("vcr.cassette")
+    if cassette is not None and not hasattr(cassette.Cassette.load, "counted"):
+        original = cassette.Cassette.load.__func__
+
+        def counted(cls, **kwargs):
+            COUNTS["vcr_loads"] += 1
+            return original(cls, **kwargs)
+
+        counted.counted = True
+        cassette.Cassette.load = classmethod(counted)
+
+
+def pytest_runtest_logreport(report):
+    COUNTS["payloads"] += getattr(report, "consistency_payload", None) is not None
+    COUNTS["marked"] += bool(getattr(report, "consistency_marked", False))
+
+
+def pytest_sessionfinish(session):
+    with open("counts.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+
+@pytest.mark.parametrize("mode", ["none", "off"])
+def test_a_repetition_without_http_sends_one_payload_and_off_mode_enters_no_scope(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    """One payload per repetition (its call phase), not one per phase; ``off`` enters no per-repetition scope."""
+    import json
+
+    pytester.makeconftest(COUNTER)
+    pytester.makepyfile(test_agent=NO_HTTP)
+    result = pytester.runpytest_subprocess(
+        f"--consistency-record={mode}", "--consistency-report=report.json", "-p", "no:asyncio", "-p", "no:respx"
+    )
+    assert result.ret == 0, result.stdout.str()
+    counts = json.loads((pytester.path / "counts.json").read_text())
+    assert counts["payloads"] == 3 and counts["marked"] == 6
+    assert counts["scopes"] == (0 if mode == "off" else 3)
+    reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
+    assert [r["outcome"] for r in reps] == ["passed"] * 3 and all(r["answer"] == "x" for r in reps)
+    assert all(r["duration"] > 0 for r in reps)  # the payload-less phases' durations still count
+
+
+REPLAYED = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(pinned_client, consistency):
+    first = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "a"}])
+    second = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "b"}])
+    consistency.record([first.choices[0].message.content, second.choices[0].message.content])
+"""
+
+
+def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpys_cassette(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each cassette is parsed once, vcrpy's Cassette is never built for pinned calls, and the replay reports what
+    the recording did (the response tap read the replayed body: tokens, served model)."""
+    import json
+
+    from fake_openai import Step
+    from suites import run_recorded
+
+    fake.script(*[Step(text=f"answer {i}") for i in range(6)])
+    pytester.makepyfile(test_agent=REPLAYED)
+    assert run_recorded(pytester, fake.base_url, "once", "-p", "no:randomly").ret == 0
+    recorded = json.loads((pytester.path / "report.json").read_text())
+    pytester.makeconftest(COUNTER)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = pytester.runpytest_subprocess(  # in a process of its own: the counting conftest patches modules
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        "--consistency-record=none",
+        "--consistency-report=report.json",
+        "-p",
+        "no:randomly",
+    )
+    assert result.ret == 0, result.stdout.str()
+    counts = json.loads((pytester.path / "counts.json").read_text())
+    assert counts["parses"] == 3 and counts["vcr_loads"] == 0
+    replayed = json.loads((pytester.path / "report.json").read_text())
+    calls = [c for t in replayed["tasks"] for r in t["repetitions"] for c in r["calls"]]
+    assert len(calls) == 6 and all(c["replayed"] and c["total_tokens"] > 0 and c["model_served"] for c in calls)
+    answers = [r["answer"] for t in replayed["tasks"] for r in t["repetitions"]]
+    assert answers == [r["answer"] for t in recorded["tasks"] for r in t["repetitions"]]
+    assert answers == [["answer 0", "answer 1"], ["answer 2", "answer 3"], ["answer 4", "answer 5"]]
+    tokens = [c["total_tokens"] for t in recorded["tasks"] for r in t["repetitions"] for c in r["calls"]]
+    assert [c["total_tokens"] for c in calls] == tokens
