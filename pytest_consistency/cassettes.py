@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .redact import (
@@ -458,7 +459,7 @@ class Patches:
             for m in CassettePatcherBuilder(self.switch).build()
             if not hasattr(m, "getter") or (m.getter(), m.attribute) not in in_process
         ]
-        self.managers.append(_thread_safe_reset())
+        self.managers.append(vcr_reset.patcher())  # see vcr_reset: vcrpy's own is unsafe for other threads
         self.patchers = [m for m in self.managers if hasattr(m, "getter")]
         self.originals = [getattr(p.getter(), p.attribute, _ABSENT) for p in self.patchers]
 
@@ -486,38 +487,20 @@ class Patches:
         self.switch.__dict__["target"] = cassette
         try:
             with contextlib.ExitStack() as stack:
-                for manager in self.managers:
-                    stack.enter_context(manager)
-                yield
+                with vcr_reset.changing():
+                    for manager in self.managers:
+                        stack.enter_context(manager)
+                try:
+                    yield
+                finally:
+                    with vcr_reset.changing():
+                        stack.close()
         finally:
             for manager in self.managers:
                 # A remover keeps the connections of the cassette it served; the next cassette starts with none.
                 connections = getattr(manager, "_connection_pool_to_connections", None)
                 if connections is not None:
                     connections.clear()
-
-
-@contextlib.contextmanager
-def _no_reset() -> Iterator[None]:
-    yield
-
-
-def _thread_safe_reset() -> Any:
-    """While a cassette is applied, vcrpy's ``force_reset`` changes nothing process-wide.
-
-    Why: vcrpy sends a request it does not answer from the cassette (one ``--consistency-ignore-url`` drops, like a
-    tracer's post through ``requests``) inside ``force_reset``, which puts the unpatched classes and transports back
-    for the whole process, every thread, while the request connects and sends. A pinned call the main thread made
-    meanwhile went live past the cassette (the repetition's cassette was never written), and a reset that ended after
-    its repetition put that repetition's patches back for good (later requests then went to a finished cassette).
-    The real connection the stub sends on is an instance of the unpatched class already and looks up no patched
-    name, so on this thread too nothing needs resetting (vcrpy issues #212, #295).
-    """
-    from unittest import mock
-
-    import vcr.patch
-
-    return mock.patch.object(vcr.patch, "force_reset", _no_reset)
 
 
 _patches: Patches | None = None
