@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .redact import (
@@ -469,6 +470,7 @@ class Patches:
             for m in CassettePatcherBuilder(self.switch).build()
             if not hasattr(m, "getter") or (m.getter(), m.attribute) not in in_process
         ]
+        self.managers.append(vcr_reset.patcher())  # see vcr_reset: vcrpy's own is unsafe for other threads
         self.patchers = [m for m in self.managers if hasattr(m, "getter")]
         self.originals = [getattr(p.getter(), p.attribute, _ABSENT) for p in self.patchers]
 
@@ -496,9 +498,14 @@ class Patches:
         self.switch.__dict__["target"] = cassette
         try:
             with contextlib.ExitStack() as stack:
-                for manager in self.managers:
-                    stack.enter_context(manager)
-                yield
+                with vcr_reset.changing():
+                    for manager in self.managers:
+                        stack.enter_context(manager)
+                try:
+                    yield
+                finally:
+                    with vcr_reset.changing():
+                        stack.close()
         finally:
             for manager in self.managers:
                 # A remover keeps the connections of the cassette it served; the next cassette starts with none.

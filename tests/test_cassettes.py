@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -322,3 +323,87 @@ def test_cassette_paths_are_file_safe_and_collision_free(task_id: str, expected:
     path = cassette_path(Path("c"), task_id, 2).as_posix()
     assert path.startswith("c/" + expected)
     assert cassette_path(Path("c"), "t.py::f[a/b]", 1) != cassette_path(Path("c"), "t.py::f[a_b]", 1)
+
+
+#: A tracer like LangSmith's: a background thread posting through ``requests`` to an ignored endpoint. The loopback
+#: server reads each post's headers, then holds it until the test releases it: the body, larger than the socket
+#: buffers, keeps the sender inside its send (inside vcrpy's window for unrecorded requests) exactly while the
+#: repetition's pinned call is made, and the post a repetition started ends in the next repetition.
+TRACED = """
+import threading
+
+import fake_openai
+import pytest
+import requests
+
+IN_FLIGHT = []
+BODY = b"r" * (64 << 20)  # more than loopback's send and receive buffers together
+
+
+def trace(url):
+    try:
+        requests.post(url, data=BODY, timeout=3)
+    except requests.RequestException:
+        pass
+
+
+@pytest.mark.repeat_consistency(n=3)
+def test_traced(pinned_client, pinned_route, consistency):
+    server = fake_openai.ACTIVE
+    if server.trace_release is not None:
+        server.trace_arrived.clear()
+        server.trace_release = release = threading.Event()
+        url = server.base_url.removesuffix("/v1") + "/langsmith/runs/multipart"
+        tracer = threading.Thread(target=trace, args=(url,))
+        tracer.start()
+        assert server.trace_arrived.wait(10), "the tracer's post never reached the server"
+        IN_FLIGHT.append((tracer, release))
+    reply = pinned_client.chat.completions.create(
+        model=pinned_route.model, messages=[{"role": "user", "content": "is invoice 4121 paid?"}])
+    if len(IN_FLIGHT) > 1:  # the previous repetition's post ends now, inside this repetition
+        tracer, release = IN_FLIGHT.pop(0)
+        release.set()
+        tracer.join()
+    consistency.record(reply.choices[0].message.content)
+
+
+def test_zz_last_post_ends_after_the_repetitions():
+    for tracer, release in IN_FLIGHT:
+        release.set()
+        tracer.join()
+"""
+
+
+def test_a_background_post_to_an_ignored_url_never_loses_a_cassette_or_moves_a_call(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vcrpy sends a ``requests`` post it does not record inside ``force_reset``, which put the unpatched transports
+    back for the whole process while the post was in flight: a pinned call made meanwhile on the main thread went
+    live past the cassette (``rep-1.yaml`` never written, then "no cassette" on replay), and a post ending after its
+    repetition put that repetition's patches back for good."""
+    import fake_openai
+    import httpx2
+
+    monkeypatch.setattr(fake_openai, "ACTIVE", fake)  # the inner session runs in this process
+    monkeypatch.setattr(fake, "trace_release", threading.Event())
+    transport = httpx2.HTTPTransport.handle_request
+    fake.script(Step(text="paid-1"), Step(text="paid-2"), Step(text="paid-3"))
+    pytester.makepyfile(test_agent=TRACED)
+    ignore = f"--consistency-ignore-url=^{fake.base_url.removesuffix('/v1')}/langsmith/"
+    recorded = run(pytester, fake, "once", ignore)
+    assert recorded.ret == 0, recorded.stdout.str()
+    assert [r["path"] for r in fake.requests].count("/langsmith/runs/multipart") == 3
+    for i in (1, 2, 3):
+        path = pytester.path / "cassettes" / "test_agent" / "test_traced" / f"rep-{i}.yaml"
+        assert path.is_file(), f"rep-{i}.yaml was not written"
+        interactions = yaml.safe_load(path.read_text())["interactions"]
+        assert [x["request"]["uri"] for x in interactions] == [fake.base_url + "/chat/completions"], i
+        assert f"paid-{i}" in interactions[0]["response"]["body"]["string"], i
+    assert report(pytester)["tasks"][0]["answers"] == ["paid-1", "paid-2", "paid-3"]
+    assert httpx2.HTTPTransport.handle_request is transport, "a repetition's patch outlived the session"
+    fake.reset()
+    fake.trace_release = None  # replaying: no tracer (the network block would refuse its post)
+    replayed = run(pytester, fake, "none", ignore)
+    assert replayed.ret == 0, replayed.stdout.str()
+    assert fake.requests == []
+    assert report(pytester)["tasks"][0]["answers"] == ["paid-1", "paid-2", "paid-3"]
