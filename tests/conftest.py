@@ -23,11 +23,12 @@ pytest_plugins = ["pytester"]
 def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about. They do not load
     flaky unless a test asks for it (``-p flaky``): flaky runs every test's protocol itself, which takes the place of
-    pytest-rerunfailures' for every test of the session."""
+    pytest-rerunfailures' for every test of the session. Nor langsmith's pytest plugin (the recipes extra installs
+    langsmith): it imports httpx at collection, which would hide whether the plugin itself imports an HTTP library."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         monkeypatch = request.getfixturevalue("monkeypatch")
-        monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky").strip())
+        monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:langsmith_plugin").strip())
 
 
 @pytest.fixture(scope="session")
