@@ -41,6 +41,39 @@ THRESHOLDS: dict[str, float | None] = {
 SECRETS = ["sk-benchmark-secret-0123456789abcdef"]
 
 
+def replayed_call(**facts: Any) -> CallRecord:
+    """One answered chat completion on the benchmark's route, replayed; ``facts`` are its figures."""
+    return CallRecord(
+        method="POST",
+        url=BASE + "/chat/completions",
+        base_url=BASE,
+        key_fingerprint="sha256:0f1e2d3c",
+        model_requested="fake-model",
+        model_served="fake-model",
+        status=200,
+        replayed=True,
+        **facts,
+    )
+
+
+def repetition(module: str, t: int, r: int, n: int, passed: bool, answer: str, **extra: Any) -> RepetitionResult:
+    """Repetition ``r`` of synthetic task ``t`` (of ``module``): the record a session would have collected."""
+    return RepetitionResult(
+        task_id=f"{module}::test_task[{t}]",
+        nodeid=f"{module}::test_task[{t}-rep{r}]",
+        repeat=r,
+        n=n,
+        k=n,
+        min_pass=0.0,
+        order=t,
+        outcome="passed" if passed else "failed",
+        answer_recorded=True,
+        answer=answer,
+        normalized=answer,
+        **extra,
+    )
+
+
 def synthetic_records(tasks: int, n: int, seed: int = 11) -> list[RepetitionResult]:
     """``tasks`` x ``n`` repetition records with one call each, from a fixed seed."""
     rng = random.Random(seed)
@@ -50,34 +83,21 @@ def synthetic_records(tasks: int, n: int, seed: int = 11) -> list[RepetitionResu
         answers = [f"answer {t} variant {v}" for v in range(1 if rate in (0.0, 1.0) else 3)]
         for r in range(1, n + 1):
             answer = rng.choice(answers)
-            call = CallRecord(
-                method="POST",
-                url=BASE + "/chat/completions",
-                base_url=BASE,
-                key_fingerprint="sha256:0f1e2d3c",
-                model_requested="fake-model",
-                model_served="fake-model",
+            call = replayed_call(
                 system_fingerprint="fp_test",
-                status=200,
                 latency_ms=round(rng.uniform(1, 50), 3),
                 prompt_tokens=7,
                 completion_tokens=3,
                 total_tokens=10,
-                replayed=True,
             )
             reps.append(
-                RepetitionResult(
-                    task_id=f"tests/test_tasks_{t // 100:03d}.py::test_task[{t}]",
-                    nodeid=f"tests/test_tasks_{t // 100:03d}.py::test_task[{t}-rep{r}]",
-                    repeat=r,
-                    n=n,
-                    k=n,
-                    min_pass=0.0,
-                    order=t,
-                    outcome="passed" if rng.random() < rate else "failed",
-                    answer_recorded=True,
-                    answer=answer,
-                    normalized=answer,
+                repetition(
+                    f"tests/test_tasks_{t // 100:03d}.py",
+                    t,
+                    r,
+                    n,
+                    rng.random() < rate,
+                    answer,
                     duration=round(rng.uniform(0.001, 0.01), 6),
                     calls=[call],
                     cassette=f"cassettes/test_tasks/test_task_{t}/rep-{r}.yaml",

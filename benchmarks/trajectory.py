@@ -33,9 +33,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from session_end import BASE, end_of_session  # noqa: E402
+from session_end import end_of_session, repetition, replayed_call  # noqa: E402
 
-from pytest_consistency.records import CallRecord, RepetitionResult  # noqa: E402
+from pytest_consistency.records import RepetitionResult  # noqa: E402
 from pytest_consistency.trajectory.model import Decision, Message, ToolCall  # noqa: E402
 
 TOOLS = ("search_invoices", "list_emails", "read_invoice", "send_email", "lookup_customer")
@@ -71,40 +71,17 @@ def records(tasks: int, n: int, steps: int, decisions: bool, seed: int = 19) -> 
             for index, decision in enumerate(branches[chosen]):
                 asked = (Message("tool", f"result {index} of task {t}: " + "x" * 80, f"call_{index}"),)
                 calls.append(
-                    CallRecord(
-                        method="POST",
-                        url=BASE + "/chat/completions",
-                        base_url=BASE,
-                        key_fingerprint="sha256:0f1e2d3c",
-                        model_requested="fake-model",
-                        model_served="fake-model",
-                        status=200,
+                    replayed_call(
                         latency_ms=12.5,
                         prompt_tokens=70,
                         completion_tokens=12,
                         total_tokens=82,
-                        replayed=True,
                         decision=decision if decisions else None,
                         asked=asked if decisions else (),
                     )
                 )
             answer = branches[chosen][-1].text
-            reps.append(
-                RepetitionResult(
-                    task_id=f"tests/test_agent_{t // 100:03d}.py::test_task[{t}]",
-                    nodeid=f"tests/test_agent_{t // 100:03d}.py::test_task[{t}-rep{r}]",
-                    repeat=r,
-                    n=n,
-                    k=n,
-                    min_pass=0.0,
-                    order=t,
-                    outcome="passed" if passed else "failed",
-                    answer_recorded=True,
-                    answer=answer,
-                    normalized=answer,
-                    calls=calls,
-                )
-            )
+            reps.append(repetition(f"tests/test_agent_{t // 100:03d}.py", t, r, n, passed, answer, calls=calls))
     return reps
 
 

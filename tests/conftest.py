@@ -28,7 +28,9 @@ def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         monkeypatch = request.getfixturevalue("monkeypatch")
-        monkeypatch.setenv("PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:langsmith_plugin").strip())
+        monkeypatch.setenv(
+            "PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:langsmith_plugin").strip()
+        )
 
 
 @pytest.fixture(scope="session")

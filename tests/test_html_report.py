@@ -55,16 +55,23 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
-@pytest.fixture
-def page(browser: Any, example: tuple[Path, Path, dict[str, Any]]) -> Iterator[tuple[Any, list[str], list[str]]]:
-    """The page loaded from file://, with every request it made and every script error."""
+def open_page(browser: Any, path: Path) -> tuple[Any, Any, list[str], list[str]]:
+    """A page of ``path`` loaded from file:// in a context of its own (close it), with every request it made and
+    every script error."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     opened = context.new_page()
     requests: list[str] = []
     errors: list[str] = []
     opened.on("request", lambda request: requests.append(request.url))
     opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.goto(example[0].as_uri())
+    opened.goto(path.as_uri())
+    return context, opened, requests, errors
+
+
+@pytest.fixture
+def page(browser: Any, example: tuple[Path, Path, dict[str, Any]]) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """The page loaded from file://, with every request it made and every script error."""
+    context, opened, requests, errors = open_page(browser, example[0])
     yield opened, requests, errors
     context.close()
 

@@ -9,26 +9,16 @@ from typing import Any
 
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import REACT_SUITE, load_report
+from suites import REACT_SUITE, load_report, run_recorded
 
 TASK = "test_react.py::test_react"
 SAMPLES = Path("cassettes/test_react/test_react/resample/rep1@2")
 
 
-def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        f"--consistency-base-url={fake.base_url}",
-        "--consistency-model=fake-model",
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "-p",
-        "no:randomly",
-        *args,
-    )
-
-
 def resample(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
-    return run(pytester, fake, mode, f"--consistency-resample={TASK}@2", "--consistency-resample-n=4", *args)
+    return run_recorded(
+        pytester, fake.base_url, mode, f"--consistency-resample={TASK}@2", "--consistency-resample-n=4", *args
+    )
 
 
 def rows(pytester: pytest.Pytester) -> list[tuple[str, int, int]]:
@@ -67,7 +57,7 @@ EXPECTED_ROWS = [
 def recorded(pytester: pytest.Pytester, fake: FakeOpenAI) -> pytest.Pytester:
     pytester.makepyfile(test_react=REACT_SUITE)
     fake.script(*RECORDING)
-    result = run(pytester, fake, "all")
+    result = run_recorded(pytester, fake.base_url, "all")
     assert result.ret == 0, result.stdout.str()[-2000:]
     assert len(fake.requests) == 5
     fake.reset()
@@ -235,7 +225,7 @@ def test_bad_resample_options_are_clear_errors(
     recorded: pytest.Pytester, fake: FakeOpenAI, args: list[str], message: str
 ) -> None:
     recorded.makepyfile(test_plain="def test_plain():\n    pass\n")
-    result = run(recorded, fake, "once", *args)
+    result = run_recorded(recorded, fake.base_url, "once", *args)
     assert result.ret == 4
     result.stderr.fnmatch_lines([f"*{message}*"])
     assert fake.requests == []
@@ -279,7 +269,7 @@ def test_bisection_finds_the_step_whose_resampling_alone_reproduces_it_then_repl
     with step 2 held (resampling step 3) both answer Alice: step 2 is the one, found in 3 probes (1, 2, 3)."""
     pytester.makepyfile(test_react=REACT_SUITE)
     fake.script(*texts("Action: mail[invoice]", "Action: calendar[friday]", "Action: answer[Alice]"))
-    run(pytester, fake, "all")
+    run_recorded(pytester, fake.base_url, "all")
     fake.reset()
     fake.script(
         *texts(
@@ -327,7 +317,7 @@ def test_bisection_stops_on_a_probe_error(recorded: pytest.Pytester, fake: FakeO
 def test_an_unknown_task_under_xdist_fails_with_the_same_message_instead_of_crashing_the_workers(
     recorded: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
-    result = run(recorded, fake, "none", f"--consistency-resample={TASK}x@1", "-n", "2")
+    result = run_recorded(recorded, fake.base_url, "none", f"--consistency-resample={TASK}x@1", "-n", "2")
     assert result.ret == 1
     out = result.stdout.str()
     assert "INTERNALERROR" not in out

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_html_report import browser, needs_chromium  # noqa: F401  (the fixture is used by name)
+from test_html_report import browser, needs_chromium, open_page  # noqa: F401  (the fixture is used by name)
 
 from pytest_consistency.formats.html import render
 from pytest_consistency.records import CallRecord, RepetitionResult
@@ -60,13 +60,7 @@ def test_the_tree_is_collapsed_shows_branch_shares_and_fits(browser: Any, tmp_pa
     assert mapped is not None and mapped.divergent_step == 2 and mapped.steps == STEPS
     page_file = tmp_path / "report.html"
     page_file.write_text(render(summary), encoding="utf-8")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    requests: list[str] = []
-    errors: list[str] = []
-    opened.on("request", lambda request: requests.append(request.url))
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.goto(page_file.as_uri())
+    context, opened, requests, errors = open_page(browser, page_file)
     section = opened.locator("#trajectories")
     assert "repetitions part at step 2 (tool `read_invoice` vs `list_emails`)" in section.inner_text()
     lines = section.locator(".tree li")

@@ -150,17 +150,33 @@ def _tool_call(name: Any, arguments: Any, call_id: Any) -> ToolCall:
     return ToolCall(str(name or ""), normalise_arguments(arguments), str(call_id) if call_id else None)
 
 
-class ChatReader:
-    """The decision of a Chat Completions (or legacy completions) response: choice 0's text, tool calls, refusal
-    and finish reason, from the JSON body or assembled from the streamed deltas (tool calls by their index)."""
+class _Reader:
+    """What both OpenAI readers share: a whole decision from a JSON body or a final event (``final``), else one
+    assembled from what streamed (``assembled``), else none when nothing of the API's shape was seen."""
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.refusal: list[str] = []
-        self.calls: dict[int, list[Any]] = {}  # index -> [id, name, argument pieces]
-        self.stop: str | None = None
         self.seen = False
         self.final: Decision | None = None
+
+    def assembled(self) -> Decision:
+        raise NotImplementedError
+
+    def result(self) -> Decision | None:
+        if self.final is not None:
+            return self.final
+        return self.assembled() if self.seen else None
+
+
+class ChatReader(_Reader):
+    """The decision of a Chat Completions (or legacy completions) response: choice 0's text, tool calls, refusal
+    and finish reason, from the JSON body or assembled from the streamed deltas (tool calls by their index)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: dict[int, list[Any]] = {}  # index -> [id, name, argument pieces]
+        self.stop: str | None = None
 
     def body(self, data: dict[str, Any]) -> None:
         choice = _first_choice(data)
@@ -224,11 +240,7 @@ class ChatReader:
             if isinstance(function.get("arguments"), str):
                 held[2].append(function["arguments"])
 
-    def result(self) -> Decision | None:
-        if self.final is not None:
-            return self.final
-        if not self.seen:
-            return None
+    def assembled(self) -> Decision:
         calls = tuple(
             _tool_call(name, "".join(args), call_id) for _, (call_id, name, args) in sorted(self.calls.items())
         )
@@ -245,17 +257,14 @@ def _first_choice(data: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-class ResponsesReader:
+class ResponsesReader(_Reader):
     """The decision of a Responses API response: its message text, function calls and refusal, and its status
     (or the reason it is incomplete); streamed, the final ``response.*`` event carries it all, and before one
     arrives the deltas and finished items are assembled."""
 
     def __init__(self) -> None:
-        self.final: Decision | None = None
-        self.text: list[str] = []
-        self.refusal: list[str] = []
+        super().__init__()
         self.items: dict[int, dict[str, Any]] = {}
-        self.seen = False
 
     def body(self, data: dict[str, Any]) -> None:
         self.seen = True
@@ -283,11 +292,7 @@ class ResponsesReader:
             if held is not None and held.get("type") == "function_call":
                 held["arguments"] = str(held.get("arguments") or "") + data["delta"]
 
-    def result(self) -> Decision | None:
-        if self.final is not None:
-            return self.final
-        if not self.seen:
-            return None
+    def assembled(self) -> Decision:
         calls = tuple(
             _tool_call(item.get("name"), item.get("arguments"), item.get("call_id"))
             for _, item in sorted(self.items.items())
