@@ -241,9 +241,12 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         """The route to compare with; replayed without a key, with the key its cassettes were recorded on."""
         pinned = route.pinned()
         if pinned.key_fingerprint is None:
-            # A call recorded before cassettes kept the pinned route's key counts with the key it was sent with:
-            # a suite recorded on two keys has no one recorded key to compare every task with.
-            keys = {c.route_key or c.key_fingerprint for c in calls if c.provider == route.provider}
+            # A pinned call recorded before cassettes kept the pinned route's key counts with the key it was sent
+            # with: a suite recorded on two keys has no one recorded key to compare every task with. An unpinned
+            # call's own key never does: another key is what key drift is about.
+            keys = {
+                c.route_key or (c.key_fingerprint if c.pinned else None) for c in calls if c.provider == route.provider
+            }
             keys.discard(None)
             if len(keys) == 1:
                 pinned = replace(pinned, key_fingerprint=keys.pop())
