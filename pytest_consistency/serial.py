@@ -26,10 +26,26 @@ class ReportFormatError(ValueError):
     """Data does not fit the report model: a missing or unknown field, or a value of the wrong type."""
 
 
+#: Types returned as they are, looked up before anything else: most values of a report are one of these.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type, once per type (None for any other type)."""
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    return None
+
+
 def to_data(value: Any) -> Any:
     """JSON-ready data for a dataclass (recursively), list, tuple, dict or scalar."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_data(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_data(item) for item in value]
     if isinstance(value, dict):
