@@ -20,6 +20,7 @@ from ..marker import MAX_REPETITIONS
 from ..records import OUTCOMES
 from ..result import SessionSummary, Target
 from ..serial import REPORT_DEPTH, ReportFormatError, check_values
+from .json_layout import layout
 
 #: Largest report read: a report of 1000 tasks x 1000 repetitions with calls is far below it.
 MAX_REPORT_BYTES = 1 << 30
@@ -30,8 +31,8 @@ class ReportError(ValueError):
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Write strict JSON (no NaN, or nothing) atomically."""
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    """Write strict JSON (no NaN, or nothing) atomically, laid out by :func:`.json_layout.layout`."""
+    write_text_atomic(path, layout(data) + "\n")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -143,7 +144,7 @@ class JsonFormat:
     suffix = ".json"
 
     def render(self, summary: SessionSummary) -> str:
-        return json.dumps(summary.to_dict(), indent=2, allow_nan=False) + "\n"
+        return layout(summary.to_dict()) + "\n"
 
 
 FORMAT = JsonFormat()
