@@ -24,6 +24,7 @@ from .formats import BUILTIN, UnknownFormat
 from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from .formats.terminal import MARKUP, render
 from .gates import GATES
+from .gc_pause import gc_paused
 from .known import known_secrets
 from .marker import PARAM, task_id_of
 from .options import BY_DEST, absolute_path
@@ -47,6 +48,11 @@ def runs_no_test(config: pytest.Config) -> bool:
 
 
 def summarise(session: pytest.Session, exitstatus: int) -> None:
+    with gc_paused():
+        _summarise(session, exitstatus)
+
+
+def _summarise(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash[STATE]
     if runs_no_test(config):
