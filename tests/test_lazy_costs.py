@@ -235,3 +235,33 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     assert answers == [["answer 0", "answer 1"], ["answer 2", "answer 3"], ["answer 4", "answer 5"]]
     tokens = [c["total_tokens"] for t in recorded["tasks"] for r in t["repetitions"] for c in r["calls"]]
     assert [c["total_tokens"] for c in calls] == tokens
+
+
+GC_PROBE = """
+import gc
+import json
+
+
+def pytest_consistency_summary(summary, config):
+    with open("gc.json", "w") as handle:
+        json.dump({"in_summary_hook": gc.isenabled()}, handle)
+
+
+def pytest_unconfigure(config):
+    with open("gc.json") as handle:
+        seen = json.load(handle)
+    seen["after"] = gc.isenabled()
+    with open("gc.json", "w") as handle:
+        json.dump(seen, handle)
+"""
+
+
+def test_the_end_of_session_runs_without_the_cyclic_collector_and_restores_it(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makeconftest(GC_PROBE)
+    pytester.makepyfile(test_agent=NO_HTTP)
+    result = pytester.runpytest_subprocess("--consistency-report=report.json", "-p", "no:asyncio", "-p", "no:respx")
+    assert result.ret == 0, result.stdout.str()
+    assert json.loads((pytester.path / "gc.json").read_text()) == {"in_summary_hook": False, "after": True}
+    assert json.loads((pytester.path / "report.json").read_text())["summary"]["passed"] is True
