@@ -405,6 +405,7 @@ def figure_5(sizes: Sizes, repeats: int) -> list[dict[str, Any]]:
     rows = []
     for tasks in (small, large):
         totals = [r["total"] for r in runs[tasks]]
+        cpus = [r["cpu"] for r in runs[tasks]]
         steps = {step: median([r[step] for r in runs[tasks]]) for step in runs[tasks][0]}
         rows.append(
             {
@@ -414,23 +415,27 @@ def figure_5(sizes: Sizes, repeats: int) -> list[dict[str, Any]]:
                 "wall_s": totals,
                 "wall_median_s": median(totals),
                 "wall_spread": spread(totals),
+                "cpu_s": cpus,
+                "cpu_median_s": median(cpus),
                 "steps_median_s": steps,
                 "peak_bytes": peaks[tasks],
                 "peak_kib_per_task": peaks[tasks] / tasks / 1024,
             }
         )
-    value = rows[1]["wall_median_s"] / rows[0]["wall_median_s"]
+    # Judged on CPU seconds: how the work grows with the suite, which another process's load on a shared machine
+    # does not stretch as it stretches the wall clock (its ratio is printed beside).
+    value = rows[1]["cpu_median_s"] / rows[0]["cpu_median_s"]
     limit = 1.1 * large / small
-    return [
-        ratio_row(
-            "5",
-            f"end of session, {large} vs {small} tasks x {sizes.end_n}",
-            rows,
-            value,
-            f"<= {limit:g}",
-            value <= limit,
-        )
-    ]
+    row = ratio_row(
+        "5",
+        f"end of session, {large} vs {small} tasks x {sizes.end_n}, CPU seconds",
+        rows,
+        value,
+        f"<= {limit:g}",
+        value <= limit,
+    )
+    row["wall_ratio"] = rows[1]["wall_median_s"] / rows[0]["wall_median_s"]
+    return [row]
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
@@ -648,6 +653,9 @@ def print_figures(figures: list[dict[str, Any]], smoke: bool) -> None:
             verdict = "(reported, no target)"
         print(f"{'':<4}=> {fig['title']}: ratio {fig['ratio']:.3f}, target {fig['target']} {verdict}")
         print(f"{'':<4}   previous round: {PREVIOUS.get(fig['figure'], 'not measured')}")
+        if "wall_ratio" in fig:
+            cpu = ", ".join(f"{row['cpu_median_s']:.3f}s" for row in fig["configs"])
+            print(f"{'':<4}   CPU medians {cpu}; the same ratio in wall-clock time: {fig['wall_ratio']:.3f}")
         if "start_up_s" in fig:
             share = fig["start_up_s"] / fig["configs"][0]["wall_median_s"]
             print(
