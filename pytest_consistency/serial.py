@@ -60,74 +60,175 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def from_data(cls: type[T], data: Any, where: str = "") -> T:
     """Rebuild a ``cls`` from :func:`to_data` output; ``where`` names the position in error messages."""
-    return typing.cast(T, _convert(cls, data, where or getattr(cls, "__name__", "value")))
+    return typing.cast(T, _converter(cls)(data, where or getattr(cls, "__name__", "value")))
 
 
-def _convert(hint: Any, data: Any, where: str) -> Any:
+#: Where a value is, built only when an error names it: the root's name, or (parent, index or field name).
+Where = str | tuple[Any, int | str]
+Converter = typing.Callable[[Any, Where], Any]
+
+
+def _spelled(where: Where) -> str:
+    """``tasks[0].repetitions[2].calls[0].status`` from a :data:`Where` chain."""
+    keys: list[int | str] = []
+    while isinstance(where, tuple):
+        where, key = where
+        keys.append(key)
+    return where + "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in reversed(keys))
+
+
+def _converter(hint: Any) -> Converter:
+    """The function that converts data for ``hint``, built once per hint (a report converts the same few
+    dozen hints millions of times: the type is taken apart once, and a position is spelled out only for an error)."""
+    try:
+        return _CONVERTERS[hint]
+    except KeyError:
+        made = _CONVERTERS[hint] = _build(hint)
+        return made
+    except TypeError:  # an unhashable hint: built each time
+        return _build(hint)
+
+
+_CONVERTERS: dict[Any, Converter] = {}
+
+
+def _build(hint: Any) -> Converter:
     if hint is Any:
-        return data
+        return lambda data, where: data
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (Union, types.UnionType):
-        if data is None and type(None) in args:
+        return _union(hint, args)
+    if origin is typing.Literal:
+        allowed = ", ".join(map(repr, args))
+
+        def literal(data: Any, where: Where) -> Any:
+            if data not in args:
+                raise ReportFormatError(f"{_spelled(where)}: {data!r:.80} is not one of {allowed}")
+            return data
+
+        return literal
+    if origin is list:
+        return _sequence(args[0], list)
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _sequence(args[0], tuple)
+        return _fixed_tuple(args)
+    if origin is dict:
+        value_hint = args[1]
+
+        def mapping(data: Any, where: Where) -> Any:
+            _expect(data, dict, where)
+            convert = _converter(value_hint)
+            return {str(key): convert(item, (where, str(key))) for key, item in data.items()}
+
+        return mapping
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _record(hint)
+    if hint is float:
+
+        def number(data: Any, where: Where) -> Any:
+            if isinstance(data, bool) or not isinstance(data, (int, float)):
+                raise ReportFormatError(f"{_spelled(where)}: {data!r:.80} is not a number")
+            return float(data)
+
+        return number
+    if hint in (int, str, bool):
+        kind = hint
+
+        def scalar(data: Any, where: Where) -> Any:
+            if type(data) is kind:
+                return data
+            if not isinstance(data, kind) or (kind is int and isinstance(data, bool)):
+                raise ReportFormatError(f"{_spelled(where)}: {data!r:.80} is not a {kind.__name__}")
+            return data
+
+        return scalar
+
+    def unsupported(data: Any, where: Where) -> Any:  # a bug in the model, not the data
+        raise TypeError(f"{_spelled(where)}: the report model has an unsupported type {hint!r}")
+
+    return unsupported
+
+
+def _union(hint: Any, args: tuple[Any, ...]) -> Converter:
+    optional = type(None) in args
+    options = [a for a in args if a is not type(None)]
+
+    def union(data: Any, where: Where) -> Any:
+        if data is None and optional:
             return None
-        options = [a for a in args if a is not type(None)]
         errors = []
         for option in options:
             try:
-                return _convert(option, data, where)
+                return _converter(option)(data, where)
             except ReportFormatError as exc:
                 errors.append(str(exc))
-        raise ReportFormatError(errors[0] if len(errors) == 1 else f"{where}: {data!r:.80} fits none of {hint}")
-    if origin is typing.Literal:
-        if data not in args:
-            raise ReportFormatError(f"{where}: {data!r:.80} is not one of {', '.join(map(repr, args))}")
-        return data
-    if origin is list:
+        raise ReportFormatError(
+            errors[0] if len(errors) == 1 else f"{_spelled(where)}: {data!r:.80} fits none of {hint}"
+        )
+
+    return union
+
+
+def _sequence(item_hint: Any, kind: type) -> Converter:
+    def sequence(data: Any, where: Where) -> Any:
         _expect(data, list, where)
-        return [_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(data)]
-    if origin is tuple:
+        convert = _converter(item_hint)
+        items = [convert(item, (where, i)) for i, item in enumerate(data)]
+        return items if kind is list else tuple(items)
+
+    return sequence
+
+
+def _fixed_tuple(args: tuple[Any, ...]) -> Converter:
+    def fixed(data: Any, where: Where) -> Any:
         _expect(data, list, where)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], item, f"{where}[{i}]") for i, item in enumerate(data))
         if len(data) != len(args):
-            raise ReportFormatError(f"{where}: expected {len(args)} items, got {len(data)}")
-        return tuple(_convert(a, item, f"{where}[{i}]") for i, (a, item) in enumerate(zip(args, data, strict=True)))
-    if origin is dict:
+            raise ReportFormatError(f"{_spelled(where)}: expected {len(args)} items, got {len(data)}")
+        return tuple(_converter(a)(item, (where, i)) for i, (a, item) in enumerate(zip(args, data, strict=True)))
+
+    return fixed
+
+
+def _record(cls: type) -> Converter:
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    names = frozenset(fields)
+    required = frozenset(
+        name
+        for name, spec in fields.items()
+        if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING
+    )
+    # Each field's converter, looked up on first use (a field of a type the model cannot read fails only when a
+    # report holds it, as before).
+    converters: dict[str, Converter] = {}
+
+    def record(data: Any, where: Where) -> Any:
         _expect(data, dict, where)
-        return {str(key): _convert(args[1], item, f"{where}.{key}") for key, item in data.items()}
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        _expect(data, dict, where)
-        fields = {f.name: f for f in dataclasses.fields(hint) if f.init}
-        unknown = sorted(set(data) - set(fields))
-        if unknown:
-            raise ReportFormatError(f"{where}: unknown field(s) {', '.join(unknown)}")
-        hints = _hints(hint)
+        if not names.issuperset(data):
+            raise ReportFormatError(f"{_spelled(where)}: unknown field(s) {', '.join(sorted(set(data) - names))}")
         kwargs = {}
-        for name, spec in fields.items():
-            if name not in data:
-                if spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
-                    raise ReportFormatError(f"{where}: missing field {name}")
-                continue
-            kwargs[name] = _convert(hints[name], data[name], f"{where}.{name}")
+        for name in fields:  # in the model's order: the first wrong or missing field is the one named
+            if name in data:
+                convert = converters.get(name)
+                if convert is None:
+                    convert = converters[name] = _converter(_hints(cls)[name])
+                kwargs[name] = convert(data[name], (where, name))
+            elif name in required:
+                raise ReportFormatError(f"{_spelled(where)}: missing field {name}")
         try:
-            return hint(**kwargs)
+            return cls(**kwargs)
         except (TypeError, ValueError) as exc:  # a record that checks itself (e.g. an interval with low > high)
-            raise ReportFormatError(f"{where}: {exc}") from None
-    if hint is float:
-        if isinstance(data, bool) or not isinstance(data, (int, float)):
-            raise ReportFormatError(f"{where}: {data!r:.80} is not a number")
-        return float(data)
-    if hint in (int, str, bool):
-        if not isinstance(data, hint) or (hint is int and isinstance(data, bool)):
-            raise ReportFormatError(f"{where}: {data!r:.80} is not a {hint.__name__}")
-        return data
-    raise TypeError(f"{where}: the report model has an unsupported type {hint!r}")  # a bug in the model, not the data
+            raise ReportFormatError(f"{_spelled(where)}: {exc}") from None
+
+    return record
 
 
-def _expect(data: Any, kind: type, where: str) -> None:
+def _expect(data: Any, kind: type, where: Where) -> None:
     if not isinstance(data, kind):
-        raise ReportFormatError(f"{where}: expected a {'mapping' if kind is dict else kind.__name__}, got {data!r:.80}")
+        raise ReportFormatError(
+            f"{_spelled(where)}: expected a {'mapping' if kind is dict else kind.__name__}, got {data!r:.80}"
+        )
 
 
 def check_values(data: Any, where: str, max_depth: int) -> None:
