@@ -59,7 +59,12 @@ def divergence_map(
         steps=max(len(k) for k in keys),
         divergent_step=divergent,
         distinct=distinct_per_step(keys),
-        tool_distance=mean_distance([tuple(name for d in run for name in d.tool_names) for run in decisions]),
+        # Repetitions that never part took the same tools in the same order: distance 0 without comparing them.
+        tool_distance=(
+            mean_distance([tuple(call.name for d in run for call in d.tool_calls) for run in decisions])
+            if divergent is not None
+            else (0.0 if len(runs) > 1 else None)
+        ),
         # A tree that never branches is one repetition's calls again: kept only where the repetitions part.
         tree=build_tree(runs) if divergent is not None else [],
     )

@@ -117,6 +117,8 @@ class Decision:
         """What alignment compares: the tool calls (names and normalised arguments, in order), else a refusal, else
         the ReAct action, else the normalised text; an empty decision is ``empty``."""
         if self.tool_calls:
+            if len(self.tool_calls) == 1:  # most steps: one call, without a generator and a join
+                return "tools:" + self.tool_calls[0].key()
             return "tools:" + ";".join(call.key() for call in self.tool_calls)
         if self.refusal:
             return "refusal:" + self.refusal
