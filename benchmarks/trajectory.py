@@ -17,6 +17,11 @@ Why three sides, each in a fresh process (``--side``), alternated ABC, CBA, ... 
 The end of session is :func:`session_end.end_of_session` (the perf benchmark's figure 5: build the summary,
 decide the gates, the JSON report redacted and dumped, the terminal, Markdown and HTML renders).
 
+Instruction counts, which another process's load does not move at all: each side once under callgrind, minus a
+process that only builds the records (``--side records``), ``--once`` so that the map side builds its maps once:
+
+    valgrind --tool=callgrind --callgrind-out-file=map.out python benchmarks/trajectory.py --side map --once --tasks 100
+
 The records are synthetic but shaped like an agent suite: two thirds of the tasks take the same 20 steps in every
 repetition, a third part at a random step into two or three branches (tool calls with small JSON arguments, a
 text answer last), each step asked one tool result of about 100 characters.
@@ -90,15 +95,19 @@ def records(tasks: int, n: int, steps: int, decisions: bool, seed: int = 19) -> 
     return reps
 
 
-def one_side(side: str, tasks: int, n: int, steps: int) -> dict[str, Any]:
-    """One measurement in this process: the end of session of ``side``; seconds per step and maps built."""
+def one_side(side: str, tasks: int, n: int, steps: int, again: bool = True) -> dict[str, Any]:
+    """One measurement in this process: the end of session of ``side``; seconds per step and, unless not
+    ``again``, the maps built again on their own. Side ``records`` only builds the records (what to subtract
+    from an instruction count of a side)."""
     import pytest_consistency.summary as summary_module
 
-    if side != "map":
+    if side not in ("map", "records"):
         summary_module.task_trajectory = lambda *args, **kwargs: None  # type: ignore[assignment]
     reps = records(tasks, n, steps, decisions=side != "none")
+    if side == "records":
+        return {"side": side, "seconds": {}}
     seconds = end_of_session(reps)
-    if side == "map":
+    if side == "map" and again:
         # The map's own work, timed again in this process right after: the share of the end of session it is,
         # a figure the load of a shared machine moves much less than a ratio of two processes' totals.
         from pytest_consistency.trajectory.divergence import divergence_map
@@ -153,10 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
-    parser.add_argument("--side", choices=("map", "calls", "none"), default=None, help="one measurement (internal)")
+    parser.add_argument(
+        "--side", choices=("map", "calls", "none", "records"), default=None, help="one measurement in this process"
+    )
+    parser.add_argument("--once", action="store_true", help="with --side map: do not build the maps a second time")
     args = parser.parse_args(argv)
     if args.side is not None:
-        print(json.dumps(one_side(args.side, args.tasks, args.n, args.steps)))
+        print(json.dumps(one_side(args.side, args.tasks, args.n, args.steps, again=not args.once)))
         return 0
     started = time.perf_counter()
     result = measure(args)
