@@ -56,6 +56,12 @@ def merge_reports(
                 f"{name} compared answers with {report.run.equivalence}; the merge compares them with the default "
                 "equivalence (canonical JSON of the normalised answers)"
             )
+        if report.resample is not None:
+            warnings.append(
+                f"{name} is a resample session ({report.resample.task}@{report.resample.step}); merge does not "
+                "combine resample sections, so the merged report has none: run a resample session whole (-n is "
+                "fine, --consistency-shard is not)"
+            )
         # Every error of a shard stays an error of the merge, but one the merge derives again from the repetitions
         # (a task in error) is not counted twice; an equivalence hook that raised stays: the full run failed on it.
         errors.extend((name, error) for error in report.errors)

@@ -115,3 +115,14 @@ def test_shards_analysed_differently_are_refused_unless_the_merge_says_how() -> 
     with pytest.raises(MergeError, match=r"analysed with confidence 0.9"):
         merge_reports([("one", one), ("two", two)])
     assert merge_reports([("one", one), ("two", two)], analysis=Analysis(confidence=0.8)).analysis.confidence == 0.8
+
+
+def test_a_resample_section_is_not_merged_and_the_merge_says_so() -> None:
+    from pytest_consistency.resample.result import DecisionRow, ResampleSummary
+
+    first = shard(lambda t, r: r % 2 == 0)
+    first.resample = ResampleSummary("a", 2, 1, 4, 4, 3, "cassettes/x", rows=[DecisionRow("k", "tool k", 4, 2)])
+    merged = merge_reports([("s1.json", first), ("s2.json", shard(lambda t, r: r % 2 == 1))])
+    assert merged.resample is None
+    assert any(w.startswith("s1.json is a resample session (a@2); merge does not combine") for w in merged.warnings)
+    assert comparable(merged) == comparable(build_summary(records(PATTERNS, ANSWERS)))
