@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import vcr_reset
+from . import cassette_yaml, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .redact import (
@@ -279,6 +279,7 @@ class Persister:
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+        from vcr.serializers import yamlserializer
 
         if str(cassette_path) in self.parsed:
             return self.parsed.pop(str(cassette_path))
@@ -294,6 +295,8 @@ class Persister:
                 f"cassette {path} contains git merge conflict markers (<<<<<<< / >>>>>>>); keep one side of the "
                 f"conflict, {self.rerecord.removeprefix('to fix it, ')}"
             )
+        if serializer is yamlserializer:
+            serializer = cassette_yaml.Serializer  # the same objects, without PyYAML's constructor (see there)
         try:
             requests, responses, *rest = FilesystemPersister.load_cassette(cassette_path, serializer)
             for response in responses:
