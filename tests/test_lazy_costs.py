@@ -119,7 +119,15 @@ import json
 
 import pytest
 
-COUNTS = {"payloads": 0, "marked": 0, "scopes": 0, "vcr_loads": 0, "parses": 0, "yaml_constructions": 0}
+COUNTS = {
+    "payloads": 0,
+    "marked": 0,
+    "scopes": 0,
+    "vcr_loads": 0,
+    "parses": 0,
+    "yaml_constructions": 0,
+    "mock_patches": 0,
+}
 
 
 def pytest_configure(config):
@@ -134,6 +142,15 @@ def pytest_configure(config):
         return construct(self, node)
 
     yaml.constructor.BaseConstructor.construct_document = counted_construct
+    from unittest import mock
+
+    enter = mock._patch.__enter__
+
+    def counted_enter(self):
+        COUNTS["mock_patches"] += 1  # a mock.patch entered (vcrpy's patchers are mock.patch.object)
+        return enter(self)
+
+    mock._patch.__enter__ = counted_enter
 
     scope = cassettes.repetition_scope
 
@@ -244,6 +261,8 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     # The cassettes are read by the fast reader (cassette_yaml), never by PyYAML's constructor.
     assert counts["yaml_constructions"] == 0
     assert counts["fast_yaml"] == 3
+    # vcrpy's prepared patches are put in place by cassettes.Swap, not by mock's machinery, in every repetition.
+    assert counts["mock_patches"] == 0
     replayed = json.loads((pytester.path / "report.json").read_text())
     calls = [c for t in replayed["tasks"] for r in t["repetitions"] for c in r["calls"]]
     assert len(calls) == 6 and all(c["replayed"] and c["total_tokens"] > 0 and c["model_served"] for c in calls)
