@@ -187,25 +187,6 @@ class _Reader:
     def blank_from(self, i: int) -> bool:
         return all(not line.strip(" ") for line in self.lines[i:])
 
-    def next_entry(self, i: int, n: int) -> bool | None:
-        """Whether the collection at indent ``n`` goes on at line ``i`` (None: it ends there, before a line indented
-        less or at the end of the file)."""
-        lines = self.lines
-        if i >= len(lines):
-            return None
-        line = lines[i]
-        content = line.lstrip(" ")
-        if not content:
-            if self.blank_from(i):
-                return None
-            raise Unsupported("a blank line between entries")
-        indent = len(line) - len(content)
-        if indent < n:
-            return None
-        if indent > n:
-            raise Unsupported("indentation the emitter never writes")
-        return True
-
     def split_key(self, content: str) -> tuple[str, str | None] | None:
         """``(key, rest of the line after ': ')`` when ``content`` starts with a simple key (rest None when the line
         ends at the ':'), or None when it does not."""
@@ -222,12 +203,13 @@ class _Reader:
     def mapping(self, i: int, n: int) -> tuple[dict[str, Any], int]:
         """The block mapping whose first key is line ``i`` from column ``n``; returns it and the line after it."""
         lines = self.lines
+        count = len(lines)
         out: dict[str, Any] = {}
         while True:
             content = lines[i][n:]
-            if _is_item(content, 0):
+            if content[:2] == "- " or content == "-":
                 raise Unsupported("a sequence entry where a key was expected")
-            split = self.split_key(content)
+            split = self.split_key(content) if content[:1] in ("'", '"') else _split_plain_key(content)
             if split is None:
                 raise Unsupported("not a mapping entry")
             key, rest = split
@@ -236,40 +218,74 @@ class _Reader:
                 value, i = self.scalar(rest, i, n)
             else:
                 i += 1
-                if i >= len(lines):
+                if i >= count:
                     raise Unsupported("a key without a value")
                 line = lines[i]
                 inner = line.lstrip(" ")
                 indent = len(line) - len(inner)
-                if indent == n and _is_item(inner, 0):
+                item = inner[:2] == "- " or inner == "-"
+                if indent == n and item:
                     value, i = self.sequence(i, n)
                 elif indent > n and inner:
-                    value, i = (self.sequence if _is_item(inner, 0) else self.mapping)(i, indent)
+                    value, i = (self.sequence if item else self.mapping)(i, indent)
                 else:
                     raise Unsupported("a key without a value")
             out[key] = value
-            if not self.next_entry(i, n):
+            # Does the mapping go on at line i? (inlined: this runs for every entry of every file)
+            if i >= count:
                 return out, i
+            line = lines[i]
+            inner = line.lstrip(" ")
+            indent = len(line) - len(inner)
+            if not inner:
+                if self.blank_from(i):
+                    return out, i
+                raise Unsupported("a blank line between entries")
+            if indent < n:
+                return out, i
+            if indent > n:
+                raise Unsupported("indentation the emitter never writes")
 
     def sequence(self, i: int, n: int) -> tuple[list[Any], int]:
         """The block sequence whose first ``-`` is line ``i``'s column ``n``."""
         lines = self.lines
+        count = len(lines)
         out: list[Any] = []
         while True:
             line = lines[i]
-            if not line.startswith("- ", n) or line.startswith(" ", n + 2) or len(line) == n + 2:
-                raise Unsupported("a sequence entry the emitter does not write")
             content = line[n + 2 :]
+            if line[n : n + 2] != "- " or not content or content[0] == " ":
+                raise Unsupported("a sequence entry the emitter does not write")
             item: Any
-            if _is_item(content, 0):
+            first = content[0]
+            if content[:2] == "- " or content == "-":
                 item, i = self.sequence(i, n + 2)
-            elif content not in ("{}", "[]") and self.split_key(content) is not None:
+            elif (
+                content != "{}"
+                and content != "[]"
+                and (self.split_key(content) if first in "'\"" else _split_plain_key(content)) is not None
+            ):
                 item, i = self.mapping(i, n + 2)
             else:
                 item, i = self.scalar(content, i, n)
             out.append(item)
-            if not self.next_entry(i, n) or not _is_item(lines[i], n):
-                return out, i  # an indentless sequence ends where its mapping's next key starts
+            # Does the sequence go on at line i? It ends before a line indented less, and (an indentless sequence)
+            # where its mapping's next key starts.
+            if i >= count:
+                return out, i
+            line = lines[i]
+            inner = line.lstrip(" ")
+            indent = len(line) - len(inner)
+            if not inner:
+                if self.blank_from(i):
+                    return out, i
+                raise Unsupported("a blank line between entries")
+            if indent < n:
+                return out, i
+            if indent > n:
+                raise Unsupported("indentation the emitter never writes")
+            if not (inner[:2] == "- " or inner == "-"):
+                return out, i
 
     def scalar(self, rest: str, i: int, n: int) -> tuple[Any, int]:
         """The scalar (or empty flow collection) that starts with ``rest`` at the end of line ``i``; continuation
