@@ -119,11 +119,38 @@ import json
 
 import pytest
 
-COUNTS = {"payloads": 0, "marked": 0, "scopes": 0, "vcr_loads": 0, "parses": 0}
+COUNTS = {
+    "payloads": 0,
+    "marked": 0,
+    "scopes": 0,
+    "vcr_loads": 0,
+    "parses": 0,
+    "yaml_constructions": 0,
+    "mock_patches": 0,
+}
 
 
 def pytest_configure(config):
+    import yaml.constructor
+
     from pytest_consistency import cassettes, replay
+
+    construct = yaml.constructor.BaseConstructor.construct_document
+
+    def counted_construct(self, node):
+        COUNTS["yaml_constructions"] += 1  # PyYAML's constructor building one document (SafeConstructor's too)
+        return construct(self, node)
+
+    yaml.constructor.BaseConstructor.construct_document = counted_construct
+    from unittest import mock
+
+    enter = mock._patch.__enter__
+
+    def counted_enter(self):
+        COUNTS["mock_patches"] += 1  # a mock.patch entered (vcrpy's patchers are mock.patch.object)
+        return enter(self)
+
+    mock._patch.__enter__ = counted_enter
 
     scope = cassettes.repetition_scope
 
@@ -163,6 +190,10 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
+    import sys
+
+    fast = sys.modules.get("pytest_consistency.cassette_yaml")
+    COUNTS["fast_yaml"] = fast.counts["fast"] if fast is not None else 0
     with open("counts.json", "w") as handle:
         json.dump(COUNTS, handle)
 """
@@ -227,6 +258,11 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     assert result.ret == 0, result.stdout.str()
     counts = json.loads((pytester.path / "counts.json").read_text())
     assert counts["parses"] == 3 and counts["vcr_loads"] == 0
+    # The cassettes are read by the fast reader (cassette_yaml), never by PyYAML's constructor.
+    assert counts["yaml_constructions"] == 0
+    assert counts["fast_yaml"] == 3
+    # vcrpy's prepared patches are put in place by cassettes.Swap, not by mock's machinery, in every repetition.
+    assert counts["mock_patches"] == 0
     replayed = json.loads((pytester.path / "report.json").read_text())
     calls = [c for t in replayed["tasks"] for r in t["repetitions"] for c in r["calls"]]
     assert len(calls) == 6 and all(c["replayed"] and c["total_tokens"] > 0 and c["model_served"] for c in calls)
