@@ -16,6 +16,7 @@ import dataclasses
 import math
 import types
 import typing
+from collections.abc import Hashable
 from functools import cache
 from typing import Any, TypeVar, Union
 
@@ -31,16 +32,16 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @cache
-def _field_names(cls: type) -> tuple[str, ...] | None:
+def _field_names(cls: Hashable) -> tuple[str, ...] | None:
     """The field names of a dataclass type, once per type (None for any other type)."""
-    if dataclasses.is_dataclass(cls):
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         return tuple(f.name for f in dataclasses.fields(cls))
     return None
 
 
 def to_data(value: Any) -> Any:
     """JSON-ready data for a dataclass (recursively), list, tuple, dict or scalar."""
-    kind = type(value)
+    kind = typing.cast(Hashable, type(value))  # a type is always hashable; mypy does not see it
     if kind in _SCALARS:
         return value
     names = _field_names(kind)

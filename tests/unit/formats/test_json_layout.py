@@ -16,7 +16,7 @@ def report_like() -> dict:
         "method": "POST",
         "url": "http://127.0.0.1/v1/chat/completions",
         "decision": {"text": "", "tool_calls": [{"name": "search", "arguments": '{"q": "m\\u00e4rz"}'}], "stop": None},
-        "asked": [{"role": "tool", "content": "line one\nline \"two\"\ttab \u2713 \U0001f600", "call_id": "c1"}],
+        "asked": [{"role": "tool", "content": 'line one\nline "two"\ttab \u2713 \U0001f600', "call_id": "c1"}],
         "latency_ms": 12.5,
         "retries": 0,
     }
@@ -52,7 +52,7 @@ def test_random_nestings_round_trip() -> None:
             return "".join(rng.choice('ab"\\\n\u00e9\u2713\U0001f600/') for _ in range(rng.randrange(6)))
         if kind in (5, 6):
             return [value(depth + 1) for _ in range(rng.randrange(4))]
-        return {f"k{i}\n\"": value(depth + 1) for i in range(rng.randrange(4))}
+        return {f'k{i}\n"': value(depth + 1) for i in range(rng.randrange(4))}
 
     for _ in range(300):
         data = value(0)
@@ -85,7 +85,7 @@ def test_every_depth_is_honoured() -> None:
 
 
 def test_non_string_keys_are_converted_as_json_dumps_converts_them() -> None:
-    data = {"tasks": [{1: "a", None: "b", True: "c"}]}
+    data = {"tasks": [{2: "a", None: "b", True: "c", 1.5: "d"}]}
     assert json.loads(layout(data)) == json.loads(json.dumps(data))
 
 
