@@ -19,9 +19,7 @@ from typing import Any
 import pytest
 
 from .adaptive import decided
-from .baseline import compare
 from .formats import BUILTIN, UnknownFormat
-from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from .formats.terminal import MARKUP, render
 from .gates import GATES
 from .known import known_secrets
@@ -93,6 +91,10 @@ def summarise(session: pytest.Session, exitstatus: int) -> None:
         )
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
+        # The comparison's statistics and the report reader load only for a session that compares.
+        from .baseline import compare
+        from .formats.json_report import ReportError, read_report
+
         try:
             label = str(state.settings["consistency_baseline"])  # as given: the absolute path is in the errors
             summary.comparison = compare(read_report(baseline), summary, label=label)
@@ -182,6 +184,8 @@ def _write_outputs(
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(text)
             else:
+                from .formats.json_report import write_text_atomic
+
                 write_text_atomic(path, text)
         except Exception as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
@@ -352,6 +356,8 @@ def redacted_report(summary: SessionSummary, state: PluginState) -> dict[str, An
 
 
 def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
+    from .formats.json_report import write_atomic  # only for a session that writes its report
+
     try:
         write_atomic(path, redacted_report(summary, state))
     except (OSError, ValueError, TypeError) as exc:

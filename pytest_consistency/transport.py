@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import imports, wire
 from .budget import Ledger
-from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
 from .keys import credentials_in
 from .records import CallRecord
 from .repetition import current
@@ -90,6 +89,8 @@ class Attempt:
                 self.failed(exc)
                 raise
         if state is not None and state.recording:  # lets the cassette store the latency measured now
+            from .cassettes import SENT_AT_HEADER  # loaded by the recording cassette already
+
             request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def hold(self, held: Held, request: Any) -> None:
@@ -100,12 +101,16 @@ class Attempt:
     def waited(self, seconds: float, request: Any) -> None:
         """The attempt waited ``seconds`` for its throttle slot: report it, and measure latency from now."""
         if seconds:
+            from .cassettes import SENT_AT_HEADER
+
             self.record.wait_ms = round(seconds * 1000, 3)
             self.started = time.perf_counter()
             if SENT_AT_HEADER in request.headers:
                 request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
+        from .cassettes import mismatch_detail
+
         self.record.error = wire.exception_kind(exc)
         self.record.detail = mismatch_detail(exc)
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
@@ -455,6 +460,8 @@ def _observe(
 
     def throttle_of(request: Any) -> Throttle | None:
         return throttles.get(wire.provider_of(request.headers, str(request.url))) if throttles else None
+
+    from .cassettes import respx_active, unpatched_network  # once an HTTP library is there to observe
 
     name = module.__name__
     sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
