@@ -339,3 +339,52 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     assert answers == [["answer 0", "answer 1"], ["answer 2", "answer 3"], ["answer 4", "answer 5"]]
     tokens = [c["total_tokens"] for t in recorded["tasks"] for r in t["repetitions"] for c in r["calls"]]
     assert [c["total_tokens"] for c in calls] == tokens
+
+
+FINGERPRINTS = """
+import json
+
+from pytest_consistency import route
+
+COUNTS = {"fingerprints": 0}
+fingerprint = route.fingerprint
+
+
+def counted(key):
+    COUNTS["fingerprints"] += 1
+    return fingerprint(key)
+
+
+route.fingerprint = counted
+
+
+def pytest_sessionfinish(session):
+    with open("fingerprints.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+
+def test_the_route_key_fingerprints_of_the_cassette_scrubber_are_computed_once_per_session(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each recording repetition's scrubber stores the routes' key fingerprints with every exchange; the routes do
+    not change during a session, so the count of fingerprints computed does not grow with the repetitions."""
+    import json
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-lazy-costs-0123456789abcdef")
+    pytester.makeconftest(FINGERPRINTS)
+    counts = []
+    for n in (2, 6):
+        pytester.makepyfile(
+            test_agent=f"""
+import pytest
+
+@pytest.mark.repeat_consistency(n={n})
+def test_task(consistency):
+    consistency.record("x")
+"""
+        )
+        result = pytester.runpytest_subprocess("--consistency-record=all", "-p", "no:asyncio", "-p", "no:respx")
+        assert result.ret == 0, result.stdout.str()
+        counts.append(json.loads((pytester.path / "fingerprints.json").read_text())["fingerprints"])
+    assert counts[0] == counts[1] > 0
