@@ -642,6 +642,10 @@ def consistency(request: pytest.FixtureRequest) -> Consistency:
         node.stash[ACTIVE] = active
         activate(active)
     hook = request.config.hook.pytest_consistency_normalize_answer
+    impls = hook.get_hookimpls()
+    if len(impls) == 1 and impls[0].plugin is sys.modules[__name__]:
+        # Only the documented default (no conftest hook, no wrapper): called directly, not through pluggy.
+        return Consistency(active, lambda answer, task_id: default_normalize(answer))
     return Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
 
 

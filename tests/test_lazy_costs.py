@@ -388,3 +388,59 @@ def test_task(consistency):
         assert result.ret == 0, result.stdout.str()
         counts.append(json.loads((pytester.path / "fingerprints.json").read_text())["fingerprints"])
     assert counts[0] == counts[1] > 0
+
+
+HOOK_CALLS = """
+import json
+
+import pluggy._hooks
+
+COUNTS = {"pytest_consistency_normalize_answer": 0, "pytest_consistency_answers_equivalent": 0}
+call = pluggy._hooks.HookCaller.__call__
+
+
+def counted(self, *args, **kwargs):
+    if self.name in COUNTS:
+        COUNTS[self.name] += 1
+    return call(self, *args, **kwargs)
+
+
+pluggy._hooks.HookCaller.__call__ = counted
+
+
+def pytest_unconfigure(config):
+    with open("hooks.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+OWN_HOOKS = """
+
+def pytest_consistency_normalize_answer(answer, task_id):
+    return answer.upper()
+
+
+def pytest_consistency_answers_equivalent(left, right, task_id):
+    return left == right
+"""
+
+
+@pytest.mark.parametrize("own_hooks", [False, True])
+def test_the_default_answer_hooks_are_called_directly_and_a_conftests_through_pluggy(
+    pytester: pytest.Pytester, own_hooks: bool
+) -> None:
+    """Without any other implementation of the normalisation and equivalence hooks, ``record()`` and the session
+    end call the documented defaults directly, not through pluggy once per answer and per comparison; a conftest's
+    implementation is called as before, and decides."""
+    import json
+
+    pytester.makeconftest(HOOK_CALLS + (OWN_HOOKS if own_hooks else ""))
+    pytester.makepyfile(test_agent=NO_HTTP)
+    result = pytester.runpytest_subprocess("--consistency-report=report.json", "-p", "no:asyncio", "-p", "no:respx")
+    assert result.ret == 0, result.stdout.str()
+    calls = json.loads((pytester.path / "hooks.json").read_text())
+    if own_hooks:
+        assert calls == {"pytest_consistency_normalize_answer": 3, "pytest_consistency_answers_equivalent": 2}
+    else:
+        assert calls == {"pytest_consistency_normalize_answer": 0, "pytest_consistency_answers_equivalent": 0}
+    reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
+    assert [r["normalized"] for r in reps] == (["X"] * 3 if own_hooks else ["x"] * 3)
