@@ -32,6 +32,7 @@ from .infrastructure import call_reason, exception_reason
 from .known import SecretsHooks
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .matching import MatchRules, compile_rules
+from .observe import observe_transports
 from .providers import Provider
 from .records import RepetitionResult
 from .redact import redact_text
@@ -39,7 +40,6 @@ from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
 from .scratch import Scratch
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
-from .transport import observe_transports
 
 #: The fixtures of each provider's route: a session that uses one needs that route to be usable.
 ROUTE_FIXTURES = {

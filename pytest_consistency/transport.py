@@ -16,15 +16,18 @@ import functools
 import importlib
 import json
 import re
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import imports, wire
+from . import wire
 from .budget import Ledger
 from .keys import credentials_in
+
+# The observer's entry point lives in ``observe`` (re-exported here): a session that never imports an HTTP library
+# never loads this module.
+from .observe import HTTP_MODULES, observe_transports  # noqa: F401
 from .records import CallRecord
 from .repetition import current
 
@@ -34,10 +37,6 @@ if TYPE_CHECKING:
 PINNED = "pytest_consistency.pinned"
 #: Endpoints that sample a model, of every built-in provider: a response of one without usage is estimated.
 SAMPLING_ENDPOINTS = ("/chat/completions", "/responses", "/completions", "/v1/messages")
-
-
-#: The HTTP libraries whose transports the observer wraps (the openai and anthropic SDKs speak httpx2).
-HTTP_MODULES = ("httpx", "httpx2")
 
 
 def module_of(obj: Any) -> ModuleType:
@@ -406,46 +405,6 @@ def recording_transport(
             inner.close()
 
     return RecordingTransport()
-
-
-@contextlib.contextmanager
-def observe_transports(
-    ledger: Ledger | None,
-    ignore: tuple[re.Pattern[str], ...] = (),
-    throttles: Mapping[str, Throttle] | None = None,
-    marked_only: bool = False,
-) -> Iterator[None]:
-    """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
-
-    Requests matching ``ignore`` (background telemetry) are neither recorded nor replayed: they reach the
-    unpatched transport, which the network block refuses in replay-only mode. While respx mocks httpcore, httpx
-    traffic never leaves the process, so it skips the cassette too. httpx and httpx2 are wrapped when already
-    imported, and otherwise the moment the agent imports one inside the block (``imports``): the plugin never
-    imports them itself.
-
-    With ``marked_only`` the block may span the whole session (``--consistency-record=off``, where a repetition
-    has nothing else to enter): a request is then recorded only while a marked repetition runs, and passes
-    untouched otherwise, as it would outside a per-repetition block.
-    """
-    saved: list[tuple[type, str, Any]] = []
-    unsubscribe = []
-    for name in HTTP_MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            saved.extend(_observe(module, ledger, ignore, throttles or {}, marked_only))
-        else:
-            unsubscribe.append(
-                imports.when_imported(
-                    name, lambda m: saved.extend(_observe(m, ledger, ignore, throttles or {}, marked_only))
-                )
-            )
-    try:
-        yield
-    finally:
-        for stop in unsubscribe:
-            stop()
-        for cls, attr, original in reversed(saved):
-            setattr(cls, attr, original)
 
 
 def _observe(

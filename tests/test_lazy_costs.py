@@ -64,6 +64,8 @@ NAMES = [
     "pytest_consistency.vcr_reset",
     "pytest_consistency.clients",
     "pytest_consistency.preflight",
+    "pytest_consistency.transport",
+    "pytest_consistency.wire",
     "pytest_consistency.network",
     "pytest_consistency.baseline",
     "pytest_consistency.formats.json_report",
@@ -82,9 +84,10 @@ def pytest_unconfigure(config):
 def test_a_session_without_cassettes_loads_neither_the_cassette_nor_the_client_modules(
     pytester: pytest.Pytester, mode: str
 ) -> None:
-    """No cassette exists, no pinned client is used, no report or baseline is asked for: the session compiles and
-    runs none of the modules for them, from the plugin's import to its last line of output. Replay-only mode still
-    loads the network block (every repetition is blocked)."""
+    """No cassette exists, no pinned client is used, no HTTP library is imported, no report or baseline is asked
+    for: the session compiles and runs none of the modules for them, from the plugin's import to its last line of
+    output (the observer subscribes to httpx and httpx2 without loading the recording transport). Replay-only mode
+    still loads the network block (every repetition is blocked)."""
     import json
 
     pytester.makeconftest(LOADED)
@@ -98,6 +101,8 @@ def test_a_session_without_cassettes_loads_neither_the_cassette_nor_the_client_m
         "pytest_consistency.vcr_reset": False,
         "pytest_consistency.clients": False,
         "pytest_consistency.preflight": False,
+        "pytest_consistency.transport": False,
+        "pytest_consistency.wire": False,
         "pytest_consistency.network": mode == "none",
         "pytest_consistency.baseline": False,
         "pytest_consistency.formats.json_report": False,
