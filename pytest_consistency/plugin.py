@@ -8,6 +8,7 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
 import sys
@@ -150,8 +151,13 @@ def replay_only_scope(active: ActiveRepetition, state: PluginState) -> Iterator[
 
 
 def cassettes_of(state: PluginState) -> ModuleType:
-    """The ``cassettes`` module, with this session's match rules handed to it once."""
-    from . import cassettes
+    """The ``cassettes`` module, with this session's match rules handed to it once.
+
+    Looked up in ``sys.modules``, not as an attribute of the package: a module first loaded inside one in-process
+    session (pytester) is dropped from ``sys.modules`` after it, while the package keeps the stale attribute, and
+    the next session would set its rules on a copy that its own replay code no longer uses.
+    """
+    cassettes = importlib.import_module("pytest_consistency.cassettes")
 
     if state.match_rules is not None:
         cassettes.set_match_rules(state.match_rules)
@@ -321,7 +327,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if "pytest_consistency.cassettes" in sys.modules:
         cassettes_of(state)
     if state.settings["consistency_preflight"] and state.settings["consistency_record"] != "none":
-        from . import preflight  # the clients and their providers' SDK glue: only for a live session
+        # The clients and their providers' SDK glue: only for a live session (``sys.modules``: see ``cassettes_of``).
+        preflight = importlib.import_module("pytest_consistency.preflight")
 
         state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
         for name, problem in problems.items():
@@ -554,8 +561,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 active.broken = True  # an unfinished trajectory: its recording is dropped
             mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
             if mismatched:  # only a replay loaded ``cassettes``
-                from . import cassettes
-
+                cassettes = importlib.import_module("pytest_consistency.cassettes")  # see ``cassettes_of``
                 mismatched = call.excinfo is None or not call.excinfo.errisinstance(cassettes.CassetteError)
             if mismatched:
                 report.longrepr = cassettes.mismatch_message(
