@@ -71,6 +71,26 @@ def check_answer(value: Any, what: str = "the answer") -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
+#: The largest integer kept on the fast path of ``plain_scalar`` (``json.dumps`` refuses ints of more than 4,300
+#: digits by default: beyond this bound the full check decides).
+_PLAIN_INT = 1 << 63
+
+
+def plain_scalar(value: Any) -> bool:
+    """Whether ``value`` is a JSON scalar that ``check_answer`` and ``json.dumps(allow_nan=False)`` certainly accept.
+
+    A pure, constant-time test: ``record()`` skips the two checks for such values (most answers are one string),
+    and every other value goes through them as before. Exact types only (a subclass may override ``__str__``,
+    ``__float__`` or anything ``json`` calls), finite floats only, and integers bounded well below the digit limit.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_PLAIN_INT <= value < _PLAIN_INT
+    return kind is float and math.isfinite(value)
+
+
 def _open(value: Any) -> tuple[Any, Iterator[tuple[Any, Any]] | None]:
     """The normalised value, and for a container the (key or None, child) pairs still to normalise into it."""
     if isinstance(value, str):

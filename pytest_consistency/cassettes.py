@@ -26,6 +26,7 @@ from typing import Any
 from . import cassette_yaml, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
+from .paths import safe_name, task_directory  # noqa: F401  (re-exported; cassette_path moved to paths)
 from .redact import (
     body_credentials,
     find_secret,
@@ -49,7 +50,6 @@ MODES = ("none", "once", "new_episodes", "all")
 SENT_AT_HEADER = "x-consistency-sent-at"
 #: Digest of the request body as it was sent, before any redaction: what replays are matched on.
 BODY_DIGEST_HEADER = "x-consistency-body-digest"
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class CassetteError(RuntimeError):
@@ -58,27 +58,6 @@ class CassetteError(RuntimeError):
 
 class SecretInCassetteError(CassetteError):
     """The cassette about to be written still holds a secret; nothing was written."""
-
-
-def safe_name(text: str) -> str:
-    """A file name for ``text``; when characters had to be replaced, a hash of the original keeps it unique."""
-    safe = _SAFE.sub("_", text).strip("._") or "task"
-    if safe != text:
-        safe = f"{safe[:80]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    return safe
-
-
-def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
-    """``root/<module path without .py>/<task>/rep-<i>.yaml``: repetition i keeps its file when n changes."""
-    return task_directory(root, task_id) / f"rep-{repeat}.yaml"
-
-
-@functools.lru_cache(maxsize=1024)
-def task_directory(root: Path, task_id: str) -> Path:
-    """The directory of a task's cassettes; cached, since each of its n repetitions asks (a pure function)."""
-    module, _, task = task_id.partition("::")
-    module_dir = Path(*[safe_name(part) for part in Path(module).with_suffix("").parts])
-    return root / module_dir / safe_name(task or module)
 
 
 def body_digest(body: Any) -> str:
@@ -680,7 +659,7 @@ def repetition_scope(
 
     The observer goes inside the cassette so that it wraps vcrpy's patch and sees replayed attempts too.
     """
-    from .network import blocked
+    from .network import REPLAY_ONLY, blocked
 
     with contextlib.ExitStack() as stack:
         if path is not None and mode == "none" and not path.is_file():
@@ -692,7 +671,7 @@ def repetition_scope(
         elif path is not None and mode != "off" and vcr_available():
             stack.enter_context(use_cassette(path, mode, scrubber, rerecord, keep))
         if mode == "none":
-            stack.enter_context(blocked("cassettes are replayed only (--consistency-record=none)"))
+            stack.enter_context(blocked(REPLAY_ONLY))
         stack.enter_context(observe())
         yield
 

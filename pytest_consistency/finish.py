@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 from .adaptive import decided
-from .baseline import compare
+from .answers import default_equivalent
 from .formats import BUILTIN, UnknownFormat
-from .formats.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from .formats.terminal import MARKUP, render
 from .gates import GATES
 from .gc_pause import gc_paused
@@ -67,18 +66,30 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         or unreached > 0
     )
 
+    impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
+    local = {impl.plugin_name for impl in impls}
+    custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
+    # Only the documented default answers (no other implementation, no wrapper): it is called directly, not through
+    # pluggy for each of the session's answer comparisons; same result, same error when it raises.
+    compare_answers = (
+        (lambda left, right, task_id: default_equivalent(left, right))
+        if not custom
+        else (
+            lambda left, right, task_id: config.hook.pytest_consistency_answers_equivalent(
+                left=left, right=right, task_id=task_id
+            )
+        )
+    )
+
     def equivalent(left: Any, right: Any, task_id: str) -> bool:
         try:
-            return bool(config.hook.pytest_consistency_answers_equivalent(left=left, right=right, task_id=task_id))
+            return bool(compare_answers(left, right, task_id))
         except Exception as exc:
             raise EquivalenceError(
                 f"{task_id}: pytest_consistency_answers_equivalent raised {type(exc).__name__}: {exc}; "
                 "this task's answers could not be compared"
             ) from exc
 
-    impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
-    local = {impl.plugin_name for impl in impls}
-    custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
     run = replace(
         run_facts(state, interrupted, ", ".join(custom) or "default"),
         shard=shard_of(state.settings["consistency_shard"], config.option),
@@ -99,6 +110,10 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         )
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
+        # The comparison's statistics and the report reader load only for a session that compares.
+        from .baseline import compare
+        from .formats.json_report import ReportError, read_report
+
         try:
             label = str(state.settings["consistency_baseline"])  # as given: the absolute path is in the errors
             summary.comparison = compare(read_report(baseline), summary, label=label)
@@ -188,6 +203,8 @@ def _write_outputs(
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(text)
             else:
+                from .formats.json_report import write_text_atomic
+
                 write_text_atomic(path, text)
         except Exception as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
@@ -358,6 +375,8 @@ def redacted_report(summary: SessionSummary, state: PluginState) -> dict[str, An
 
 
 def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
+    from .formats.json_report import write_atomic  # only for a session that writes its report
+
     try:
         write_atomic(path, redacted_report(summary, state))
     except (OSError, ValueError, TypeError) as exc:

@@ -32,6 +32,9 @@ _PROBE = "pytest_consistency.network.probe"
 _UVLOOP_METHODS = ("create_connection", "create_datagram_endpoint", "sock_connect")
 _ABSENT = object()
 
+#: Why a replay-only repetition blocks the network (``--consistency-record=none``), in every refusal's message.
+REPLAY_ONLY = "cassettes are replayed only (--consistency-record=none)"
+
 _lock = threading.Lock()  # guards everything below but the hook's lock-free reads of _reasons
 _reasons: list[str] = []  # one per active block, latest last; empty: nothing is blocked
 _hook_added = False

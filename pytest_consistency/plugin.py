@@ -8,21 +8,23 @@ Each hook delegates to the module that owns the concern: ``marker`` (repetitions
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import re
+import sys
 from collections.abc import Generator, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 import pytest
 
-from . import cassettes, formats, hookspecs, preflight, providers, settings, shard
+from . import formats, hookspecs, paths, providers, settings, shard
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
-from .clients import build_client
 from .collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from .doctor import cross_route_problems
 from .formats import Format
@@ -31,6 +33,7 @@ from .infrastructure import call_reason, exception_reason
 from .known import SecretsHooks
 from .marker import MARKER, MARKER_DOC, PARAM, MarkerError, repetition_id, task_id_of
 from .matching import MatchRules, compile_rules
+from .observe import observe_transports
 from .providers import Provider
 from .records import RepetitionResult
 from .redact import redact_text
@@ -38,7 +41,6 @@ from .repetition import ActiveRepetition, Consistency, activate
 from .route import Route, resolve_route
 from .scratch import Scratch
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
-from .transport import observe_transports
 
 #: The fixtures of each provider's route: a session that uses one needs that route to be usable.
 ROUTE_FIXTURES = {
@@ -134,6 +136,47 @@ def observe_session(state: PluginState) -> None:
     if state.observer is None:
         state.observer = ExitStack()
         state.observer.enter_context(observe_transports(state.ledger, state.ignore, state.throttles, marked_only=True))
+
+
+@contextmanager
+def replay_only_scope(active: ActiveRepetition, state: PluginState) -> Iterator[None]:
+    """A replay-only repetition without a cassette file: every request it sends is unrecorded. The plugin's
+    transports refuse httpx and httpx2 requests themselves (``cassette_absent``), the network block everything
+    else, and the observer records what was refused (as ``cassettes.repetition_scope`` does for this case)."""
+    from .network import REPLAY_ONLY, blocked  # as ``off`` never blocks, it never loads the block
+
+    active.cassette_absent = True
+    with blocked(REPLAY_ONLY), observe_transports(state.ledger, state.ignore, state.throttles):
+        yield
+
+
+def cassettes_of(state: PluginState) -> ModuleType:
+    """The ``cassettes`` module, with this session's match rules handed to it once.
+
+    Looked up in ``sys.modules``, not as an attribute of the package: a module first loaded inside one in-process
+    session (pytester) is dropped from ``sys.modules`` after it, while the package keeps the stale attribute, and
+    the next session would set its rules on a copy that its own replay code no longer uses.
+    """
+    cassettes = importlib.import_module("pytest_consistency.cassettes")
+
+    if state.match_rules is not None:
+        cassettes.set_match_rules(state.match_rules)
+        state.match_rules = None
+    return cassettes
+
+
+def route_keys(state: PluginState) -> dict[str, str]:
+    """The pinned routes' key fingerprints by provider (for the cassettes), computed once per session."""
+    if state.route_keys is None:
+        state.route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
+    return dict(state.route_keys)
+
+
+def route_secrets(state: PluginState) -> list[str]:
+    """The routes' own keys (never written to a cassette), once per session: the routes do not change."""
+    if state.route_secrets is None:
+        state.route_secrets = [r.api_key for r in state.routes.values() if r.api_key and not r.replay_only]
+    return state.route_secrets
 
 
 def refuse_figure_gates(state: PluginState) -> None:
@@ -278,8 +321,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             # An xdist worker cannot stop the session from collection; there the route fixture fails every
             # test that uses it, with the same message, before any call is made.
             raise pytest.UsageError(route.error_message())
-    cassettes.set_match_rules(match_rules(session.config, state.settings["consistency_match_ignore"]))
+    # Compiled here (a bad rule is an error of the session), handed to ``cassettes`` when it is loaded: now if it
+    # already is, else at the first cassette scope (a session without one never loads it).
+    state.match_rules = match_rules(session.config, state.settings["consistency_match_ignore"])
+    if "pytest_consistency.cassettes" in sys.modules:
+        cassettes_of(state)
     if state.settings["consistency_preflight"] and state.settings["consistency_record"] != "none":
+        # The clients and their providers' SDK glue: only for a live session (``sys.modules``: see ``cassettes_of``).
+        preflight = importlib.import_module("pytest_consistency.preflight")
+
         state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
         for name, problem in problems.items():
             if not is_worker(session.config):
@@ -338,7 +388,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     if problem:
         item.stash[STOP] = ("fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}")
         return (yield)
-    if active is not None and active.marked and item.get_closest_marker("vcr") and mode != "off":
+    if active is not None and active.marked and mode != "off" and item.get_closest_marker("vcr"):
         item.stash[STOP] = (
             "fail",
             f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
@@ -354,7 +404,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     if active is not None and active.marked:
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
-            folder = cassettes.task_directory(state.cassette_root, active.task_id)
+            folder = paths.task_directory(state.cassette_root, active.task_id)
             path = folder / f"rep-{active.repeat}.yaml"
             if state.resample is not None and state.resample.covers(active.task_id):
                 path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
@@ -371,25 +421,36 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
             return (yield)
         stack = ExitStack()
         item.stash[SCOPE] = stack
-        route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
-        scrubber = cassettes.Scrubber(None, state.ignore, route_keys)
-        scrubber.secrets.update(r.api_key for r in state.routes.values() if r.api_key and not r.replay_only)
+        if mode == "none" and not item.stash.get(CASSETTE_EXISTED, False):
+            # Nothing to replay: what ``cassettes.repetition_scope`` enters for it (the network block and the
+            # observer, no vcrpy), without loading ``cassettes`` for a session that may have no cassette at all.
+            def scope(cassette: Path | None) -> Any:
+                return replay_only_scope(active, state)
 
-        def scope(cassette: Path | None) -> Any:
-            return cassettes.repetition_scope(
-                cassette,
-                mode,
-                scrubber,
-                cassettes.rerecord_advice(item.nodeid),
-                lambda: not active.broken,
-                lambda: observe_transports(state.ledger, state.ignore, state.throttles),
-            )
+        else:
+            cassettes = cassettes_of(state)
+            scrubber = cassettes.Scrubber(None, state.ignore, route_keys(state))
+            scrubber.secrets.update(route_secrets(state))
+
+            def scope(cassette: Path | None) -> Any:
+                return cassettes.repetition_scope(
+                    cassette,
+                    mode,
+                    scrubber,
+                    cassettes.rerecord_advice(item.nodeid),
+                    lambda: not active.broken,
+                    lambda: observe_transports(state.ledger, state.ignore, state.throttles),
+                )
 
         try:
             stack.enter_context(scope(path))
             if state.resample is not None and state.resample.covers(active.task_id):
                 state.resample.guard(active)
-        except cassettes.CassetteError as exc:
+        except Exception as exc:
+            from .cassettes import CassetteError
+
+            if not isinstance(exc, CassetteError):
+                raise
             # pytest's own setup must still run (its teardown expects it), under the network block but with no
             # cassette; then this repetition errors with the message that names the file.
             stack.enter_context(scope(None))
@@ -463,7 +524,7 @@ def marker_problem(item: pytest.Item) -> str | None:
     own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
     if len(own) > 1:
         return f"applied {len(own)} times to one test; keep one marker (the arguments of the others would be lost)"
-    if marker_of(item) is not None and SPEC not in item.stash:
+    if SPEC not in item.stash and marker_of(item) is not None:
         return (
             "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
             "write the task as a plain pytest test function or method"
@@ -498,8 +559,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings["consistency_record_on_exception"]:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
-            cassette_error = call.excinfo is not None and call.excinfo.errisinstance(cassettes.CassetteError)
-            if active.cassette and not cassette_error and any(c.error == "replay_mismatch" for c in active.calls):
+            mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
+            if mismatched:  # only a replay loaded ``cassettes``
+                cassettes = importlib.import_module("pytest_consistency.cassettes")  # see ``cassettes_of``
+                mismatched = call.excinfo is None or not call.excinfo.errisinstance(cassettes.CassetteError)
+            if mismatched:
                 report.longrepr = cassettes.mismatch_message(
                     item.nodeid,
                     active.repeat,
@@ -584,6 +648,10 @@ def consistency(request: pytest.FixtureRequest) -> Consistency:
         node.stash[ACTIVE] = active
         activate(active)
     hook = request.config.hook.pytest_consistency_normalize_answer
+    impls = hook.get_hookimpls()
+    if len(impls) == 1 and impls[0].plugin is sys.modules[__name__]:
+        # Only the documented default (no conftest hook, no wrapper): called directly, not through pluggy.
+        return Consistency(active, lambda answer, task_id: default_normalize(answer))
     return Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
 
 
@@ -598,6 +666,8 @@ def _route(config: pytest.Config, name: str) -> Route:
 
 
 def _client(config: pytest.Config, route: Route, is_async: bool) -> Any:
+    from .clients import build_client  # the clients' transports: only for a session that builds a client
+
     state = config.stash[STATE]
     return build_client(
         route,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .answers import NormalizeError, check_answer
+from .answers import NormalizeError, check_answer, plain_scalar
 from .marker import shown
 from .records import CallRecord
 
@@ -129,14 +129,8 @@ class Consistency:
         valid JSON), nesting deeper than ``MAX_ANSWER_DEPTH`` and more than ``MAX_ANSWER_ITEMS`` values are a
         ValueError, checked without recursion before anything else touches the answer.
         """
-        check_answer(answer)
-        try:
-            json.dumps(answer, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"consistency.record() needs a JSON-serialisable answer ({exc}); record a str, number, list "
-                "or dict, e.g. the agent's final text or a dict of the fields you compare"
-            ) from None
+        if not plain_scalar(answer):  # a plain scalar passes both checks: they are skipped for it
+            self._check(answer)
         if self._state.answer_recorded:
             warnings.warn(
                 ConsistencyWarning(
@@ -151,14 +145,27 @@ class Consistency:
                 f"pytest_consistency_normalize_answer raised {type(exc).__name__}: {exc} "
                 f"({self.task_id} repetition {self.repeat}); fix the hook: the answer could not be normalised"
             ) from exc
-        check_answer(normalized, "the value pytest_consistency_normalize_answer returned")
-        try:
-            json.dumps(normalized, allow_nan=False)
-        except (TypeError, ValueError):
-            raise TypeError(
-                "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
-                f"{shown(normalized)}"
-            ) from None
+        if not plain_scalar(normalized):
+            check_answer(normalized, "the value pytest_consistency_normalize_answer returned")
+            try:
+                json.dumps(normalized, allow_nan=False)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
+                    f"{shown(normalized)}"
+                ) from None
         self._state.answer = answer
         self._state.normalized = normalized
         self._state.answer_recorded = True
+
+    @staticmethod
+    def _check(answer: Any) -> None:
+        """``record()``'s checks of an answer that is not a plain scalar: limits first, then JSON."""
+        check_answer(answer)
+        try:
+            json.dumps(answer, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"consistency.record() needs a JSON-serialisable answer ({exc}); record a str, number, list "
+                "or dict, e.g. the agent's final text or a dict of the fields you compare"
+            ) from None

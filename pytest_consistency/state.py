@@ -19,6 +19,7 @@ from .route import Route
 from .settings import Settings
 
 if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin
+    from .matching import MatchRules
     from .providers import Provider
     from .resample.session import ResampleSession
     from .result import SessionSummary
@@ -65,6 +66,11 @@ class PluginState:
     resample: ResampleSession | None = None
     #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
     observer: ExitStack | None = None
+    #: The routes' key fingerprints and keys for each repetition's cassette scrubber, once the first one asks.
+    route_keys: dict[str, str] | None = None
+    route_secrets: list[str] | None = None
+    #: The match rules compiled after collection, until ``cassettes`` is loaded and takes them.
+    match_rules: MatchRules | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

@@ -16,16 +16,18 @@ import functools
 import importlib
 import json
 import re
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import imports, wire
+from . import wire
 from .budget import Ledger
-from .cassettes import SENT_AT_HEADER, mismatch_detail, respx_active, unpatched_network
 from .keys import credentials_in
+
+# The observer's entry point lives in ``observe`` (re-exported here): a session that never imports an HTTP library
+# never loads this module.
+from .observe import HTTP_MODULES, observe_transports  # noqa: F401
 from .records import CallRecord
 from .repetition import current
 
@@ -35,10 +37,6 @@ if TYPE_CHECKING:
 PINNED = "pytest_consistency.pinned"
 #: Endpoints that sample a model, of every built-in provider: a response of one without usage is estimated.
 SAMPLING_ENDPOINTS = ("/chat/completions", "/responses", "/completions", "/v1/messages")
-
-
-#: The HTTP libraries whose transports the observer wraps (the openai and anthropic SDKs speak httpx2).
-HTTP_MODULES = ("httpx", "httpx2")
 
 
 def module_of(obj: Any) -> ModuleType:
@@ -90,6 +88,8 @@ class Attempt:
                 self.failed(exc)
                 raise
         if state is not None and state.recording:  # lets the cassette store the latency measured now
+            from .cassettes import SENT_AT_HEADER  # loaded by the recording cassette already
+
             request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def hold(self, held: Held, request: Any) -> None:
@@ -100,12 +100,16 @@ class Attempt:
     def waited(self, seconds: float, request: Any) -> None:
         """The attempt waited ``seconds`` for its throttle slot: report it, and measure latency from now."""
         if seconds:
+            from .cassettes import SENT_AT_HEADER
+
             self.record.wait_ms = round(seconds * 1000, 3)
             self.started = time.perf_counter()
             if SENT_AT_HEADER in request.headers:
                 request.headers[SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
+        from .cassettes import mismatch_detail
+
         self.record.error = wire.exception_kind(exc)
         self.record.detail = mismatch_detail(exc)
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
@@ -403,46 +407,6 @@ def recording_transport(
     return RecordingTransport()
 
 
-@contextlib.contextmanager
-def observe_transports(
-    ledger: Ledger | None,
-    ignore: tuple[re.Pattern[str], ...] = (),
-    throttles: Mapping[str, Throttle] | None = None,
-    marked_only: bool = False,
-) -> Iterator[None]:
-    """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
-
-    Requests matching ``ignore`` (background telemetry) are neither recorded nor replayed: they reach the
-    unpatched transport, which the network block refuses in replay-only mode. While respx mocks httpcore, httpx
-    traffic never leaves the process, so it skips the cassette too. httpx and httpx2 are wrapped when already
-    imported, and otherwise the moment the agent imports one inside the block (``imports``): the plugin never
-    imports them itself.
-
-    With ``marked_only`` the block may span the whole session (``--consistency-record=off``, where a repetition
-    has nothing else to enter): a request is then recorded only while a marked repetition runs, and passes
-    untouched otherwise, as it would outside a per-repetition block.
-    """
-    saved: list[tuple[type, str, Any]] = []
-    unsubscribe = []
-    for name in HTTP_MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            saved.extend(_observe(module, ledger, ignore, throttles or {}, marked_only))
-        else:
-            unsubscribe.append(
-                imports.when_imported(
-                    name, lambda m: saved.extend(_observe(m, ledger, ignore, throttles or {}, marked_only))
-                )
-            )
-    try:
-        yield
-    finally:
-        for stop in unsubscribe:
-            stop()
-        for cls, attr, original in reversed(saved):
-            setattr(cls, attr, original)
-
-
 def _observe(
     module: ModuleType,
     ledger: Ledger | None,
@@ -455,6 +419,8 @@ def _observe(
 
     def throttle_of(request: Any) -> Throttle | None:
         return throttles.get(wire.provider_of(request.headers, str(request.url))) if throttles else None
+
+    from .cassettes import respx_active, unpatched_network  # once an HTTP library is there to observe
 
     name = module.__name__
     sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport

@@ -16,6 +16,17 @@ from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
 
+# The plugin loads these only when a session needs them; imported here once, for the same reason as the HTTP stack
+# above: a module first imported inside one in-process session is dropped after it, and the next session would
+# import a second copy beside the first one's classes and state (the subprocess-based guards in test_lazy_costs
+# still see what a session loads by itself).
+import pytest_consistency.baseline
+import pytest_consistency.cassettes
+import pytest_consistency.clients
+import pytest_consistency.formats.json_report
+import pytest_consistency.preflight
+import pytest_consistency.transport  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 

@@ -52,6 +52,113 @@ def test_a_suite_without_http_imports_no_http_library_and_no_vcrpy(pytester: pyt
     }
 
 
+#: Which of the plugin's modules a session loaded, read last (after the session end's summary and terminal output).
+LOADED = """
+import json
+import sys
+
+import pytest
+
+NAMES = [
+    "pytest_consistency.cassettes",
+    "pytest_consistency.vcr_reset",
+    "pytest_consistency.clients",
+    "pytest_consistency.preflight",
+    "pytest_consistency.transport",
+    "pytest_consistency.wire",
+    "pytest_consistency.network",
+    "pytest_consistency.baseline",
+    "pytest_consistency.formats.json_report",
+    "pytest_consistency.summary",
+]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    with open("loaded.json", "w") as handle:
+        json.dump({name: name in sys.modules for name in NAMES}, handle)
+"""
+
+
+@pytest.mark.parametrize("mode", ["none", "off"])
+def test_a_session_without_cassettes_loads_neither_the_cassette_nor_the_client_modules(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    """No cassette exists, no pinned client is used, no HTTP library is imported, no report or baseline is asked
+    for: the session compiles and runs none of the modules for them, from the plugin's import to its last line of
+    output (the observer subscribes to httpx and httpx2 without loading the recording transport). Replay-only mode
+    still loads the network block (every repetition is blocked)."""
+    import json
+
+    pytester.makeconftest(LOADED)
+    pytester.makepyfile(test_agent=NO_HTTP)
+    result = pytester.runpytest_subprocess(f"--consistency-record={mode}", "-p", "no:asyncio", "-p", "no:respx")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*consistency*"])  # the session end ran and printed its summary
+    loaded = json.loads((pytester.path / "loaded.json").read_text())
+    assert loaded == {
+        "pytest_consistency.cassettes": False,
+        "pytest_consistency.vcr_reset": False,
+        "pytest_consistency.clients": False,
+        "pytest_consistency.preflight": False,
+        "pytest_consistency.transport": False,
+        "pytest_consistency.wire": False,
+        "pytest_consistency.network": mode == "none",
+        "pytest_consistency.baseline": False,
+        "pytest_consistency.formats.json_report": False,
+        "pytest_consistency.summary": True,
+    }
+
+
+CHECKS = """
+import json
+
+from pytest_consistency import repetition
+
+COUNTS = {"checks": 0}
+check = repetition.check_answer
+
+
+def counted(*args, **kwargs):
+    COUNTS["checks"] += 1
+    return check(*args, **kwargs)
+
+
+repetition.check_answer = counted
+
+
+def pytest_sessionfinish(session):
+    with open("checks.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+
+@pytest.mark.parametrize(("answer", "checks"), [('"x"', 0), ("3", 0), ("None", 0), ('{"a": [1, "b"]}', 2 * 3)])
+def test_record_checks_only_answers_that_are_not_plain_scalars(
+    pytester: pytest.Pytester, answer: str, checks: int
+) -> None:
+    """A string, a bounded int, a finite float, a bool or None is valid JSON within every limit: ``record()`` skips
+    the limit walk and ``json.dumps`` of the answer and of its normalised form. A container is still checked twice
+    per record (the answer, then what the normalisation hook returned)."""
+    import json
+
+    pytester.makeconftest(CHECKS)
+    pytester.makepyfile(
+        test_agent=f"""
+import pytest
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(consistency):
+    consistency.record({answer})
+"""
+    )
+    result = pytester.runpytest_subprocess("--consistency-report=report.json", "-p", "no:asyncio", "-p", "no:respx")
+    assert result.ret == 0, result.stdout.str()
+    assert json.loads((pytester.path / "checks.json").read_text())["checks"] == checks
+    reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
+    assert [r["answer"] for r in reps] == [json.loads(json.dumps(eval(answer)))] * 3
+
+
 LATE_HTTPX = """
 import os
 
@@ -203,7 +310,8 @@ def pytest_sessionfinish(session):
 def test_a_repetition_without_http_sends_one_payload_and_off_mode_enters_no_scope(
     pytester: pytest.Pytester, mode: str
 ) -> None:
-    """One payload per repetition (its call phase), not one per phase; ``off`` enters no per-repetition scope."""
+    """One payload per repetition (its call phase), not one per phase; neither ``off`` nor a replay without a
+    cassette enters a cassette scope."""
     import json
 
     pytester.makeconftest(COUNTER)
@@ -214,7 +322,8 @@ def test_a_repetition_without_http_sends_one_payload_and_off_mode_enters_no_scop
     assert result.ret == 0, result.stdout.str()
     counts = json.loads((pytester.path / "counts.json").read_text())
     assert counts["payloads"] == 3 and counts["marked"] == 6
-    assert counts["scopes"] == (0 if mode == "off" else 3)
+    # No cassette to replay either (``none``): no cassette scope, only the network block and the observer.
+    assert counts["scopes"] == 0
     reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
     assert [r["outcome"] for r in reps] == ["passed"] * 3 and all(r["answer"] == "x" for r in reps)
     assert all(r["duration"] > 0 for r in reps)  # the payload-less phases' durations still count
@@ -301,3 +410,108 @@ def test_the_end_of_session_runs_without_the_cyclic_collector_and_restores_it(py
     assert result.ret == 0, result.stdout.str()
     assert json.loads((pytester.path / "gc.json").read_text()) == {"in_summary_hook": False, "after": True}
     assert json.loads((pytester.path / "report.json").read_text())["summary"]["passed"] is True
+
+
+FINGERPRINTS = """
+import json
+
+from pytest_consistency import route
+
+COUNTS = {"fingerprints": 0}
+fingerprint = route.fingerprint
+
+
+def counted(key):
+    COUNTS["fingerprints"] += 1
+    return fingerprint(key)
+
+
+route.fingerprint = counted
+
+
+def pytest_sessionfinish(session):
+    with open("fingerprints.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+
+def test_the_route_key_fingerprints_of_the_cassette_scrubber_are_computed_once_per_session(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each recording repetition's scrubber stores the routes' key fingerprints with every exchange; the routes do
+    not change during a session, so the count of fingerprints computed does not grow with the repetitions."""
+    import json
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-lazy-costs-0123456789abcdef")
+    pytester.makeconftest(FINGERPRINTS)
+    counts = []
+    for n in (2, 6):
+        pytester.makepyfile(
+            test_agent=f"""
+import pytest
+
+@pytest.mark.repeat_consistency(n={n})
+def test_task(consistency):
+    consistency.record("x")
+"""
+        )
+        result = pytester.runpytest_subprocess("--consistency-record=all", "-p", "no:asyncio", "-p", "no:respx")
+        assert result.ret == 0, result.stdout.str()
+        counts.append(json.loads((pytester.path / "fingerprints.json").read_text())["fingerprints"])
+    assert counts[0] == counts[1] > 0
+
+
+HOOK_CALLS = """
+import json
+
+import pluggy._hooks
+
+COUNTS = {"pytest_consistency_normalize_answer": 0, "pytest_consistency_answers_equivalent": 0}
+call = pluggy._hooks.HookCaller.__call__
+
+
+def counted(self, *args, **kwargs):
+    if self.name in COUNTS:
+        COUNTS[self.name] += 1
+    return call(self, *args, **kwargs)
+
+
+pluggy._hooks.HookCaller.__call__ = counted
+
+
+def pytest_unconfigure(config):
+    with open("hooks.json", "w") as handle:
+        json.dump(COUNTS, handle)
+"""
+
+OWN_HOOKS = """
+
+def pytest_consistency_normalize_answer(answer, task_id):
+    return answer.upper()
+
+
+def pytest_consistency_answers_equivalent(left, right, task_id):
+    return left == right
+"""
+
+
+@pytest.mark.parametrize("own_hooks", [False, True])
+def test_the_default_answer_hooks_are_called_directly_and_a_conftests_through_pluggy(
+    pytester: pytest.Pytester, own_hooks: bool
+) -> None:
+    """Without any other implementation of the normalisation and equivalence hooks, ``record()`` and the session
+    end call the documented defaults directly, not through pluggy once per answer and per comparison; a conftest's
+    implementation is called as before, and decides."""
+    import json
+
+    pytester.makeconftest(HOOK_CALLS + (OWN_HOOKS if own_hooks else ""))
+    pytester.makepyfile(test_agent=NO_HTTP)
+    result = pytester.runpytest_subprocess("--consistency-report=report.json", "-p", "no:asyncio", "-p", "no:respx")
+    assert result.ret == 0, result.stdout.str()
+    calls = json.loads((pytester.path / "hooks.json").read_text())
+    if own_hooks:
+        assert calls == {"pytest_consistency_normalize_answer": 3, "pytest_consistency_answers_equivalent": 2}
+    else:
+        assert calls == {"pytest_consistency_normalize_answer": 0, "pytest_consistency_answers_equivalent": 0}
+    reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
+    assert [r["normalized"] for r in reps] == (["X"] * 3 if own_hooks else ["x"] * 3)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..cassettes import cassette_path
+from ..paths import cassette_path
 from ..records import SUCCESS, RepetitionResult
 from ..wire import provider_of
 from .cost import CostEstimate, estimate

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from pytest_consistency.answers import MISSING, default_equivalent, default_normalize, distinct_classes
+import pytest
+
+from pytest_consistency.answers import MISSING, check_answer, default_equivalent, default_normalize, distinct_classes
 
 
 def test_strings_are_stripped_and_whitespace_collapsed() -> None:
@@ -28,3 +30,41 @@ def test_custom_tolerance_is_used() -> None:
         return abs(a - b) <= 0.1
 
     assert distinct_classes([(True, 1.0), (True, 1.05), (True, 2.0)], close) == [[0, 1], [2]]
+
+
+@pytest.mark.parametrize("value", ["x", "", "\ud800", 0, -(2**63), 2**63 - 1, 1.5, -0.0, True, False, None])
+def test_a_plain_scalar_is_one_the_full_checks_accept(value: object) -> None:
+    import json
+
+    from pytest_consistency.answers import plain_scalar
+
+    assert plain_scalar(value)
+    check_answer(value)
+    json.dumps(value, allow_nan=False)
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        -float("inf"),
+        2**63,
+        -(2**63) - 1,
+        pytest.param(10**5000, id="10**5000"),
+        _Text("x"),
+        [],
+        {},
+        ("x",),
+        b"x",
+        1j,
+    ],
+)
+def test_anything_else_is_left_to_the_full_checks(value: object) -> None:
+    from pytest_consistency.answers import plain_scalar
+
+    assert not plain_scalar(value)

@@ -1,0 +1,38 @@
+"""Where a task's cassettes live: pure path functions, in a module of their own.
+
+Why apart from ``cassettes``: every repetition of a recording mode names its cassette, but a replay-only
+repetition whose cassette does not exist enters neither vcrpy nor anything else of ``cassettes`` (its transports
+and the network block refuse every request). Importing ``cassettes`` (and with it ``wire``, ``matching`` and
+vcrpy's reset helpers) only to build a path cost every such session the compilation and execution of those
+modules; ``cassettes`` re-exports these names, so callers may keep importing them from there.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(text: str) -> str:
+    """A file name for ``text``; when characters had to be replaced, a hash of the original keeps it unique."""
+    safe = _SAFE.sub("_", text).strip("._") or "task"
+    if safe != text:
+        safe = f"{safe[:80]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return safe
+
+
+def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
+    """``root/<module path without .py>/<task>/rep-<i>.yaml``: repetition i keeps its file when n changes."""
+    return task_directory(root, task_id) / f"rep-{repeat}.yaml"
+
+
+@functools.lru_cache(maxsize=1024)
+def task_directory(root: Path, task_id: str) -> Path:
+    """The directory of a task's cassettes; cached, since each of its n repetitions asks (a pure function)."""
+    module, _, task = task_id.partition("::")
+    module_dir = Path(*[safe_name(part) for part in Path(module).with_suffix("").parts])
+    return root / module_dir / safe_name(task or module)
