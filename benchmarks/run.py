@@ -56,6 +56,11 @@ SCRUBBED = (
     "GITHUB_STEP_SUMMARY",
     "PYTEST_PLUGINS",
     "PYTHONPATH",
+    # With it set (this workplace's machines set it), the plugin's modules are compiled from source in every
+    # process while pytest and pytest-repeat, byte-compiled when pip installed them, are not: about 500 M
+    # instructions of a figure 1 process were the plugin's compilation, which an installed plugin never pays. The
+    # warm-up run writes the bytecode, as pip's install would have.
+    "PYTHONDONTWRITEBYTECODE",
 )
 PACKAGES = ("pytest", "pytest-repeat", "pytest-xdist", "openai", "httpx", "httpx2", "vcrpy", "PyYAML", "pyinstrument")
 
