@@ -37,8 +37,19 @@ class Unsupported(ValueError):
 #: mark, which change how lines break or how indentation and spaces are read.
 _DECLINED = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _SPACES = re.compile(" *")
-_SINGLE_RUN = re.compile("[^' \n]*")
-_DOUBLE_RUN = re.compile('[^"\\\\ \n]*')
+#: A quoted scalar's text up to the next character that means something there: its quote, a backslash (double
+#: quotes) or a line break (spaces are text, except those before a break, which folding drops).
+_SINGLE_RUN = re.compile("[^'\n]*")
+_DOUBLE_RUN = re.compile('[^"\\\\\n]*')
+#: A file with more escapes and doubled quotes than this many per line goes to vcrpy's loader at once. This
+#: reader's cost is about a step per line and one per escape; vcrpy's about three per line (a node each), whatever
+#: its scalars hold. So an escape-heavy body (a pretty-printed JSON response is written with a ``\n`` per line
+#: of it, an answer with apostrophes with ``''`` for each) is read faster by libyaml's C scanner.
+ESCAPES_PER_LINE = 2
+#: libyaml refuses a simple key longer than 1024 characters; this reader declines any above this.
+MAX_KEY = 1000
+#: Nesting deeper than this goes to vcrpy's loader (a cassette is about 6 deep; recursion stays far from limits).
+MAX_DEPTH = 64
 _DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
 #: Indicators a plain scalar may not start with here ('-' is handled apart: allowed before a non-space).
 _PLAIN_START = frozenset("?:,[]{}#&*!|>'\"%@` ")
@@ -177,6 +188,9 @@ class _Reader:
     def document(self) -> dict[str, Any]:
         if _DECLINED.search(self.text):
             raise Unsupported("a character left to the full loader")
+        marks = self.text.count("\\") + self.text.count("''")
+        if marks > 16 and marks > ESCAPES_PER_LINE * len(self.lines):
+            raise Unsupported("more escapes than this reader is faster for")
         first = self.lines[0]
         if not first or first[0] == " " or _is_item(first, 0) or self.split_key(first) is None:
             raise Unsupported("the document is not a block mapping at column 0")
@@ -203,6 +217,8 @@ class _Reader:
 
     def mapping(self, i: int, n: int) -> tuple[dict[str, Any], int]:
         """The block mapping whose first key is line ``i`` from column ``n``; returns it and the line after it."""
+        if n > 2 * MAX_DEPTH:  # a level indents by a column or more (an indentless sequence's items by two)
+            raise Unsupported("nesting deeper than a cassette's")
         lines = self.lines
         count = len(lines)
         out: dict[str, Any] = {}
@@ -214,6 +230,8 @@ class _Reader:
             if split is None:
                 raise Unsupported("not a mapping entry")
             key, rest = split
+            if len(content) - (len(rest) + 2 if rest is not None else 1) > MAX_KEY:  # the key as written
+                raise Unsupported("a key longer than libyaml reads")
             value: Any
             if rest is not None:
                 value, i = self.scalar(rest, i, n)
@@ -249,6 +267,8 @@ class _Reader:
 
     def sequence(self, i: int, n: int) -> tuple[list[Any], int]:
         """The block sequence whose first ``-`` is line ``i``'s column ``n``."""
+        if n > 2 * MAX_DEPTH:
+            raise Unsupported("nesting deeper than a cassette's")
         lines = self.lines
         count = len(lines)
         out: list[Any] = []
@@ -339,52 +359,47 @@ class _Reader:
         chunks: list[str] = []
         p += 1
         while True:
-            while True:  # non-spaces
-                q = run.match(text, p).end()  # type: ignore[union-attr]
-                if q > p:
-                    chunks.append(text[p:q])
-                    p = q
-                if p >= self.end:
-                    raise Unsupported("an unterminated scalar")
-                ch = text[p]
-                if not double and ch == "'" and text.startswith("'", p + 1):
-                    chunks.append("'")
-                    p += 2
-                elif double and ch == "\\":
-                    ch = text[p + 1 : p + 2]
-                    if ch in _ESCAPES:
-                        chunks.append(_ESCAPES[ch])
-                        p += 2
-                    elif ch in _CODES:
-                        digits = text[p + 2 : p + 2 + _CODES[ch]]
-                        if len(digits) != _CODES[ch] or not _HEX.match(digits):
-                            raise Unsupported("a bad escape")
-                        code = int(digits, 16)
-                        if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
-                            raise Unsupported("an escape that is no character")
-                        chunks.append(chr(code))
-                        p += 2 + len(digits)
-                    elif ch == "\n" and not single_line:
-                        p = self.breaks(p + 2, n, chunks)
-                    else:
-                        raise Unsupported("an unknown escape")
-                else:
-                    break
-            if text[p] == quote:
-                return "".join(chunks), p + 1
-            q = _SPACES.match(text, p).end()  # type: ignore[union-attr]
-            spaces = text[p:q]
+            q = run.match(text, p).end()  # type: ignore[union-attr]
+            segment = text[p:q]
             p = q
             if p >= self.end:
                 raise Unsupported("an unterminated scalar")
-            if text[p] == "\n":
+            ch = text[p]
+            if ch == "\n":  # a line break folds: the spaces before it go, empty lines are newlines, else a space
                 if single_line:
                     raise Unsupported("a key over several lines")
+                if segment:
+                    chunks.append(segment.rstrip(" "))
                 folded: list[str] = []
                 p = self.breaks(p + 1, n, folded)
                 chunks.extend(folded or [" "])
+                continue
+            if segment:
+                chunks.append(segment)
+            if ch == quote:
+                if not double and text.startswith("'", p + 1):
+                    chunks.append("'")
+                    p += 2
+                    continue
+                return "".join(chunks), p + 1
+            # A backslash in a double-quoted scalar: an escape.
+            ch = text[p + 1 : p + 2]
+            if ch in _ESCAPES:
+                chunks.append(_ESCAPES[ch])
+                p += 2
+            elif ch in _CODES:
+                digits = text[p + 2 : p + 2 + _CODES[ch]]
+                if len(digits) != _CODES[ch] or not _HEX.match(digits):
+                    raise Unsupported("a bad escape")
+                code = int(digits, 16)
+                if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                    raise Unsupported("an escape that is no character")
+                chunks.append(chr(code))
+                p += 2 + len(digits)
+            elif ch == "\n" and not single_line:
+                p = self.breaks(p + 2, n, chunks)
             else:
-                chunks.append(spaces)
+                raise Unsupported("an unknown escape")
 
     def breaks(self, p: int, n: int, chunks: list[str]) -> int:
         """After a line break inside a quoted scalar: one newline per empty line; the next line's indentation is
@@ -412,9 +427,30 @@ def parse(text: str) -> dict[str, Any]:
 counts = {"fast": 0, "full": 0}
 
 
+#: The tags whose construction this reader does itself: vcrpy's loader must build them as PyYAML's safe loader does.
+_OWN_TAGS = ("str", "null", "bool", "int", "map", "seq")
+
+
+def standard_loader() -> bool:
+    """Whether vcrpy's cassette loader resolves and constructs what this reader reads as PyYAML's safe loader does:
+    a user who added an implicit resolver or a constructor to it (or to ``CSafeLoader``) gets vcrpy's loader."""
+    from vcr.serializers import yamlserializer
+    from yaml.constructor import SafeConstructor
+    from yaml.resolver import Resolver
+
+    loader = yamlserializer._CassetteLoader
+    own = loader.yaml_constructors
+    safe = SafeConstructor.yaml_constructors
+    return loader.yaml_implicit_resolvers is Resolver.yaml_implicit_resolvers and all(
+        own.get(f"tag:yaml.org,2002:{tag}") is safe[f"tag:yaml.org,2002:{tag}"] for tag in _OWN_TAGS
+    )
+
+
 def loads(text: str) -> Any:
     """vcrpy's ``yamlserializer.deserialize``, through the fast reader when the text is in its shape."""
     try:
+        if not isinstance(text, str) or not standard_loader():
+            raise Unsupported("not text, or a loader changed by the user")
         data = parse(text)
     except Unsupported:
         from vcr.serializers import yamlserializer

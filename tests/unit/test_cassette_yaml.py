@@ -7,6 +7,7 @@ strict: types too (``True == 1`` and ``1 == 1.0`` in Python, not here), and dict
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -260,7 +261,8 @@ def random_cassette(rng: random.Random) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_random_cassettes_written_by_vcrpy_read_the_same(seed: int) -> None:
+def test_random_cassettes_written_by_vcrpy_read_the_same(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cassette_yaml, "ESCAPES_PER_LINE", 10**9)  # the reader itself, on escape-heavy files too
     rng = random.Random(seed)
     fast = 0
     for _ in range(25):
@@ -295,3 +297,66 @@ def test_resolve_plain_follows_pyyaml(value: str, expected: Any) -> None:
 def test_resolve_plain_declines_what_the_emitter_quotes_or_never_writes(value: str) -> None:
     with pytest.raises(Unsupported):
         cassette_yaml.resolve_plain(value)
+
+
+# --- what the adversarial review found: each is now declined, so loads() gives exactly vcrpy's answer ------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1025 + ": b\n",  # libyaml refuses a simple key over 1024 characters
+        "'" + "a" * 1023 + "': b\n",
+        "x:\n- " + "a" * 1025 + ": b\n",
+        "a:\n" + "- " * 300 + "x\n",  # nesting that exhausted the reader's recursion (995 levels) or came near
+        "".join(" " * i + "k:\n" for i in range(300)) + " " * 300 + "z: 1\n",
+        "a:\n" + "- " * 200 + "x\n",
+    ],
+    ids=["long plain key", "long quoted key", "long key in a sequence", "deep sequences", "deep mappings", "200 deep"],
+)
+def test_what_libyaml_refuses_or_nests_deeply_is_left_to_vcrpys_loader(text: str) -> None:
+    with pytest.raises(Unsupported):
+        parse(text)
+    try:
+        expected: Any = full(text)
+    except Exception as exc:  # the same exception, whatever vcrpy raises
+        with pytest.raises(type(exc)):
+            loads(text)
+    else:
+        assert same(loads(text), expected)
+
+
+def test_a_loader_the_user_changed_is_used_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    import yaml
+
+    class Resolving(yamlserializer._CassetteLoader):  # type: ignore[name-defined,misc]
+        pass
+
+    yaml.add_implicit_resolver("tag:yaml.org,2002:null", re.compile("^(?:None|none)$"), list("Nn"), Loader=Resolving)
+    monkeypatch.setattr(yamlserializer, "_CassetteLoader", Resolving)
+    assert not cassette_yaml.standard_loader()
+    assert loads("a: None\n") == {"a": None}  # as vcrpy's loader, changed, reads it
+
+    class Constructing(yamlserializer._CassetteLoader):  # type: ignore[name-defined,misc]
+        pass
+
+    Constructing.add_constructor("tag:yaml.org,2002:str", lambda loader, node: loader.construct_scalar(node).upper())
+    monkeypatch.setattr(yamlserializer, "_CassetteLoader", Constructing)
+    assert not cassette_yaml.standard_loader()
+    monkeypatch.undo()
+    assert cassette_yaml.standard_loader()
+
+
+def test_bytes_are_read_by_vcrpys_loader() -> None:
+    assert same(loads(b"a: 1\n"), {"a": 1})  # type: ignore[arg-type]
+
+
+def test_an_escape_heavy_file_goes_to_vcrpys_loader_whole_and_reads_the_same() -> None:
+    body = json.dumps({"choices": [{"message": {"content": "x"}}], "usage": {"total_tokens": 3}}, indent=2)
+    text = yamlserializer.serialize({"interactions": [{"response": {"body": {"string": body * 3}}}], "version": 1})
+    assert text.count("\\") > cassette_yaml.ESCAPES_PER_LINE * len(text.split("\n"))
+    with pytest.raises(Unsupported, match="escapes"):
+        parse(text)
+    assert same(loads(text), full(text))
