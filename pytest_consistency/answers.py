@@ -87,7 +87,7 @@ def plain_scalar(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_PLAIN_INT <= value < _PLAIN_INT
+        return bool(-_PLAIN_INT <= value < _PLAIN_INT)
     return kind is float and math.isfinite(value)
 
 
