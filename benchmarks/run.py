@@ -305,16 +305,19 @@ def figures_1_2(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict
     base = Config("repeat", f"pytest-repeat --count {n}, plugin off", baseline, theirs(n), t * n)
     none = Config("marked-none", f"repeat_consistency(n={n}), record none", suite, ours(), t * n)
     off = Config("marked-off", f"repeat_consistency(n={n}), record off", suite, ours("--consistency-record=off"), t * n)
-    samples = alternate([base, none, off], repeats, work, warm)
-    rows = {c.key: describe(c, samples[c.key]) for c in (base, none, off)}
+    # The floor: the same marker, hooks and fixtures doing nothing (null_plugin.py), on the plugin's suite.
+    floor_args = ["-p", "null_plugin", "-p", "no:consistency"]
+    floor = Config("floor", "null plugin: the same hooks, no work", suite, floor_args, t * n, {"PYTHONPATH": str(HERE)})
+    samples = alternate([base, none, off, floor], repeats, work, warm)
+    rows = {c.key: describe(c, samples[c.key]) for c in (base, none, off, floor)}
     b = rows["repeat"]["wall_median_s"]
     r1 = rows["marked-none"]["wall_median_s"] / b
     r2 = rows["marked-off"]["wall_median_s"] / b
-    return [
+    figures = [
         ratio_row(
             "1",
             f"{t} tasks x {n}, no HTTP, record none",
-            [rows["repeat"], rows["marked-none"]],
+            [rows["repeat"], rows["marked-none"], rows["floor"]],
             r1,
             "<= 1.15",
             r1 <= 1.15,
@@ -328,6 +331,8 @@ def figures_1_2(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict
             r2 <= 1.10,
         ),
     ]
+    figures[0]["floor_ratio"] = rows["floor"]["wall_median_s"] / b
+    return figures
 
 
 def figures_3_4(sizes: Sizes, work: Path, repeats: int, warm: bool, which: set[str]) -> list[dict[str, Any]]:
@@ -658,6 +663,8 @@ def print_figures(figures: list[dict[str, Any]], smoke: bool) -> None:
             verdict = "(reported, no target)"
         print(f"{'':<4}=> {fig['title']}: ratio {fig['ratio']:.3f}, target {fig['target']} {verdict}")
         print(f"{'':<4}   previous round: {PREVIOUS.get(fig['figure'], 'not measured')}")
+        if "floor_ratio" in fig:
+            print(f"{'':<4}   the floor (null plugin: these hooks doing nothing) reads {fig['floor_ratio']:.3f}")
         if "wall_ratio" in fig:
             cpu = ", ".join(f"{row['cpu_median_s']:.3f}s" for row in fig["configs"])
             print(f"{'':<4}   CPU medians {cpu}; the same ratio in wall-clock time: {fig['wall_ratio']:.3f}")
