@@ -215,6 +215,24 @@ class _Reader:
             return None
         return _split_plain_key(content)
 
+    def going_on(self, i: int, n: int) -> str | None:
+        """Line ``i`` without its indentation when it continues the collection at column ``n``; None where the
+        collection ends (the end of the text, trailing blank lines, a line indented less)."""
+        if i >= len(self.lines):
+            return None
+        line = self.lines[i]
+        inner = line.lstrip(" ")
+        if not inner:
+            if self.blank_from(i):
+                return None
+            raise Unsupported("a blank line between entries")
+        indent = len(line) - len(inner)
+        if indent < n:
+            return None
+        if indent > n:
+            raise Unsupported("indentation the emitter never writes")
+        return inner
+
     def mapping(self, i: int, n: int) -> tuple[dict[str, Any], int]:
         """The block mapping whose first key is line ``i`` from column ``n``; returns it and the line after it."""
         if n > 2 * MAX_DEPTH:  # a level indents by a column or more (an indentless sequence's items by two)
@@ -250,27 +268,14 @@ class _Reader:
                 else:
                     raise Unsupported("a key without a value")
             out[key] = value
-            # Does the mapping go on at line i? (inlined: this runs for every entry of every file)
-            if i >= count:
+            if self.going_on(i, n) is None:
                 return out, i
-            line = lines[i]
-            inner = line.lstrip(" ")
-            indent = len(line) - len(inner)
-            if not inner:
-                if self.blank_from(i):
-                    return out, i
-                raise Unsupported("a blank line between entries")
-            if indent < n:
-                return out, i
-            if indent > n:
-                raise Unsupported("indentation the emitter never writes")
 
     def sequence(self, i: int, n: int) -> tuple[list[Any], int]:
         """The block sequence whose first ``-`` is line ``i``'s column ``n``."""
         if n > 2 * MAX_DEPTH:
             raise Unsupported("nesting deeper than a cassette's")
         lines = self.lines
-        count = len(lines)
         out: list[Any] = []
         while True:
             line = lines[i]
@@ -290,22 +295,9 @@ class _Reader:
             else:
                 item, i = self.scalar(content, i, n)
             out.append(item)
-            # Does the sequence go on at line i? It ends before a line indented less, and (an indentless sequence)
-            # where its mapping's next key starts.
-            if i >= count:
-                return out, i
-            line = lines[i]
-            inner = line.lstrip(" ")
-            indent = len(line) - len(inner)
-            if not inner:
-                if self.blank_from(i):
-                    return out, i
-                raise Unsupported("a blank line between entries")
-            if indent < n:
-                return out, i
-            if indent > n:
-                raise Unsupported("indentation the emitter never writes")
-            if not (inner[:2] == "- " or inner == "-"):
+            # An indentless sequence also ends where its mapping's next key starts.
+            inner = self.going_on(i, n)
+            if inner is None or not (inner[:2] == "- " or inner == "-"):
                 return out, i
 
     def scalar(self, rest: str, i: int, n: int) -> tuple[Any, int]:
