@@ -37,6 +37,17 @@ exporter = BackendSpanExporter(endpoint=os.environ["RECIPE_TRACES_URL"], max_ret
 set_trace_processors([BatchTraceProcessor(exporter, schedule_delay=0.05)])
 """
 
+#: A repetition's own work besides its model calls (which replay instantly), so that a replayed session lasts long
+#: enough for a background exporter to wake up inside it.
+AGENT_WORK_BETWEEN_CALLS = """
+import time
+import pytest
+
+@pytest.fixture(autouse=True)
+def _agent_work_between_calls():
+    time.sleep(0.15)
+"""
+
 
 def recipes() -> dict[str, str]:
     """The page's ``file=`` blocks: file name -> source, as the page shows them."""
@@ -218,10 +229,14 @@ def test_agents_tracing_forgotten_is_drift_when_recording_and_a_mismatch_when_re
     """Without OPENAI_AGENTS_DISABLE_TRACING the exporter posts into whichever repetition runs; the model calls
     take a while, as real ones do, so the exporter's thread posts the previous repetition's trace meanwhile.
 
-    On replay the calls are instant, so where the unrecorded trace post lands is a race: in the test's own thread
-    (its repetition fails, the failure naming the mismatch) or in the exporter's (the test passes; the call record
-    has the mismatch and the drift line says so). Either way the post is a replay mismatch that fails the run."""
+    On replay the calls are instant: nine repetitions can end inside one of the exporter's 0.2-s sleeps, and then
+    its post leaves after the session, unseen (CI saw that once). So each repetition here takes 0.15 s of the
+    agent's own work, as a real agent's does, and the session outlasts several wake-ups. Where the post lands is
+    still a race: in the test's own thread (its repetition fails, the failure naming the mismatch) or in the
+    exporter's (the test passes; the call record has the mismatch and the drift line says so). Either way the post
+    is a replay mismatch that fails the run."""
     write(pytester, "test_openai_agents.py")
+    pytester.makeconftest(AGENTS_TRACES_TO_LOOPBACK + AGENT_WORK_BETWEEN_CALLS)
     both.script(*[Step(delay=0.4)] * 9)
     recorded = session(pytester, both, "once", "--route-drift-max=0")
     assert recorded.ret == 1, recorded.stdout.str()
