@@ -19,7 +19,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,14 @@ def _header(headers: Any, name: str) -> str | None:
     return None if value is None else str(value)
 
 
+#: The scrubbed form of requests, by everything that decides it: the request itself, the secrets its repetition had
+#: seen before it (they are redacted from it too) and the routes' key fingerprints; with the secrets the scrub found,
+#: which the next repetition to send the same request learns from here. vcrpy filters one live request three times
+#: (can it play? play it; or record it), a fast replay once; each full scrub fingerprints the key, walks the headers
+#: and the JSON body for secrets and digests the body, and every repetition of a task sends the same first request.
+_SCRUBBED: dict[tuple[Any, ...], tuple[str, Any, dict[str, Any], frozenset[str]]] = {}
+
+
 class Scrubber:
     """vcrpy's request and response filters, and the secrets they saw (scanned for again before each write).
 
@@ -101,10 +109,8 @@ class Scrubber:
         self.ignore = ignore
         #: The pinned routes' key fingerprints by provider, stored with each exchange (see ``ROUTE_KEY_HEADER``).
         self.route_keys = route_keys or {}
-        #: The scrubbed form of the requests seen, by everything that decides it: vcrpy filters one live request
-        #: three times (can it play? play it; or record it), and each full scrub fingerprints the key and walks
-        #: the JSON body for secrets.
-        self._scrubbed: dict[tuple[Any, ...], tuple[str, Any, dict[str, Any]]] = {}
+        #: Everything besides the request that decides its scrubbed form (see ``_SCRUBBED``).
+        self._context = tuple(sorted(self.route_keys.items()))
 
     def filter(self, request: Any) -> Any:
         """The cassette's request filter: what vcrpy's own chain does here (a deep copy, then ``request``), without
@@ -125,14 +131,23 @@ class Scrubber:
             return None  # neither recorded nor replayed (see --consistency-ignore-url)
         sent_at = _header(headers, SENT_AT_HEADER)
         pairs = [(name, headers[name]) for name in headers if name.lower() != SENT_AT_HEADER]
-        key = (request.method, request.uri, request.body, tuple((n, _hashable(v)) for n, v in pairs))
-        scrubbed = self._scrubbed.get(key)
+        key = (
+            self._context,
+            frozenset(self.secrets),
+            request.method,
+            request.uri,
+            request.body,
+            tuple((n, _hashable(v)) for n, v in pairs),
+        )
+        scrubbed = _SCRUBBED.get(key)
         if scrubbed is None:
-            scrubbed = self._scrub(request.uri, request.body, pairs)
-            if len(self._scrubbed) > 32:  # a repetition's scrubber; a long agent loop must not grow it forever
-                self._scrubbed.clear()
-            self._scrubbed[key] = scrubbed
-        uri, body, kept = scrubbed
+            scrubbed = (*self._scrub(request.uri, request.body, pairs), frozenset(self.secrets))
+            if len(_SCRUBBED) >= 64:  # a long agent loop, or many tasks: the memo must not grow forever
+                _SCRUBBED.clear()
+            _SCRUBBED[key] = scrubbed
+        else:
+            self._found(scrubbed[3])
+        uri, body, kept, _ = scrubbed
         for name in list(headers):
             del headers[name]
         headers.update({name: list(value) if isinstance(value, list) else value for name, value in kept.items()})
@@ -160,11 +175,15 @@ class Scrubber:
         if route_key:
             kept[ROUTE_KEY_HEADER] = route_key
         kept[BODY_DIGEST_HEADER] = body_digest(body)
-        self.secrets.update(body_credentials(body))
+        self._found(body_credentials(body))
+        return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
+
+    def _found(self, secrets: Iterable[str]) -> None:
+        """Secrets this repetition sent: scanned for before each write, here and in every output of the session."""
+        self.secrets.update(secrets)
         state = current()
         if state is not None:
             state.secrets.update(self.secrets)
-        return redact_url(uri, self.secrets), redact_body(body, self.secrets, fields=True), kept
 
     def response(self, response: dict[str, Any]) -> dict[str, Any]:
         headers = response.get("headers", {})

@@ -94,7 +94,7 @@ class Replay:
         interactions = self.interactions()
         if not interactions:
             return None
-        headers = dict(request.headers)
+        headers = dict(request.headers.items())  # one pass: dict() of httpx Headers scans them once per name
         live = self.scrubber.filter(Request(str(request.method), str(request.url), request_content(request), headers))
         if live is None:
             return None
