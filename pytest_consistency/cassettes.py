@@ -276,7 +276,8 @@ class Persister:
         self.parsed: dict[str, Any] = {}
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
-        from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
+        from vcr.persisters.filesystem import CassetteNotFoundError
+        from vcr.serialize import deserialize
         from vcr.serializers import yamlserializer
 
         if str(cassette_path) in self.parsed:
@@ -296,7 +297,13 @@ class Persister:
         if serializer is yamlserializer:
             serializer = cassette_yaml.Serializer  # the same objects, without PyYAML's constructor (see there)
         try:
-            requests, responses, *rest = FilesystemPersister.load_cassette(cassette_path, serializer)
+            # What FilesystemPersister.load_cassette does with the text, without reading the file a second time:
+            # universal newlines (it reads in text mode), an empty file is a missing cassette, then deserialize.
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if not text.strip():
+                raise CassetteNotFoundError()
+            requests, responses, *rest = deserialize(text, serializer)
             for response in responses:
                 headers = response.get("headers", {})
                 retry = [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]

@@ -486,6 +486,24 @@ def _memoised(redact: Callable[[str], str]) -> Callable[[str], str]:
     return once
 
 
+#: ``_shapes_only``'s answers: with no secret known (a cassette's responses as they load, before the repetition has
+#: sent anything) redaction is the credential shapes alone, the same function for every cassette of the session,
+#: whose JSON repeats the same keys and values ("id", "choices", "assistant", "stop", the model id).
+_SHAPES_ANSWERS: dict[str, str] = {}
+
+
+def _shapes_only(text: str) -> str:
+    """``redactor(())``: credential-shaped strings out, remembered for short texts (long ones rarely repeat)."""
+    done = _SHAPES_ANSWERS.get(text)
+    if done is None:
+        done = KEY_LIKE.sub(REDACTED, text)
+        if len(text) <= 256:
+            if len(_SHAPES_ANSWERS) >= 8192:
+                _SHAPES_ANSWERS.clear()
+            _SHAPES_ANSWERS[text] = done
+    return done
+
+
 def redact_strings(data: Any, secrets: Iterable[str] = ()) -> Any:
     """Every string of a JSON-like structure, redacted (iteratively: depth is not a problem).
 
@@ -493,7 +511,8 @@ def redact_strings(data: Any, secrets: Iterable[str] = ()) -> Any:
     every call record (a million strings of which a few thousand differ, for 1,000 tasks x 10 x 20 calls), and
     redaction is a pure function of the text.
     """
-    redact = _memoised(redactor(secrets))
+    secrets = list(secrets)  # read twice below: an iterator would be empty the second time
+    redact = _memoised(redactor(secrets)) if rules(secrets) else _shapes_only
     if isinstance(data, str):
         return redact(data)
     if not isinstance(data, (dict, list)):

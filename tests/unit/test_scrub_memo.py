@@ -74,3 +74,15 @@ def test_header_answers_are_the_same_from_the_memo() -> None:
         assert header_credential("Authorization", f"Bearer {KEY}") == KEY
         assert header_credential("user-agent", "OpenAI/Python 9") is None
         assert header_credential("x-api-key", "short") == "short"
+
+
+def test_redacting_strings_with_a_generator_of_secrets_still_redacts_them() -> None:
+    """The memo for the no-secret case asks whether there are secrets first: a generator must not be used up."""
+    from pytest_consistency.redact import redact_strings
+
+    data = {"a": f"token {OTHER.replace('sk-proj-', 'plain-')}", "b": ["plain", "x"]}
+    secret = OTHER.replace("sk-proj-", "plain-")
+    out = redact_strings(data, (s for s in [secret]))
+    assert secret not in str(out), out
+    assert redact_strings(data, ()) == data  # nothing key-shaped, nothing known: unchanged, from the memo too
+    assert redact_strings(data, ()) == data
