@@ -149,15 +149,9 @@ def drive(cassette: Path, base_url: str, part: str, count: int) -> None:
     print(json.dumps({"cpu_s": time.process_time() - started}))
 
 
-def callgrind(cassette: Path, base_url: str, part: str, count: int, out: Path) -> int:
-    """Instructions counted inside the loop of ``count`` iterations."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--collect-atstart=no",
-        "--toggle-collect=functools_reduce",
-        f"--callgrind-out-file={out}",
+def drive_command(cassette: Path, base_url: str, part: str, count: int) -> list[str]:
+    """This script, driving ``part`` ``count`` times (see ``drive``)."""
+    return [
         sys.executable,
         __file__,
         "--drive",
@@ -169,6 +163,13 @@ def callgrind(cassette: Path, base_url: str, part: str, count: int, out: Path) -
         "--url",
         base_url,
     ]
+
+
+def callgrind(cassette: Path, base_url: str, part: str, count: int, out: Path) -> int:
+    """Instructions counted inside the loop of ``count`` iterations."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    tool = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce"]
+    command = [*tool, f"--callgrind-out-file={out}", *drive_command(cassette, base_url, part, count)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     if not found:
@@ -204,8 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures[part] = total / args.count
                 print(f"{part:12s} {figures[part] / 1e6:8.3f} M instructions per iteration", flush=True)
             else:
-                command = [sys.executable, __file__, "--drive", part, "--count", str(args.count)]
-                command += ["--cassette", str(cassette), "--url", url]
+                command = drive_command(cassette, url, part, args.count)
                 done = subprocess.run(command, capture_output=True, text=True, check=True)
                 figures[part] = json.loads(done.stdout)["cpu_s"] / args.count
                 print(f"{part:12s} {figures[part] * 1e6:8.1f} us CPU per iteration", flush=True)

@@ -324,27 +324,12 @@ def url_credentials(url: str) -> list[str]:
     return found
 
 
-#: ``header_credential``'s answers by (name, value): an SDK sends the same dozen or so headers (user agent, its
-#: ``x-stainless-*`` set, the key) on every call, and each call's scrub asks about each header twice.
-_HEADER_ANSWERS: dict[tuple[str, str], str | None] = {}
-
-
+#: Cached: an SDK sends the same dozen or so headers (user agent, its ``x-stainless-*`` set, the key) on every call,
+#: and each call's scrub asks about each header twice; ids, dates and signatures differ per call, hence the bound.
+@functools.lru_cache(maxsize=4096)
 def header_credential(name: str, value: str) -> str | None:
     """The secret inside one header, if it is one: the token after ``Bearer``, else the whole value. An auth scheme
     is a credential in any case (``bearer``, ``BASIC``), whatever the header is called."""
-    key = (name, value)
-    try:
-        return _HEADER_ANSWERS[key]
-    except KeyError:
-        pass
-    found = _header_credential(name, value)
-    if len(_HEADER_ANSWERS) >= 4096:  # ids, dates and signatures differ per call: the memo must not grow forever
-        _HEADER_ANSWERS.clear()
-    _HEADER_ANSWERS[key] = found
-    return found
-
-
-def _header_credential(name: str, value: str) -> str | None:
     if not value:
         return None
     scheme, _, rest = value.strip().partition(" ")
