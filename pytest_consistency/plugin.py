@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import pytest
 
-from . import formats, hookspecs, paths, providers, settings, shard
+from . import cassette_tree, formats, hookspecs, paths, providers, settings, shard
 from .adaptive import ADAPTIVE_GATES, Board, decided
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
@@ -283,6 +283,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``)."""
+    state = config.stash.get(STATE, None)
+    return True if state is not None and cassette_tree.skip(collection_path, state.cassette_root) else None
 
 
 def resample_task_of(item: pytest.Item) -> str | None:
