@@ -15,6 +15,8 @@ Parts (each builds what a repetition builds fresh, so no memo from an earlier it
 - ``scrub``: the live request scrubbed by a fresh repetition's ``Scrubber`` (credentials out, digests in).
 - ``build``: the recorded response rebuilt as an httpx ``Response`` (vcrpy's own function).
 - ``serve``: ``Replay.response_for`` on a parsed cassette: scrub, match, build.
+- ``patches``: vcrpy's prepared patches checked for staleness, entered and left (every cassette repetition does
+  this, so that the agent's own clients are answered from the cassette too).
 - ``sdk-call``: one ``chat.completions.create`` on a prebuilt client over an in-memory transport.
 - ``sdk-rep``: what figure 3's baseline does per repetition: build that client, make the call, close it.
 
@@ -40,7 +42,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-PARTS = ("load", "load+filter", "scrub", "build", "serve", "sdk-call", "sdk-rep")
+PARTS = ("load", "load+filter", "scrub", "build", "serve", "patches", "sdk-call", "sdk-rep")
 
 
 def prepare(work: Path) -> tuple[Path, str]:
@@ -129,12 +131,21 @@ def parts(cassette: Path, base_url: str) -> dict[str, Callable[[], Any]]:
             Request(str(live.method), str(live.url), request_content(live), dict(live.headers.items()))
         )
 
+    from vcr.cassette import Cassette
+
+    unloaded = Cassette(str(cassette), record_mode="none")  # what vcrpy's patch builder reads; never loaded here
+
+    def patches() -> None:
+        with cassettes.patches_for(unloaded).applied(unloaded):
+            pass
+
     return {
         "load": lambda: cassettes.Persister(scrubber(), "re-record").load_cassette(cassette, yamlserializer),
         "load+filter": lambda: replay().interactions(),
         "scrub": scrub,
         "build": lambda: build_response(response, http),
         "serve": serve,
+        "patches": patches,
         "sdk-call": sdk_call,
         "sdk-rep": sdk_rep,
     }

@@ -553,23 +553,42 @@ class Patches:
 
     @contextlib.contextmanager
     def applied(self, cassette: Any) -> Iterator[None]:
+        """The patches in place around the ``with`` body, answering from ``cassette``.
+
+        Entered and left by hand rather than through an ``ExitStack``, which costs about ten calls per manager
+        (a third of this scope's cost): each entered manager is left, last first, even when entering a later one
+        or leaving another fails, and the first such error is raised after all were left."""
         self.switch.__dict__["target"] = cassette
+        entered: list[Any] = []
         try:
-            with contextlib.ExitStack() as stack:
+            try:
                 with vcr_reset.changing():
                     for manager in self.entered:
-                        stack.enter_context(manager)
-                try:
-                    yield
-                finally:
-                    with vcr_reset.changing():
-                        stack.close()
+                        manager.__enter__()
+                        entered.append(manager)
+                yield
+            finally:
+                with vcr_reset.changing():
+                    _leave(entered)
         finally:
             for manager in self.managers:
                 # A remover keeps the connections of the cassette it served; the next cassette starts with none.
                 connections = getattr(manager, "_connection_pool_to_connections", None)
                 if connections is not None:
                     connections.clear()
+
+
+def _leave(managers: list[Any]) -> None:
+    """Leave ``managers`` last first; every one is left even when another raises, and the first error is raised."""
+    error: BaseException | None = None
+    for manager in reversed(managers):
+        try:
+            manager.__exit__(None, None, None)
+        except BaseException as exc:
+            if error is None:
+                error = exc
+    if error is not None:
+        raise error
 
 
 _patches: Patches | None = None

@@ -52,3 +52,53 @@ def test_swap_can_be_entered_again_after_leaving() -> None:
         with swap:
             assert Child.local == "new"
         assert Child.local == "child"
+
+
+class _Manager:
+    """A context manager that logs its entry and exit, and may fail either."""
+
+    def __init__(self, name: str, log: list[str], fail_enter: bool = False, fail_exit: bool = False) -> None:
+        self.name, self.log, self.fail_enter, self.fail_exit = name, log, fail_enter, fail_exit
+
+    def __enter__(self) -> None:
+        if self.fail_enter:
+            raise OSError(f"enter {self.name}")
+        self.log.append(f"+{self.name}")
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.log.append(f"-{self.name}")
+        if self.fail_exit:
+            raise OSError(f"exit {self.name}")
+
+
+def _patches(managers: list[_Manager]) -> object:
+    from pytest_consistency.cassettes import Patches
+
+    patches = Patches.__new__(Patches)  # the scope's logic alone, on managers that log instead of patching
+    patches.switch = types.SimpleNamespace(__dict__={})
+    patches.entered = patches.managers = managers
+    return patches
+
+
+def test_the_patches_are_left_last_first_even_when_one_cannot_be_entered() -> None:
+    log: list[str] = []
+    patches = _patches([_Manager("a", log), _Manager("b", log), _Manager("c", log, fail_enter=True)])
+    with pytest.raises(OSError, match="enter c"), patches.applied(None):  # type: ignore[attr-defined]
+        pytest.fail("the body must not run")
+    assert log == ["+a", "+b", "-b", "-a"]
+
+
+def test_every_patch_is_left_when_one_fails_to_leave_and_the_first_error_is_raised() -> None:
+    log: list[str] = []
+    patches = _patches([_Manager("a", log, fail_exit=True), _Manager("b", log), _Manager("c", log, fail_exit=True)])
+    with pytest.raises(OSError, match="exit c"), patches.applied(None):  # type: ignore[attr-defined]
+        log.append("body")
+    assert log == ["+a", "+b", "+c", "body", "-c", "-b", "-a"]
+
+
+def test_an_error_in_the_body_leaves_every_patch_and_is_the_one_raised() -> None:
+    log: list[str] = []
+    patches = _patches([_Manager("a", log), _Manager("b", log)])
+    with pytest.raises(KeyError, match="body"), patches.applied(None):  # type: ignore[attr-defined]
+        raise KeyError("body")
+    assert log == ["+a", "+b", "-b", "-a"]
