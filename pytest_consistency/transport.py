@@ -369,42 +369,55 @@ def recording_transport(
     # One TLS context per HTTP module for the whole process: building one loads the CA bundle (~40 ms), which a
     # new transport per repetition paid every time, even for a loopback http:// route or a replay.
     transport_kwargs.setdefault("verify", shared_ssl_context(module))
-    if is_async:
-        inner_async = module.AsyncHTTPTransport(**transport_kwargs)
+    inner = (module.AsyncHTTPTransport if is_async else module.HTTPTransport)(**transport_kwargs)
+    return _transport_class(module, is_async)(inner, replay_only, ledger, defaults, endpoints, throttle)
 
-        class AsyncRecordingTransport(module.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+
+@functools.cache
+def _transport_class(module: ModuleType, is_async: bool) -> type:
+    """The recording transport class of ``module`` (httpx or httpx2), sync or async, built once: a class built for
+    every client was about 10 us of every repetition."""
+
+    class _Recording:
+        def __init__(
+            self,
+            inner: Any,
+            replay_only: bool,
+            ledger: Ledger | None,
+            defaults: dict[str, Any],
+            endpoints: tuple[str, ...],
+            throttle: Throttle | None,
+        ) -> None:
+            self.inner, self.replay_only, self.ledger = inner, replay_only, ledger
+            self.defaults, self.endpoints, self.throttle = defaults, endpoints, throttle
+
+    if is_async:
+
+        class AsyncRecordingTransport(_Recording, module.AsyncBaseTransport):  # type: ignore[name-defined,misc]
             async def handle_async_request(self, request: Any) -> Any:
-                if replay_only:
+                if self.replay_only:
                     refuse_outside_repetition()
+                handler = replayable_async(self.inner.handle_async_request, pinned=True)
                 return await send_async(
-                    request,
-                    replayable_async(inner_async.handle_async_request, pinned=True),
-                    True,
-                    ledger,
-                    defaults,
-                    endpoints,
-                    throttle,
+                    request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle
                 )
 
             async def aclose(self) -> None:
-                await inner_async.aclose()
+                await self.inner.aclose()
 
-        return AsyncRecordingTransport()
+        return AsyncRecordingTransport
 
-    inner = module.HTTPTransport(**transport_kwargs)
-
-    class RecordingTransport(module.BaseTransport):  # type: ignore[name-defined,misc]
+    class RecordingTransport(_Recording, module.BaseTransport):  # type: ignore[name-defined,misc]
         def handle_request(self, request: Any) -> Any:
-            if replay_only:
+            if self.replay_only:
                 refuse_outside_repetition()
-            return send(
-                request, replayable(inner.handle_request, pinned=True), True, ledger, defaults, endpoints, throttle
-            )
+            handler = replayable(self.inner.handle_request, pinned=True)
+            return send(request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle)
 
         def close(self) -> None:
-            inner.close()
+            self.inner.close()
 
-    return RecordingTransport()
+    return RecordingTransport
 
 
 def _observe(
