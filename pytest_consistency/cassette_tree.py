@@ -6,10 +6,11 @@ a file per repetition under its cassette root: at 200 tasks × 5 repetitions tha
 walked for nothing, about 600 M instructions, 3 % of the whole session (``benchmarks/run.py``'s figure 3).
 
 What is skipped: a directory at or below the cassette root (``--consistency-cassettes``) whose every entry is one of
-the plugin's cassette files (``rep-<i>.yaml``, a resample's ``sample-<i>.yaml``, or a temporary file the plugin
-left while writing one) or a directory of the same kind. Nothing in such a directory can be collected: no Python
-file, no conftest, nothing but cassettes. A directory holding anything else (a README, a conftest, a symbolic link)
-is walked as always, and a path named on the command line is collected as before (pytest does not ask about it).
+the plugin's cassette files (``rep-<i>.yaml`` or ``.json``, a resample's ``sample-<i>.yaml``, or a temporary file
+the plugin left while writing one) or a directory of the same kind. Nothing in such a directory can be collected:
+no Python file, no conftest, nothing but cassettes. A directory holding anything else (a README, a conftest, a
+symbolic link) is walked as always, and a path named on the command line is collected as before (pytest does not
+ask about it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 #: The files the plugin writes in a cassette directory (``paths.cassette_path``, ``resample.plan``, and the
 #: temporary file of ``cassettes.Persister.save_cassette``).
-_CASSETTE_FILE = re.compile(r"(?:rep|sample)-[0-9]+\.yaml|\.(?:rep|sample)-[0-9]+\.yaml\.[^/]*\.tmp")
+_CASSETTE_FILE = re.compile(r"(?:rep|sample)-[0-9]+\.(?:yaml|json)|\.(?:rep|sample)-[0-9]+\.(?:yaml|json)\.[^/]*\.tmp")
 
 
 @functools.lru_cache(maxsize=8)

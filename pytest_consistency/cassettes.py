@@ -26,7 +26,7 @@ from typing import Any
 from . import cassette_yaml, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
-from .paths import safe_name, task_directory  # noqa: F401  (re-exported; cassette_path moved to paths)
+from .paths import safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
 from .redact import (
     body_credentials,
     find_secret,
@@ -324,7 +324,18 @@ class Persister:
         from vcr.serialize import deserialize, serialize
 
         path = Path(cassette_path)
-        text = serialize(cassette_dict, serializer)
+        try:
+            text = serialize(cassette_dict, serializer)
+        except TypeError:
+            if serializer_name(path) != "json":
+                raise
+            # vcrpy's JSON format holds text only: a body that is not UTF-8 (an image, a compressed payload) stays
+            # bytes, which json.dumps refuses.
+            raise CassetteError(
+                f"cannot write cassette {path} as JSON: a request or response body in it is binary (not UTF-8 "
+                "text), which vcrpy's JSON format cannot hold; nothing was written. Record this task with "
+                "--consistency-cassette-format=yaml"
+            ) from None
         # The text as written (every escape a YAML writer may use) and as read back (the strings themselves).
         found = find_secret(text, self.scrubber.secrets) or find_secret(
             deserialize(text, serializer), self.scrubber.secrets
@@ -354,7 +365,7 @@ class Persister:
             raise
 
 
-def make_vcr(mode: str, scrubber: Scrubber, rerecord: str) -> Any:
+def make_vcr(mode: str, scrubber: Scrubber, rerecord: str, serializer: str = "yaml") -> Any:
     import vcr
 
     # Replay-only mode never sends, so the environment's key (none, a placeholder, a dummy, a real one) must not
@@ -363,6 +374,7 @@ def make_vcr(mode: str, scrubber: Scrubber, rerecord: str) -> Any:
     matchers = ("method", "uri", "consistency_body") + (() if mode == "none" else ("consistency_key",))
     recorder = vcr.VCR(
         record_mode=mode,
+        serializer=serializer,
         match_on=matchers,
         # No request filter here: vcrpy would deep-copy every request before it; use_cassette sets scrubber.filter.
         before_record_response=scrubber.response,
@@ -625,7 +637,7 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
     from vcr.cassette import Cassette
 
     persister = Persister(scrubber, rerecord)
-    recorder = make_vcr(mode, scrubber, rerecord)
+    recorder = make_vcr(mode, scrubber, rerecord, serializer_name(path))
     recorder.register_persister(persister)
 
     def load() -> Any:
@@ -748,11 +760,21 @@ def mismatch_detail(exc: BaseException) -> str | None:
     )
 
 
-def mismatch_message(nodeid: str, repeat: int, path: str, existed: bool, calls: list[Any]) -> str:
+def mismatch_message(
+    nodeid: str, repeat: int, path: str, existed: bool, calls: list[Any], other_format: str | None = None
+) -> str:
     missing = [c for c in calls if c.error == "replay_mismatch"]
     first = missing[0]
+    found = ""
+    if other_format is not None:
+        wanted = "json" if path.endswith(".json") else "yaml"
+        found = (
+            f" ({other_format} is there, in the other format: convert the cassettes with "
+            f"`pytest-consistency cassettes convert --to {wanted}`, or pass "
+            f"--consistency-cassette-format={'yaml' if wanted == 'json' else 'json'})"
+        )
     what = (
-        f"no cassette at {path}"
+        f"no cassette at {path}{found}"
         if not existed
         else f"no recorded request in {path} matches it (method, URI, body and key fingerprint are compared: "
         "another model, prompt, parameter or key changes the request)"

@@ -1,11 +1,13 @@
-"""``pytest-consistency``: merge, show and compare JSON reports, without pytest, openai or vcrpy.
+"""``pytest-consistency``: merge, show and compare JSON reports, without pytest, openai or vcrpy; convert cassettes.
 
 - ``merge REPORT... -o OUT``: shard or matrix reports into the report of one run over everything, gated by the
   same options as pytest (command line, or ``--consistency-config`` YAML); exit 0 when it passes, 1 when a gate
   or a task fails, 2 when the input is unusable;
 - ``show REPORT``: the terminal summary the session printed;
 - ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
-  tested against the first.
+  tested against the first;
+- ``cassettes convert --to json|yaml [DIR ...]``: the repetitions' cassettes from one format to the other, in place
+  (:mod:`.cassette_convert`; the one command that imports vcrpy).
 
 Options come from the plugin's own table (:mod:`.options`), so a gate added there is a flag here too.
 """
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--format", choices=FORMATS, default="text", help="text (default), markdown or json")
     compare.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (analysis)")
     _add(compare, REPORT_ANALYSIS)
+
+    cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
+    actions = cassettes.add_subparsers(dest="action", required=True, metavar="ACTION")
+    convert = actions.add_parser("convert", help="convert each repetition's cassette to JSON or YAML, in place")
+    convert.add_argument("directories", nargs="*", type=Path, metavar="DIR", help="cassette directories (cassettes)")
+    convert.add_argument("--to", required=True, choices=("json", "yaml"), help="the format to write")
+    convert.add_argument("--dry-run", action="store_true", help="say what would be converted; change nothing")
     return parser
 
 
@@ -219,6 +228,18 @@ def run_compare(args: argparse.Namespace, out: Any) -> int:
     return 0
 
 
+def run_cassettes(args: argparse.Namespace, out: Any) -> int:
+    from .cassette_convert import ConvertError, convert, summary_lines
+
+    try:
+        outcome = convert(args.directories or [Path("cassettes")], args.to, args.dry_run)
+    except ConvertError as exc:
+        raise UsageProblem(str(exc)) from None
+    for line in summary_lines(outcome, args.to, args.dry_run):
+        print(visible(line), file=out)
+    return 1 if outcome.left else 0
+
+
 def _width() -> int:
     return min(shutil.get_terminal_size((80, 24)).columns, 120)
 
@@ -231,7 +252,7 @@ def _print(lines: Sequence[Any], out: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"merge": run_merge, "show": run_show, "compare": run_compare}
+    commands = {"merge": run_merge, "show": run_show, "compare": run_compare, "cassettes": run_cassettes}
     try:
         return commands[args.command](args, sys.stdout)
     except UsageProblem as exc:

@@ -548,6 +548,16 @@ CASSETTE_OPTIONS = (
         default="cassettes",
     ),
     Option(
+        "consistency_cassette_format",
+        "--consistency-cassette-format",
+        ("cassettes", "format"),
+        choice("yaml", "json"),
+        "file format of the cassettes written and read: yaml (rep-<i>.yaml; default) or json (rep-<i>.json, "
+        "parsed about 5 times faster; convert existing ones with: pytest-consistency cassettes convert --to json)",
+        metavar="FORMAT",
+        default="yaml",
+    ),
+    Option(
         "consistency_record",
         "--consistency-record",
         ("cassettes", "record"),

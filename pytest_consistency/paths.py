@@ -25,9 +25,26 @@ def safe_name(text: str) -> str:
     return safe
 
 
-def cassette_path(root: Path, task_id: str, repeat: int) -> Path:
-    """``root/<module path without .py>/<task>/rep-<i>.yaml``: repetition i keeps its file when n changes."""
-    return task_directory(root, task_id) / f"rep-{repeat}.yaml"
+#: The file suffix of each cassette format (``--consistency-cassette-format``); vcrpy's serializer has the same name.
+SUFFIXES = {"yaml": ".yaml", "json": ".json"}
+
+
+def cassette_path(root: Path, task_id: str, repeat: int, suffix: str = ".yaml") -> Path:
+    """``root/<module path without .py>/<task>/rep-<i>.yaml`` (or ``.json``): repetition i keeps its file when n
+    changes."""
+    return task_directory(root, task_id) / f"rep-{repeat}{suffix}"
+
+
+def serializer_name(path: Path) -> str:
+    """The vcrpy serializer a cassette file is read and written with, by its suffix."""
+    return "json" if path.suffix == ".json" else "yaml"
+
+
+def other_format(path: Path) -> Path | None:
+    """The same cassette in the other format, when that file exists (a missing cassette's likeliest cause after a
+    change of ``--consistency-cassette-format``)."""
+    other = path.with_suffix(".yaml" if path.suffix == ".json" else ".json")
+    return other if other.is_file() else None
 
 
 @functools.lru_cache(maxsize=1024)

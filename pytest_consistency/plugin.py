@@ -52,6 +52,8 @@ THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
 SCRATCH = pytest.StashKey[Scratch]()
 CASSETTE_EXISTED = pytest.StashKey[bool]()
+#: A missing cassette's file in the other format (``--consistency-cassette-format``), as shown.
+OTHER_FORMAT = pytest.StashKey[str]()
 SCOPE = pytest.StashKey[ExitStack]()
 #: Call phases run so far for this repetition (more than one: a retry plugin ran it again).
 CALL_ATTEMPTS = pytest.StashKey[int]()
@@ -412,13 +414,16 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             folder = paths.task_directory(state.cassette_root, active.task_id)
-            path = folder / f"rep-{active.repeat}.yaml"
+            path = folder / f"rep-{active.repeat}{paths.SUFFIXES[state.settings['consistency_cassette_format']]}"
             if state.resample is not None and state.resample.covers(active.task_id):
                 path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
                 active.cassette = display_path(path, item.config.rootpath)
             else:
                 active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
-            item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
+            existed = item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
+            other = None if existed else paths.other_format(path)
+            if other is not None:
+                item.stash[OTHER_FORMAT] = display_path(other, item.config.rootpath)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
         if mode == "off":
@@ -577,6 +582,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     active.cassette,
                     item.stash.get(CASSETTE_EXISTED, False),
                     active.calls,
+                    item.stash.get(OTHER_FORMAT, None),
                 ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)

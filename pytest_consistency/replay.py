@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassettes import Persister, Scrubber, match_body, match_key
+from .paths import serializer_name
 from .wire import RECORDED_KEY_HEADER, request_content
 
 
@@ -67,12 +68,13 @@ class Replay:
     def _load(self) -> list[tuple[Any, dict[str, Any]]]:
         from vcr.filters import decode_response
         from vcr.persisters.filesystem import CassetteNotFoundError
-        from vcr.serializers import yamlserializer
+        from vcr.serializers import jsonserializer, yamlserializer
 
         self.parses += 1
+        serializer = jsonserializer if serializer_name(self.path) == "json" else yamlserializer
         try:
             # Every check of a bad file (CassetteError naming it) is the persister's, raised here, in setup.
-            loaded = self.persister.load_cassette(self.path, yamlserializer)
+            loaded = self.persister.load_cassette(self.path, serializer)
         except CassetteNotFoundError:
             return []
         requests, responses = loaded[0], loaded[1]

@@ -32,7 +32,10 @@ def run(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> p
     return run_recorded(pytester, fake.base_url, mode, "--junitxml=junit.xml", *args)
 
 
-def test_credentials_other_than_the_api_key_never_reach_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_credentials_other_than_the_api_key_never_reach_cassettes(
+    pytester: pytest.Pytester, fake: FakeOpenAI, fmt: str
+) -> None:
     fake.script(*[Step(text="widget")] * 4)
     pytester.makepyfile(
         test_agent=f"""
@@ -52,16 +55,18 @@ def test_task(pinned_client, consistency):
     consistency.record(reply.choices[0].message.content)
 """
     )
-    result = run(pytester, fake, "once")
+    result = run(pytester, fake, "once", f"--consistency-cassette-format={fmt}")
     assert result.ret == 0, result.stdout.str()
-    cassettes = "\n".join(p.read_text() for p in (pytester.path / "cassettes").rglob("*.yaml"))
+    files = sorted((pytester.path / "cassettes").rglob(f"rep-*.{fmt}"))
+    assert len(files) == 2 and not list((pytester.path / "cassettes").rglob("rep-*.yml"))
+    cassettes = "\n".join(p.read_text() for p in files)
     assert "helicone-auth" not in cassettes or GATEWAY_TOKEN not in cassettes
     everything = leftovers(pytester, result)
     for secret in (GOOD_KEY, GATEWAY_TOKEN, PORTKEY, QUERY_KEY, CUSTOM_TOKEN, "basic-pass-8080", "YWdlbnQtdXNlcjpi"):
         assert secret not in everything, secret
     # the query parameter is kept, its value redacted, so the replay still matches the same URI
     assert "key=%3Credacted%3E" in cassettes or "key=<redacted>" in cassettes
-    replay = run(pytester, fake, "none")
+    replay = run(pytester, fake, "none", f"--consistency-cassette-format={fmt}")
     assert replay.ret == 0, replay.stdout.str()
 
 

@@ -12,6 +12,7 @@ Pure functions of files and plain data (no pytest, no vcrpy).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -30,10 +31,13 @@ class PrefixError(ValueError):
 def interactions(path: Path) -> list[dict[str, Any]]:
     """The recorded exchanges of a vcrpy cassette, in the order they were made."""
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+        text = path.read_text(encoding="utf-8")
+        # A JSON cassette (--consistency-cassette-format=json) is read as JSON: PyYAML refuses (libyaml) or misreads
+        # (two lone surrogates) the \u escapes of a character beyond the BMP.
+        data = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_LOADER)
     except FileNotFoundError:
         raise
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         raise PrefixError(f"cannot read cassette {path}: {type(exc).__name__}: {exc}") from None
     found = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(found, list) or not all(isinstance(i, dict) and "request" in i for i in found):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..paths import cassette_path
+from ..paths import SUFFIXES, cassette_path
 from ..records import SUCCESS, RepetitionResult
 from ..wire import provider_of
 from .cost import CostEstimate, estimate
@@ -285,7 +285,9 @@ def build(settings: Any, cassette_root: Path, display_root: Path) -> ResampleSes
     if target is None:
         return None
     plan = Plan(target, settings["consistency_resample_n"], settings["consistency_resample_from"])
-    source_path = cassette_path(cassette_root, plan.task, plan.source)
+    source_path = cassette_path(
+        cassette_root, plan.task, plan.source, SUFFIXES[settings["consistency_cassette_format"]]
+    )
     return ResampleSession(plan, source_path, settings["consistency_record"], display_root)
 
 

@@ -55,3 +55,17 @@ def test_a_retried_failed_attempt_is_an_exchange_but_not_a_step() -> None:
     messages["request"]["uri"] = "http://h/v1/messages?beta=true"
     source = [limited, exchange(1), models, exchange(2), messages]
     assert step_exchanges(source) == [1, 3, 4]  # step 1 is exchange 1 (after the 429), step 3 the Messages call
+
+
+def test_a_json_source_is_read_as_json_with_characters_beyond_the_bmp_intact(tmp_path: Path) -> None:
+    """vcrpy's JSON writer escapes an emoji as a surrogate pair, which PyYAML reads as two lone surrogates."""
+    from vcr.serializers import jsonserializer
+
+    source = [exchange(1, '{"content": "smile \U0001f600"}'), exchange(2)]
+    path = tmp_path / "rep-1.json"
+    path.write_text(jsonserializer.serialize({"interactions": source, "version": 1}))
+    assert "\\ud83d\\ude00" in path.read_text()
+    assert interactions(path) == source
+    path.write_text("{not json")
+    with pytest.raises(PrefixError, match="cannot read cassette"):
+        interactions(path)

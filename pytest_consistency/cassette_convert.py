@@ -1,0 +1,129 @@
+"""``pytest-consistency cassettes convert --to json|yaml``: the migration between the two cassette formats.
+
+Why: a JSON cassette (``--consistency-cassette-format=json``) is parsed about five times faster than the YAML one
+(``docs/performance.md``), and both are vcrpy's own formats, so users' tools keep reading them. A suite that switches
+format must not re-record (that costs money and changes the recordings), so this converts each repetition's cassette
+in place: the same data, read with vcrpy's serializer of one format and written with the other's.
+
+Each file is converted on its own and only when it is safe: the new file is written atomically beside the old one
+and read back, and the old one is removed only when the data read back equals the data read; otherwise the old file
+stays as it was and the file is reported. A cassette with a binary body (not UTF-8 text) cannot be JSON and stays
+YAML. A repetition that already has a file in the target format is left alone (nothing is overwritten). Resample
+cassettes (``sample-<i>.yaml``) are always YAML and are not touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: A repetition's cassette in either format (``paths.cassette_path``).
+_REPETITION = re.compile(r"rep-[0-9]+\.(yaml|json)")
+FORMATS = ("json", "yaml")
+
+
+class ConvertError(ValueError):
+    """The command cannot run at all (a directory that is not there): exit status 2."""
+
+
+@dataclass
+class Outcome:
+    """What a conversion did, file by file."""
+
+    converted: list[Path] = field(default_factory=list)
+    already: list[Path] = field(default_factory=list)
+    #: Files left as they were, with the reason.
+    left: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def _serializer(name: str) -> Any:
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    return jsonserializer if name == "json" else yamlserializer
+
+
+def cassettes(directories: Iterable[Path]) -> Iterator[Path]:
+    """Every repetition cassette below ``directories``, in a stable order."""
+    for directory in directories:
+        if not directory.is_dir():
+            raise ConvertError(f"{directory} is not a directory; give the cassette directory (default: cassettes)")
+        for root, dirs, files in os.walk(directory):
+            dirs.sort()
+            for name in sorted(files):
+                if _REPETITION.fullmatch(name):
+                    yield Path(root) / name
+
+
+def convert_file(path: Path, to: str, dry_run: bool = False) -> str | None:
+    """Convert one cassette to format ``to``; None when it was converted (or would be), else why it was left."""
+    source = _serializer("json" if path.suffix == ".json" else "yaml")
+    target = _serializer(to)
+    destination = path.with_suffix("." + to)
+    if destination.exists():
+        return f"{destination.name} is there too; remove the one you do not want"
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = source.deserialize(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot be read ({type(exc).__name__}: {exc})"
+    except Exception as exc:  # PyYAML's errors, and vcrpy's for cassettes of another era
+        return f"cannot be read ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        return "is not a vcrpy cassette (no list of interactions)"
+    try:
+        written = target.serialize(data)
+    except TypeError:
+        if to != "json":
+            raise
+        return "holds a binary body (not UTF-8 text), which the JSON format cannot; it stays YAML"
+    except Exception as exc:  # PyYAML's representer, on a string it cannot write
+        return f"cannot be written as {to.upper()} ({type(exc).__name__}: {exc})"
+    if target.deserialize(written) != data:
+        return f"would not read back the same as {to}; left as it is (please report it)"
+    if dry_run:
+        return None
+    fd, tmp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(written)
+        os.replace(tmp, destination)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    path.unlink()
+    return None
+
+
+def convert(directories: Iterable[Path], to: str, dry_run: bool = False) -> Outcome:
+    """Convert every repetition cassette below ``directories`` to format ``to`` (``json`` or ``yaml``)."""
+    if to not in FORMATS:
+        raise ConvertError(f"--to {to!r}: choose json or yaml")
+    outcome = Outcome()
+    for path in cassettes(directories):
+        if path.suffix == "." + to:
+            outcome.already.append(path)
+            continue
+        reason = convert_file(path, to, dry_run)
+        if reason is None:
+            outcome.converted.append(path)
+        else:
+            outcome.left.append((path, reason))
+    return outcome
+
+
+def summary_lines(outcome: Outcome, to: str, dry_run: bool) -> list[str]:
+    """What the command prints: one line per file left, then the counts."""
+    lines = [f"left as it is: {path}: {reason}" for path, reason in outcome.left]
+    verb = "would convert" if dry_run else "converted"
+    lines.append(
+        f"{verb} {len(outcome.converted)} cassette(s) to {to.upper()}; {len(outcome.already)} already {to.upper()}, "
+        f"{len(outcome.left)} left as they were"
+    )
+    if not dry_run and outcome.converted:
+        lines.append(f"replay them with --consistency-cassette-format={to} (ini: consistency_cassette_format = {to})")
+    return lines

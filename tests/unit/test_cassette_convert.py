@@ -1,0 +1,119 @@
+"""The conversion between the cassette formats: lossless on every committed cassette, and careful on the rest."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from vcr.serializers import jsonserializer, yamlserializer
+
+from pytest_consistency.cassette_convert import ConvertError, convert, summary_lines
+from pytest_consistency.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CASSETTE = """interactions:
+- request:
+    body: '{"model": "m"}'
+    headers: {}
+    method: POST
+    uri: http://127.0.0.1:9/v1/chat/completions
+  response:
+    body:
+      string: 'caf\u00e9 "quoted" \\ back'
+    headers: {}
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def _committed() -> list[Path]:
+    return sorted([*ROOT.glob("cassettes/**/rep-*.yaml"), *ROOT.glob("examples/**/rep-*.yaml")])
+
+
+def test_every_committed_cassette_converts_to_json_and_back_without_loss(tmp_path: Path) -> None:
+    sources = _committed()
+    assert len(sources) > 30
+    copies = []
+    for index, source in enumerate(sources):
+        copy = tmp_path / f"c{index}" / "rep-1.yaml"
+        copy.parent.mkdir()
+        shutil.copyfile(source, copy)
+        copies.append(copy)
+    originals = [yamlserializer.deserialize(p.read_text()) for p in copies]
+    outcome = convert([tmp_path], "json")
+    assert outcome.left == [] and len(outcome.converted) == len(copies)
+    assert [jsonserializer.deserialize(p.with_suffix(".json").read_text()) for p in copies] == originals
+    assert not list(tmp_path.rglob("*.yaml")) and not list(tmp_path.rglob("*.tmp"))
+    outcome = convert([tmp_path], "yaml")
+    assert outcome.left == [] and len(outcome.converted) == len(copies)
+    assert [yamlserializer.deserialize(p.read_text()) for p in copies] == originals
+
+
+def test_a_binary_body_stays_yaml_and_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "t" / "rep-1.yaml"
+    path.parent.mkdir()
+    line = next(line for line in CASSETTE.splitlines() if "string:" in line)
+    text = CASSETTE.replace(line, "      string: !!binary |\n        //4AYmluYXJ5")
+    path.write_text(text)
+    assert isinstance(yamlserializer.deserialize(text)["interactions"][0]["response"]["body"]["string"], bytes)
+    outcome = convert([tmp_path], "json")
+    assert outcome.converted == [] and [p for p, _ in outcome.left] == [path]
+    assert "binary body" in outcome.left[0][1]
+    assert path.read_text() == text and not path.with_suffix(".json").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("interactions: [\n", "cannot be read"),
+        ("just: a mapping\n", "is not a vcrpy cassette"),
+        ("- a\n- list\n", "is not a vcrpy cassette"),
+        ("!!python/object:os.system {}\n", "cannot be read"),
+    ],
+)
+def test_a_file_that_is_not_a_readable_cassette_is_left_as_it_is(tmp_path: Path, content: str, reason: str) -> None:
+    path = tmp_path / "rep-3.yaml"
+    path.write_text(content)
+    outcome = convert([tmp_path], "json")
+    assert [p for p, _ in outcome.left] == [path] and reason in outcome.left[0][1]
+    assert path.read_text() == content and not path.with_suffix(".json").exists()
+
+
+def test_nothing_is_overwritten_when_both_formats_are_there(tmp_path: Path) -> None:
+    (tmp_path / "rep-1.yaml").write_text(CASSETTE)
+    (tmp_path / "rep-1.json").write_text('{"interactions": [], "version": 1}\n')
+    outcome = convert([tmp_path], "json")
+    assert outcome.already == [tmp_path / "rep-1.json"]
+    assert outcome.left == [(tmp_path / "rep-1.yaml", "rep-1.json is there too; remove the one you do not want")]
+    assert (tmp_path / "rep-1.json").read_text() == '{"interactions": [], "version": 1}\n'
+
+
+def test_a_dry_run_changes_nothing_and_resample_cassettes_are_not_touched(tmp_path: Path) -> None:
+    (tmp_path / "rep-1.yaml").write_text(CASSETTE)
+    (tmp_path / "resample" / "rep1@2").mkdir(parents=True)
+    (tmp_path / "resample" / "rep1@2" / "sample-1.yaml").write_text(CASSETTE)
+    outcome = convert([tmp_path], "json", dry_run=True)
+    assert outcome.converted == [tmp_path / "rep-1.yaml"]
+    assert sorted(p.name for p in tmp_path.rglob("*.*")) == ["rep-1.yaml", "sample-1.yaml"]
+    assert summary_lines(outcome, "json", dry_run=True) == [
+        "would convert 1 cassette(s) to JSON; 0 already JSON, 0 left as they were"
+    ]
+    convert([tmp_path], "json")
+    assert sorted(p.name for p in tmp_path.rglob("*.*")) == ["rep-1.json", "sample-1.yaml"]
+
+
+def test_the_command_exits_1_when_a_file_was_left_and_2_without_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rep-1.yaml").write_text("not: a cassette\n")
+    assert main(["cassettes", "convert", "--to", "json", str(tmp_path)]) == 1
+    assert "left as it is: " in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # the default directory, cassettes, is not there
+    assert main(["cassettes", "convert", "--to", "json"]) == 2
+    assert "cassettes is not a directory" in capsys.readouterr().err
+    with pytest.raises(ConvertError, match="choose json or yaml"):
+        convert([tmp_path], "toml")
