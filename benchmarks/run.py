@@ -42,6 +42,8 @@ import synthetic  # noqa: E402
 import yaml  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI, Step  # noqa: E402
 
+from pytest_consistency.cassette_convert import convert  # noqa: E402
+
 #: Options of every pytest process: quiet, and no cache directory written into the suite between samples.
 COMMON = ["-q", "-p", "no:cacheprovider"]
 #: With ``--autoload`` every installed pytest plugin loads, as in a developer's venv; by default none does and
@@ -107,6 +109,7 @@ PREVIOUS = {
     "1": "1.63-1.68",
     "2": "1.51-1.57",
     "3": "2.30",
+    "3j": "not measured (JSON cassettes are new)",
     "4": "0.74",
     "5": "10.4-12.0",
     "6": "1.80x faster, reports equal",
@@ -370,10 +373,28 @@ def figures_3_4(sizes: Sizes, work: Path, repeats: int, warm: bool, which: set[s
         replay = Config(
             "replay", f"repeat_consistency(n={n}), replayed cassettes", suites["replay"], replay_args, t * n
         )
-        samples = alternate([base, replay], repeats, work, warm)
+        # The same suite and recordings as JSON cassettes (--consistency-cassette-format=json), converted as users
+        # migrate, alternated with the two above.
+        json_suite = work / "replay-json"
+        shutil.copytree(suites["replay"], json_suite)
+        converted = convert([json_suite / "cassettes"], "json")
+        if converted.left or not converted.converted:
+            raise BenchmarkError(f"the JSON conversion left {converted.left} of {len(converted.converted)} converted")
+        replay_json = Config(
+            "replay-json",
+            f"repeat_consistency(n={n}), replayed JSON cassettes",
+            json_suite,
+            [*replay_args, "--consistency-cassette-format=json"],
+            t * n,
+        )
+        samples = alternate([base, replay, replay_json], repeats, work, warm)
         rows = [describe(base, samples["mock"]), describe(replay, samples["replay"])]
         value = rows[1]["wall_median_s"] / rows[0]["wall_median_s"]
         figures.append(ratio_row("3", f"{t} tasks x {n}, one SDK call, replayed", rows, value, "<= 1.5", value <= 1.5))
+        rows = [rows[0], describe(replay_json, samples["replay-json"])]
+        value = rows[1]["wall_median_s"] / rows[0]["wall_median_s"]
+        title = f"{t} tasks x {n}, one SDK call, replayed from JSON cassettes"
+        figures.append(ratio_row("3j", title, rows, value, "<= 1.5", value <= 1.5))
     if "4" in which:
         small, large = sizes.scale_small, sizes.scale_large
         a = Config("replay-small", f"replay {small} tasks x {n}", suites["replay-small"], replay_args, small * n)
