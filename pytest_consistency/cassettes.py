@@ -26,7 +26,7 @@ from typing import Any
 from . import cassette_yaml, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
-from .paths import safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
+from .paths import format_hint, safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
 from .redact import (
     body_credentials,
     find_secret,
@@ -767,12 +767,7 @@ def mismatch_message(
     first = missing[0]
     found = ""
     if other_format is not None:
-        wanted = "json" if path.endswith(".json") else "yaml"
-        found = (
-            f" ({other_format} is there, in the other format: convert the cassettes with "
-            f"`pytest-consistency cassettes convert --to {wanted}`, or pass "
-            f"--consistency-cassette-format={'yaml' if wanted == 'json' else 'json'})"
-        )
+        found = f" ({format_hint(other_format, 'json' if path.endswith('.json') else 'yaml')})"
     what = (
         f"no cassette at {path}{found}"
         if not existed

@@ -40,6 +40,15 @@ def serializer_name(path: Path) -> str:
     return "json" if path.suffix == ".json" else "yaml"
 
 
+def format_hint(other_shown: str, wanted: str) -> str:
+    """What to do when a repetition's cassette is in the other format: convert them, or read them as they are."""
+    return (
+        f"{other_shown} is there, in the other format: convert the cassettes with "
+        f"`pytest-consistency cassettes convert --to {wanted}`, or pass "
+        f"--consistency-cassette-format={'yaml' if wanted == 'json' else 'json'}"
+    )
+
+
 def other_format(path: Path) -> Path | None:
     """The same cassette in the other format, when that file exists (a missing cassette's likeliest cause after a
     change of ``--consistency-cassette-format``)."""

@@ -423,7 +423,17 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
             existed = item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
             other = None if existed else paths.other_format(path)
             if other is not None:
-                item.stash[OTHER_FORMAT] = display_path(other, item.config.rootpath)
+                shown = item.stash[OTHER_FORMAT] = display_path(other, item.config.rootpath)
+                if mode in ("once", "new_episodes"):
+                    # Recording would call the model live for a repetition that is recorded already, in the other
+                    # format (a switch of --consistency-cassette-format without converting): never silently.
+                    wanted = state.settings["consistency_cassette_format"]
+                    item.stash[STOP] = (
+                        "fail",
+                        f"{item.nodeid}: refusing to record {active.cassette} live: "
+                        f"{paths.format_hint(shown, wanted)} (or re-record with --consistency-record=all)",
+                    )
+                    return (yield)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
         if mode == "off":

@@ -102,6 +102,28 @@ def test_a_format_switch_without_converting_fails_with_the_command_that_converts
     assert _report(pytester)["summary"]["passed"] is False
 
 
+@pytest.mark.parametrize("mode", ["once", "new_episodes"])
+def test_recording_after_a_format_switch_refuses_to_call_the_model_again(
+    pytester: pytest.Pytester, fake: FakeOpenAI, mode: str
+) -> None:
+    """``once`` would see no ``rep-1.json`` and re-record every repetition live, paying again for what is recorded
+    in ``rep-1.yaml``: each repetition fails in setup instead, naming the conversion, and nothing is sent."""
+    _record(pytester, fake, "yaml")
+    fake.reset()
+    result = run_recorded(pytester, fake.base_url, mode, "-p", "no:randomly", "--consistency-cassette-format=json")
+    assert result.ret == 1
+    assert fake.requests == []
+    result.stdout.fnmatch_lines(
+        [
+            "*refusing to record cassettes/test_agent/test_task/rep-1.json live: "
+            "cassettes/test_agent/test_task/rep-1.yaml is there, in the other format: convert the cassettes with "
+            "`pytest-consistency cassettes convert --to json`*"
+        ]
+    )
+    assert not list((pytester.path / "cassettes").rglob("*.json"))
+    assert [r["outcome"] for r in _report(pytester)["tasks"][0]["repetitions"]] == ["error"] * 3
+
+
 def test_converting_to_json_and_back_replays_the_recording(
     pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
