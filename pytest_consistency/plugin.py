@@ -287,11 +287,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = kept
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``)."""
+    """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``); not
+    ``tryfirst``, so that a conftest's own answer wins."""
     state = config.stash.get(STATE, None)
-    return True if state is not None and cassette_tree.skip(collection_path, state.cassette_root) else None
+    if state is None or not cassette_tree.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
+        return None
+    return True
 
 
 def resample_task_of(item: pytest.Item) -> str | None:

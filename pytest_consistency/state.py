@@ -40,6 +40,8 @@ class PluginState:
     ledger: Ledger | None = None
     preflight: str | None = None
     cassette_root: Path = Path("cassettes")
+    #: Which directories below the cassette root hold only cassettes, as the collection walk found them.
+    cassette_dirs: dict[str, bool] = field(default_factory=dict)
     #: URL patterns (``--consistency-ignore-url``) that are neither recorded, replayed nor counted.
     ignore: tuple[re.Pattern[str], ...] = ()
     #: Collection errors seen by the controller: tolerated repetitions never hide them.

@@ -2,7 +2,8 @@
 
 A guard of a saving (``cassette_tree``: a replayed suite's 1,000 cassette files were walked for nothing) and the
 tests that try to make the skip lose a test: a test module among the cassettes, a cassette root that is the test
-directory itself, another plugin's YAML tests, ``-n 2``.
+directory itself, ``-n 2``, and collectors other than pytest's own (a doctest glob, YAML and directory collectors,
+a conftest's own ``pytest_ignore_collect``), each compared with the same session without the plugin.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def test_task(pinned_client, consistency):
     consistency.record(reply.choices[0].message.content)
 """
 
-#: Which paths the session was asked to collect: every file and directory pytest did not skip, one per line.
+#: Which paths pytest asked about (``pytest_ignore_collect``, called for every entry of every directory it walks),
+#: observed without a collection hook of its own: one would turn the skip off (see ``cassette_tree``).
 WALKED = """
 import json
 
@@ -31,12 +33,8 @@ import pytest
 SEEN = []
 
 
-def pytest_collect_directory(path, parent):
-    SEEN.append(str(path))
-
-
-def pytest_collect_file(file_path, parent):
-    SEEN.append(str(file_path))
+def pytest_ignore_collect(collection_path, config):
+    SEEN.append(str(collection_path))
 
 
 @pytest.hookimpl(trylast=True)
@@ -69,7 +67,8 @@ def test_a_replay_walks_none_of_its_cassette_directories(
     assert result.ret == 0, result.stdout.str()
     walked = _walked(pytester)
     assert any(p.endswith("test_agent.py") for p in walked)
-    assert not [p for p in walked if p.startswith(str(cassettes))]
+    assert str(cassettes) in walked  # asked about, and skipped: nothing below it was walked
+    assert not [p for p in walked if p.startswith(str(cassettes) + "/")]
     reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
     assert [r["answer"] for r in reps] == ["answer 0", "answer 1", "answer 2"]
 
@@ -105,40 +104,6 @@ def test_a_cassette_root_that_is_the_test_directory_loses_no_test(pytester: pyte
     assert any(p.endswith("test_other.py") for p in walked)
 
 
-def test_another_plugins_yaml_tests_outside_the_cassettes_are_still_collected(
-    pytester: pytest.Pytester, fake: FakeOpenAI
-) -> None:
-    """A plugin that collects YAML files: the cassettes are not offered to it, a ``test_*.yaml`` elsewhere is."""
-    pytester.makepyfile(test_agent=TASK)
-    _record(pytester, fake)
-    pytester.makeconftest(
-        """
-import pytest
-
-
-class YamlItem(pytest.Item):
-    def runtest(self):
-        pass
-
-
-class YamlFile(pytest.File):
-    def collect(self):
-        yield YamlItem.from_parent(self, name=self.path.name)
-
-
-def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".yaml":
-        return YamlFile.from_parent(parent, path=file_path)
-"""
-    )
-    (pytester.path / "test_cases.yaml").write_text("case: 1\n")
-    result = run_recorded(pytester, fake.base_url, "none", "-p", "no:randomly", "-v")
-    assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*test_cases.yaml::test_cases.yaml PASSED*"])
-    result.assert_outcomes(passed=4)
-    assert "rep-1.yaml" not in result.stdout.str()
-
-
 def test_a_cassette_file_named_on_the_command_line_is_collected_as_without_the_plugin(
     pytester: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
@@ -151,3 +116,98 @@ def test_a_cassette_file_named_on_the_command_line_is_collected_as_without_the_p
     result = run_recorded(pytester, fake.base_url, "none", str(cassette))
     assert result.ret == without.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
     result.stderr.fnmatch_lines([f"ERROR: not found: {cassette}"])
+
+
+def _collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:randomly", *args)
+    return sorted(line for line in result.stdout.lines if "::" in line)
+
+
+def _cassettes(root, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(">>> 1 + 1\n2\n")  # a doctest, should anything collect it
+
+
+#: Layouts in which something other than pytest's defaults would collect from a cassette-only directory (found by an
+#: adversarial review of the skip): each must collect the same with the plugin as without it.
+COLLECTORS = {
+    "doctest-glob": ("", ["--doctest-glob=*.yaml"]),
+    "yaml-collector": (
+        """
+import pytest
+
+class Case(pytest.Item):
+    def runtest(self):
+        pass
+
+class Cases(pytest.File):
+    def collect(self):
+        yield Case.from_parent(self, name="case")
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix in (".yaml", ".json"):
+        return Cases.from_parent(parent, path=file_path)
+""",
+        [],
+    ),
+    "directory-collector": (
+        """
+import pytest
+
+class Each(pytest.Item):
+    def runtest(self):
+        pass
+
+class Golden(pytest.Directory):
+    def collect(self):
+        yield Each.from_parent(self, name="golden")
+
+def pytest_collect_directory(path, parent):
+    if path.name.startswith("case_"):
+        return Golden.from_parent(parent, path=path)
+""",
+        [],
+    ),
+    "ignore-false": (
+        """
+import pytest
+
+class Valid(pytest.Item):
+    def runtest(self):
+        pass
+
+class Checked(pytest.File):
+    def collect(self):
+        yield Valid.from_parent(self, name="valid_yaml")
+
+def pytest_ignore_collect(collection_path, config):
+    if "cassettes" in collection_path.parts:
+        return False
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".yaml":
+        return Checked.from_parent(parent, path=file_path)
+""",
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", list(COLLECTORS))
+@pytest.mark.parametrize("root", ["cassettes", "."])
+def test_what_another_collector_would_collect_among_the_cassettes_is_still_collected(
+    pytester: pytest.Pytester, layout: str, root: str
+) -> None:
+    conftest, args = COLLECTORS[layout]
+    if conftest:
+        pytester.makeconftest(conftest)
+    pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    _cassettes(pytester.path / "cassettes", ["test_agent/test_task/rep-1.yaml", "test_agent/test_task/rep-2.json"])
+    _cassettes(pytester.path / "cassettes", ["test_agent/test_task/resample/rep2@3/sample-1.yaml"])
+    (pytester.path / "tests" / "case_empty").mkdir(parents=True)
+    _cassettes(pytester.path / "tests" / "cases", ["sample-1.json"])
+    without = _collected(pytester, "-p", "no:consistency", *args)
+    assert len(without) > 1, without
+    assert _collected(pytester, f"--consistency-cassettes={root}", *args) == without
