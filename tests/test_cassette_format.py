@@ -45,7 +45,7 @@ def _report(pytester: pytest.Pytester) -> dict[str, Any]:
 
 
 def _record(pytester: pytest.Pytester, fake: FakeOpenAI, fmt: str) -> dict[str, Any]:
-    fake.script(*[Step(text=f"answer {i} \u00e9\U0001f600 \"q\" \\") for i in range(6)])
+    fake.script(*[Step(text=f'answer {i} \u00e9\U0001f600 "q" \\') for i in range(6)])
     pytester.makepyfile(test_agent=TASK)
     result = run_recorded(pytester, fake.base_url, "once", "-p", "no:randomly", f"--consistency-cassette-format={fmt}")
     assert result.ret == 0, result.stdout.str()
@@ -164,7 +164,9 @@ def test_task(pinned_client, consistency):
 """
 
 
-def test_a_binary_body_cannot_be_json_and_fails_only_its_repetition(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+def test_a_binary_body_cannot_be_json_and_fails_only_its_repetition(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
     fake.script(*[Step(text="widget")] * 3)
     pytester.makepyfile(test_agent=BINARY.format(url=fake.base_url))
     result = run_recorded(pytester, fake.base_url, "once", "-p", "no:randomly", "--consistency-cassette-format=json")
