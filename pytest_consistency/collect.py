@@ -5,9 +5,9 @@ to the controller), so the same code path serves a plain run and ``-n 2``, and n
 one could race on. The payload is a JSON string, so any recorded answer crosses the execnet channel intact.
 
 One payload per repetition where the phases add nothing: a passed setup says nothing the call phase will not (the
-repetition counts once its call reports), and a passed teardown of a repetition that made no call adds nothing to
-the call's payload. Those reports carry only ``MARKED`` (their duration still counts), which saves building,
-serialising and parsing two of every three payloads of a repetition without HTTP.
+repetition counts once its call reports), and a passed teardown adds nothing to the call's payload when nothing it
+carries changed since (no call completed, no exchange or note added). Those reports carry only ``MARKED`` (their
+duration still counts), which saves building, serialising and parsing two of every three payloads of a repetition.
 """
 
 from __future__ import annotations
@@ -33,12 +33,26 @@ def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
         return False
     if report.when == "setup":
         return True
-    return state.sent == (0, state.unobserved, len(state.notes), state.cassette) and not state.calls
+    return state.sent is not None and state.sent == _snapshot(state)
 
 
 def sent(state: ActiveRepetition) -> None:
     """Note what the call phase's payload carried, so that an unchanged teardown need not repeat it."""
-    state.sent = (len(state.calls), state.unobserved, len(state.notes), state.cassette)
+    state.sent = _snapshot(state)
+
+
+def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
+    """What a teardown's payload would carry beyond the call's, as comparable values: every field of every call
+    record (their dicts by items, as one is updated in place; decisions and messages are frozen), the unobserved
+    exchanges, the notes and the cassette. A call completed at teardown (a stream closed by the fixture), a late
+    exchange or note makes the teardown send its payload; an unchanged one sends none, as a repetition without
+    calls already did."""
+    with state.lock:
+        calls = tuple(
+            tuple(tuple(value.items()) if isinstance(value, dict) else value for value in vars(call).values())
+            for call in state.calls
+        )
+        return (calls, state.unobserved, len(state.notes), state.cassette)
 
 
 def payload(

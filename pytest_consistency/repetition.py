@@ -62,7 +62,7 @@ class ActiveRepetition:
     #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
     secrets: set[str] = field(default_factory=set, repr=False)
     #: What the call phase's payload carried (calls, unobserved, notes, cassette), see ``collect.adds_nothing``.
-    sent: tuple[int, int, int, str | None] | None = None
+    sent: tuple[Any, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: CallRecord) -> None:

@@ -367,6 +367,8 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     assert result.ret == 0, result.stdout.str()
     counts = json.loads((pytester.path / "counts.json").read_text())
     assert counts["parses"] == 3 and counts["vcr_loads"] == 0
+    # One payload per repetition with calls too: the teardown changed nothing the call phase's payload carried.
+    assert counts["payloads"] == 3 and counts["marked"] == 6
     # The cassettes are read by the fast reader (cassette_yaml), never by PyYAML's constructor.
     assert counts["yaml_constructions"] == 0
     assert counts["fast_yaml"] == 3
@@ -515,3 +517,46 @@ def test_the_default_answer_hooks_are_called_directly_and_a_conftests_through_pl
         assert calls == {"pytest_consistency_normalize_answer": 0, "pytest_consistency_answers_equivalent": 0}
     reps = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["repetitions"]
     assert [r["normalized"] for r in reps] == (["X"] * 3 if own_hooks else ["x"] * 3)
+
+
+STREAMED_AT_TEARDOWN = """
+import pytest
+
+@pytest.fixture
+def stream(pinned_client):
+    response = pinned_client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "a"}], stream=True
+    )
+    yield response
+    response.close()  # the call completes here, in teardown: its tokens are estimated and its latency set now
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(stream, consistency):
+    first = next(iter(stream))
+    consistency.record(first.choices[0].delta.content if first.choices else "")
+"""
+
+
+def test_a_call_completed_at_teardown_still_reaches_the_report(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """The teardown sends its payload when a call changed after the call phase (here a stream closed by a fixture):
+    what the call phase's payload carried is not the repetition's last word."""
+    import json
+
+    from fake_openai import Step
+    from suites import run_recorded
+
+    fake.script(*[Step(text="one two three four five six")] * 2)
+    pytester.makepyfile(test_agent=STREAMED_AT_TEARDOWN)
+    pytester.makeconftest(COUNTER)
+    result = run_recorded(pytester, fake.base_url, "off", "-p", "no:randomly")
+    assert result.ret == 0, result.stdout.str()
+    counts = json.loads((pytester.path / "counts.json").read_text())
+    assert counts["payloads"] == 4  # call and teardown of each repetition
+    calls = [
+        c
+        for t in json.loads((pytester.path / "report.json").read_text())["tasks"]
+        for r in t["repetitions"]
+        for c in r["calls"]
+    ]
+    assert len(calls) == 2
+    assert all(c["latency_ms"] is not None and c["tokens_estimated"] and c["total_tokens"] > 0 for c in calls), calls
