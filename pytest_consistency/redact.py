@@ -96,6 +96,22 @@ _KEY_SHAPES = (
 _SCHEMES = r"(?:Bearer|Basic|Token|Bot)\s+[A-Za-z0-9._~+/=\-]{8,}"
 #: A credential-shaped string inside free text, delimited so that words such as ``risk-assessment`` never match.
 KEY_LIKE = re.compile(r"(?<![A-Za-z0-9_\-])(?:" + "|".join(_KEY_SHAPES) + r")(?![A-Za-z0-9_\-])|" + _SCHEMES)
+#: How every match of ``KEY_LIKE`` begins (each shape above, and each scheme). A text without any of these cannot
+#: match it, and searching for them alone costs a fifth of ``KEY_LIKE``'s search, whose lookbehind is tried at every
+#: position: 2.6 against 13.9 us for a replayed response body of 297 characters. Kept with the shapes: a test fails
+#: when a shape is added that begins otherwise.
+_KEY_START = re.compile(r"sk-|AIza|gh[pousr]_|hf_|AKIA|ASIA|xox[abprs]-|Bearer|Basic|Token|Bot")
+#: Below this length ``KEY_LIKE`` alone is cheaper than the two searches.
+_PREFILTER_FROM = 64
+
+
+def redact_shapes(text: str) -> str:
+    """``text`` with each credential-shaped string (``KEY_LIKE``) replaced by ``REDACTED``."""
+    if len(text) >= _PREFILTER_FROM and _KEY_START.search(text) is None:
+        return text
+    return KEY_LIKE.sub(REDACTED, text)
+
+
 _PARTS = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -262,7 +278,7 @@ def redactor(secrets: Iterable[str] = (), shapes: bool = True) -> Callable[[str]
     strings too."""
     compiled = rules(secrets)
     if not compiled:
-        return (lambda text: KEY_LIKE.sub(REDACTED, text)) if shapes else (lambda text: text)
+        return redact_shapes if shapes else (lambda text: text)
     # One search for every literal form of every secret: most texts hold none and no escape, and are done.
     maybe = _any_form(compiled).search
 
@@ -278,7 +294,7 @@ def redactor(secrets: Iterable[str] = (), shapes: bool = True) -> Callable[[str]
 
     if not shapes:
         return known
-    return lambda text: KEY_LIKE.sub(REDACTED, known(text))
+    return lambda text: redact_shapes(known(text))
 
 
 def redact_known(text: str, secrets: Iterable[str] = ()) -> str:
@@ -481,7 +497,7 @@ def _shapes_only(text: str) -> str:
     """``redactor(())``: credential-shaped strings out, remembered for short texts (long ones rarely repeat)."""
     done = _SHAPES_ANSWERS.get(text)
     if done is None:
-        done = KEY_LIKE.sub(REDACTED, text)
+        done = redact_shapes(text)
         if len(text) <= 256:
             if len(_SHAPES_ANSWERS) >= 8192:
                 _SHAPES_ANSWERS.clear()
