@@ -623,7 +623,9 @@ FAST_REPLAY_MODES = ("none", "once")
 
 
 @contextlib.contextmanager
-def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep: Any) -> Iterator[Any]:
+def use_cassette(
+    path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep: Any, exists: bool | None = None
+) -> Iterator[Any]:
     """Enter the cassette; on the way out save it only if ``keep()`` says the repetition is worth keeping.
 
     What vcrpy's ``use_cassette`` does, on prepared patches: load, patch, run, save (never after an exception),
@@ -650,7 +652,7 @@ def use_cassette(path: Path, mode: str, scrubber: Scrubber, rerecord: str, keep:
     state = current()
     cassette: Any
     fast = None
-    if mode in FAST_REPLAY_MODES and path.is_file():
+    if mode in FAST_REPLAY_MODES and (path.is_file() if exists is None else exists):
         from .replay import DeferredCassette, Replay
 
         fast = Replay(path, scrubber, persister, match_key_fingerprint=mode != "none")
@@ -710,23 +712,32 @@ def vcr_available() -> bool:
 
 @contextlib.contextmanager
 def repetition_scope(
-    path: Path | None, mode: str, scrubber: Scrubber, rerecord: str, keep: Any, observe: Any
+    path: Path | None,
+    mode: str,
+    scrubber: Scrubber,
+    rerecord: str,
+    keep: Any,
+    observe: Any,
+    exists: bool | None = None,
 ) -> Iterator[None]:
     """Everything around one marked repetition, innermost last: cassette, network block, transport observer.
 
-    The observer goes inside the cassette so that it wraps vcrpy's patch and sees replayed attempts too.
+    The observer goes inside the cassette so that it wraps vcrpy's patch and sees replayed attempts too. ``exists``:
+    whether the cassette file is there, when the caller has just looked (else it is looked up here).
     """
     from .network import REPLAY_ONLY, blocked
 
+    if path is not None and exists is None:
+        exists = path.is_file()
     with contextlib.ExitStack() as stack:
-        if path is not None and mode == "none" and not path.is_file():
+        if path is not None and mode == "none" and not exists:
             # Nothing to replay: vcrpy (imported, patched, unpatched) would only refuse every request. The
             # plugin's transports refuse httpx and httpx2 requests themselves, the network block everything else.
             state = current()
             if state is not None:
                 state.cassette_absent = True
         elif path is not None and mode != "off" and vcr_available():
-            stack.enter_context(use_cassette(path, mode, scrubber, rerecord, keep))
+            stack.enter_context(use_cassette(path, mode, scrubber, rerecord, keep, bool(exists)))
         if mode == "none":
             stack.enter_context(blocked(REPLAY_ONLY))
         stack.enter_context(observe())

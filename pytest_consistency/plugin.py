@@ -464,6 +464,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
                     cassettes.rerecord_advice(item.nodeid),
                     lambda: not active.broken,
                     lambda: observe_transports(state.ledger, state.ignore, state.throttles),
+                    item.stash.get(CASSETTE_EXISTED, False) if cassette is not None else None,
                 )
 
         try:
