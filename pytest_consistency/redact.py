@@ -171,7 +171,7 @@ def secret_forms(secret: str) -> tuple[str, ...]:
     data = secret.encode()
     forms = {
         secret,
-        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],  # quotes and backslashes escaped, other characters as they are
         json.dumps(secret, ensure_ascii=True)[1:-1],
         quote(secret, safe=""),
         base64.b64encode(data).decode().rstrip("="),
@@ -219,7 +219,8 @@ class _Rule:
         forms = secret_forms(secret)
         #: Enough to tell whether a text may hold the secret: every other literal form contains one of these
         #: (the base64 of basic auth or of a whole value contains the core of its alignment).
-        quick = {secret, json.dumps(secret)[1:-1]} | {f for f in _b64_forms(secret.encode()) if len(f) >= 4}
+        quick = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+        quick |= {f for f in _b64_forms(secret.encode()) if len(f) >= 4}
         self.quick = tuple(sorted(f for f in quick if f)) if len(secret) >= SHORT else (secret, *forms)
         literal = "|".join(re.escape(f) for f in forms)
         if len(secret) >= SHORT:

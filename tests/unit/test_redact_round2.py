@@ -263,3 +263,20 @@ def test_a_urls_fragment_loses_its_credential_pairs() -> None:
     # token_type has a credential word too: by rule, its value goes as well
     assert cleaned == f"https://app/cb#access_token={REDACTED}&token_type={REDACTED}&state=s1"
     assert redact_url("https://h/docs#section-2") == "https://h/docs#section-2"
+
+
+@pytest.mark.parametrize("secret", ['pä-"-777abcdef', "naïve\\back12345", 'qu"ote-only-12345'])
+def test_a_secret_json_escaped_without_ascii_escapes_is_found_and_redacted(secret: str) -> None:
+    """An echo of a request body written with ``ensure_ascii=False`` (quotes and backslashes escaped, ``ä`` as it
+    is), inside a response body: found by the pre-write scan and redacted (found missing by an adversarial review)."""
+    import json
+
+    from pytest_consistency.redact import find_secret, redact_body
+
+    inner = json.dumps({"password": secret}, ensure_ascii=False, separators=(",", ":"))
+    body = json.dumps({"body": inner})
+    assert json.loads(json.loads(body)["body"])["password"] == secret
+    assert find_secret(json.loads(body)["body"], [secret])
+    redacted = redact_body(body, [secret])
+    assert secret not in json.loads(json.loads(redacted)["body"]).get("password", "")
+    assert not find_secret(redacted, [secret]) and not find_secret(json.loads(redacted)["body"], [secret])
