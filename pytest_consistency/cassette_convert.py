@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -48,10 +49,13 @@ def _serializer(name: str) -> Any:
 
 
 def cassettes(directories: Iterable[Path]) -> Iterator[Path]:
-    """Every repetition cassette below ``directories``, in a stable order."""
+    """Every repetition cassette below ``directories``, in a stable order; every directory is checked first, so a
+    wrong argument stops the command before it changed anything."""
+    directories = list(directories)
     for directory in directories:
         if not directory.is_dir():
             raise ConvertError(f"{directory} is not a directory; give the cassette directory (default: cassettes)")
+    for directory in directories:
         for root, dirs, files in os.walk(directory):
             dirs.sort()
             for name in sorted(files):
@@ -64,7 +68,9 @@ def convert_file(path: Path, to: str, dry_run: bool = False) -> str | None:
     source = _serializer("json" if path.suffix == ".json" else "yaml")
     target = _serializer(to)
     destination = path.with_suffix("." + to)
-    if destination.exists():
+    if path.is_symlink():
+        return "is a symbolic link; convert the file it points to"
+    if destination.exists() or destination.is_symlink():
         return f"{destination.name} is there too; remove the one you do not want"
     try:
         text = path.read_text(encoding="utf-8")
@@ -80,22 +86,38 @@ def convert_file(path: Path, to: str, dry_run: bool = False) -> str | None:
     except TypeError:
         if to != "json":
             raise
-        return "holds a binary body (not UTF-8 text), which the JSON format cannot; it stays YAML"
+        return "holds a value the JSON format cannot (a binary body, a YAML date or timestamp); it stays YAML"
     except Exception as exc:  # PyYAML's representer, on a string it cannot write
         return f"cannot be written as {to.upper()} ({type(exc).__name__}: {exc})"
-    if target.deserialize(written) != data:
-        return f"would not read back the same as {to}; left as it is (please report it)"
+    try:
+        same = target.deserialize(written) == data
+    except Exception:
+        same = False
+    if not same:
+        return f"would not read back the same as {to.upper()} (a NaN, or a key that is not text); left as it is"
     if dry_run:
         return None
-    fd, tmp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        fd, tmp = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        return f"cannot write beside it ({exc.strerror or exc}); left as it is"
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(written)
+        os.chmod(tmp, mode)  # the permissions of the file it replaces, not mkstemp's 0600
         os.replace(tmp, destination)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        return f"cannot write {destination.name} ({exc.strerror or exc}); left as it is"
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    path.unlink()
+    try:
+        path.unlink()
+    except OSError as exc:
+        destination.unlink(missing_ok=True)  # one file per repetition: the old one stays, the new one goes
+        return f"cannot be removed ({exc.strerror or exc}); left as it is"
     return None
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
+import stat
 from pathlib import Path
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -47,6 +49,23 @@ def format_hint(other_shown: str, wanted: str) -> str:
         f"`pytest-consistency cassettes convert --to {wanted}`, or pass "
         f"--consistency-cassette-format={'yaml' if wanted == 'json' else 'json'}"
     )
+
+
+def cassette_exists(path: Path) -> bool:
+    """Whether ``path`` holds a cassette: a file with something in it. vcrpy (and the plugin's persister) read an
+    empty or blank file as no cassette, so one next to a recording in the other format is not a reason to record."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if info.st_size > 64:
+        return True
+    try:
+        return bool(Path(path).read_bytes().strip())
+    except OSError:
+        return True  # there, but unreadable: the persister names the problem in the repetition's setup
 
 
 def other_format(path: Path) -> Path | None:

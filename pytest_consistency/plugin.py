@@ -422,7 +422,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
                 active.cassette = display_path(path, item.config.rootpath)
             else:
                 active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
-            existed = item.stash[CASSETTE_EXISTED] = os.path.isfile(path)
+            existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
             other = None if existed else paths.other_format(path)
             if other is not None:
                 shown = item.stash[OTHER_FORMAT] = display_path(other, item.config.rootpath)

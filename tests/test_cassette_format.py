@@ -109,6 +109,9 @@ def test_recording_after_a_format_switch_refuses_to_call_the_model_again(
     """``once`` would see no ``rep-1.json`` and re-record every repetition live, paying again for what is recorded
     in ``rep-1.yaml``: each repetition fails in setup instead, naming the conversion, and nothing is sent."""
     _record(pytester, fake, "yaml")
+    task = pytester.path / "cassettes" / "test_agent" / "test_task"
+    (task / "rep-2.json").write_text("")  # an empty or blank file is no cassette (vcrpy's rule): still refused
+    (task / "rep-3.json").write_text("\n  \n")
     fake.reset()
     result = run_recorded(pytester, fake.base_url, mode, "-p", "no:randomly", "--consistency-cassette-format=json")
     assert result.ret == 1
@@ -120,7 +123,8 @@ def test_recording_after_a_format_switch_refuses_to_call_the_model_again(
             "`pytest-consistency cassettes convert --to json`*"
         ]
     )
-    assert not list((pytester.path / "cassettes").rglob("*.json"))
+    assert sorted(p.name for p in task.glob("*.json")) == ["rep-2.json", "rep-3.json"]
+    assert (task / "rep-2.json").read_text() == ""
     assert [r["outcome"] for r in _report(pytester)["tasks"][0]["repetitions"]] == ["error"] * 3
 
 

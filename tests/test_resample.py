@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import REACT_SUITE, load_report, run_recorded
+from suites import REACT_SUITE, cli, load_report, run_recorded
 
 TASK = "test_react.py::test_react"
 SAMPLES = Path("cassettes/test_react/test_react/resample/rep1@2")
@@ -322,3 +322,26 @@ def test_an_unknown_task_under_xdist_fails_with_the_same_message_instead_of_cras
     out = result.stdout.str()
     assert "INTERNALERROR" not in out
     assert f"no marked task '{TASK}x' was collected" in out and f"closest task ids: {TASK}" in out
+
+
+def test_a_source_recorded_in_the_other_format_is_named_with_the_conversion_not_a_new_recording(
+    recorded: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    """After a switch to JSON cassettes, the source repetition is in ``rep-1.yaml``: the advice converts it
+    (recording it again would pay for what is recorded); nothing is sent."""
+    result = resample(recorded, fake, "once", "--consistency-cassette-format=json")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [
+            "*has no cassette at cassettes/test_react/test_react/rep-1.json; "
+            "cassettes/test_react/test_react/rep-1.yaml is there, in the other format: convert the cassettes with "
+            "`pytest-consistency cassettes convert --to json`*"
+        ]
+    )
+    assert fake.requests == []
+    done = cli("cassettes", "convert", "--to", "json", cwd=recorded.path)
+    assert done.returncode == 0, done.stderr
+    fake.script(*LIVE)
+    result = resample(recorded, fake, "once", "--consistency-cassette-format=json")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert rows(recorded) == EXPECTED_ROWS

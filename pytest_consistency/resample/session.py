@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..paths import SUFFIXES, cassette_path
+from ..paths import SUFFIXES, cassette_path, format_hint, other_format
 from ..records import SUCCESS, RepetitionResult
 from ..wire import provider_of
 from .cost import CostEstimate, estimate
@@ -179,10 +179,16 @@ class ResampleSession:
         if problem is None:
             problem = source_problem(self.plan, marked[self.plan.task])
         if problem is None and self.source is None:
+            other = other_format(self.source_path)
+            advice = (
+                # recorded already, in the other format: converting costs nothing, recording again would
+                format_hint(self.shown(other), "json" if self.source_path.suffix == ".json" else "yaml")
+                if other is not None
+                else f"record the task first (pytest '{self.plan.task}' --consistency-record=all), then resample it"
+            )
             problem = (
                 f"--consistency-resample={self.plan.target}: repetition {self.plan.source} of {self.plan.task} has no "
-                f"cassette at {self.shown(self.source_path)}; record the task first "
-                f"(pytest '{self.plan.task}' --consistency-record=all), then resample it"
+                f"cassette at {self.shown(self.source_path)}; {advice}"
             )
         return kept, dropped, problem
 

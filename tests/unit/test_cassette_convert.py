@@ -117,3 +117,52 @@ def test_the_command_exits_1_when_a_file_was_left_and_2_without_a_directory(
     assert "cassettes is not a directory" in capsys.readouterr().err
     with pytest.raises(ConvertError, match="choose json or yaml"):
         convert([tmp_path], "toml")
+
+
+def test_a_wrong_directory_stops_the_command_before_anything_changed(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "rep-1.yaml").write_text(CASSETTE)
+    with pytest.raises(ConvertError, match="missing is not a directory"):
+        convert([tmp_path / "a", tmp_path / "missing"], "json")
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["rep-1.yaml"]
+
+
+def test_the_converted_file_keeps_the_permissions_of_the_old_one(tmp_path: Path) -> None:
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(CASSETTE)
+    path.chmod(0o644)
+    convert([tmp_path], "json")
+    assert (tmp_path / "rep-1.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_file_that_cannot_be_written_or_removed_is_left_and_the_others_are_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "rep-1.yaml").write_text(CASSETTE)
+    real = tempfile.mkstemp
+
+    def refuse_in_a(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if str(kwargs.get("dir", "")).endswith("/a"):
+            raise PermissionError(13, "Permission denied")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse_in_a)
+    outcome = convert([tmp_path], "json")
+    assert outcome.converted == [tmp_path / "b" / "rep-1.yaml"]
+    assert outcome.left == [
+        (tmp_path / "a" / "rep-1.yaml", "cannot write beside it (Permission denied); left as it is")
+    ]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["rep-1.yaml"]
+
+
+def test_a_symbolic_link_is_reported_not_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.yaml"
+    target.write_text(CASSETTE)
+    (tmp_path / "rep-1.yaml").symlink_to(target)
+    outcome = convert([tmp_path], "json")
+    assert outcome.left == [(tmp_path / "rep-1.yaml", "is a symbolic link; convert the file it points to")]
+    assert (tmp_path / "rep-1.yaml").is_symlink() and target.read_text() == CASSETTE
