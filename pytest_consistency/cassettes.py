@@ -540,7 +540,9 @@ class Patches:
         ]
         self.managers.append(vcr_reset.patcher())  # see vcr_reset: vcrpy's own is unsafe for other threads
         self.patchers = [m for m in self.managers if hasattr(m, "getter")]
-        self.originals = [getattr(p.getter(), p.attribute, _ABSENT) for p in self.patchers]
+        #: What each patch replaces, as found at build time: vcrpy's patches are ``mock.patch.object`` on fixed
+        #: objects (a module imported afresh is caught by ``modules``), so the targets are read once here.
+        self.checks = [(p.getter(), p.attribute, getattr(p.getter(), p.attribute, _ABSENT)) for p in self.patchers]
         #: What ``applied`` enters: each ``mock.patch.object`` as a ``Swap`` (same effect, a fraction of the work).
         self.entered = [Swap(m) if hasattr(m, "getter") else m for m in self.managers]
 
@@ -558,10 +560,14 @@ class Patches:
         return found
 
     def fresh(self) -> bool:
-        if any(a is not b for a, b in zip(self._modules(), self.modules, strict=True)):
-            return False
-        pairs = zip(self.patchers, self.originals, strict=True)
-        return all(getattr(p.getter(), p.attribute, _ABSENT) is original for p, original in pairs)
+        modules = sys.modules
+        for name, module in zip(_PATCHED_MODULES, self.modules, strict=True):
+            if modules.get(name) is not module:
+                return False
+        for target, attribute, original in self.checks:
+            if getattr(target, attribute, _ABSENT) is not original:
+                return False
+        return True
 
     @contextlib.contextmanager
     def applied(self, cassette: Any) -> Iterator[None]:

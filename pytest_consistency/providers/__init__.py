@@ -14,6 +14,7 @@ call by the API the call spoke.
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -95,12 +96,18 @@ def builtin(name: str) -> Provider | None:
     module = BUILTIN.get(name)
     if module is None:
         return None
-    provider: Provider = import_module(f".{module}", __name__).PROVIDER
+    # Asked for every call and every client: the module from sys.modules once it is imported (import_module
+    # resolves the relative name and takes the import lock each time, a few microseconds).
+    loaded = sys.modules.get(f"{__name__}.{module}") or import_module(f".{module}", __name__)
+    provider: Provider = loaded.PROVIDER
     return provider
 
 
 def import_sdk(name: str, extra: str) -> Any:
     """Import an SDK, or say which extra installs it."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
     try:
         return import_module(name)
     except ImportError:

@@ -102,3 +102,24 @@ def test_an_error_in_the_body_leaves_every_patch_and_is_the_one_raised() -> None
     with pytest.raises(KeyError, match="body"), patches.applied(None):  # type: ignore[attr-defined]
         raise KeyError("body")
     assert log == ["+a", "+b", "-b", "-a"]
+
+
+def test_prepared_patches_go_stale_when_another_library_patches_what_they_replace(tmp_path: object) -> None:
+    """``Patches.fresh`` compares each patched attribute with what it was at build time (targets read once)."""
+    import httpx2
+    from vcr.cassette import Cassette
+
+    from pytest_consistency.cassettes import Patches
+
+    patches = Patches(Cassette(str(tmp_path) + "/rep-1.yaml", record_mode="none"))
+    assert patches.fresh()
+    targets = [(t, a) for t, a, _ in patches.checks if t is httpx2.HTTPTransport]
+    assert targets, "vcrpy patches httpx2's transport"
+    target, attribute = targets[0]
+    original = getattr(target, attribute)
+    setattr(target, attribute, lambda self, request: None)  # another library's patch, put in between
+    try:
+        assert not patches.fresh()
+    finally:
+        setattr(target, attribute, original)
+    assert patches.fresh()
