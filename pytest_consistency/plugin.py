@@ -52,8 +52,6 @@ THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
 SCRATCH = pytest.StashKey[Scratch]()
 CASSETTE_EXISTED = pytest.StashKey[bool]()
-#: A missing cassette's file in the other format (``--consistency-cassette-format``), as shown.
-OTHER_FORMAT = pytest.StashKey[str]()
 SCOPE = pytest.StashKey[ExitStack]()
 #: Call phases run so far for this repetition (more than one: a retry plugin ran it again).
 CALL_ATTEMPTS = pytest.StashKey[int]()
@@ -423,19 +421,19 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
             else:
                 active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
             existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
-            other = None if existed else paths.other_format(path)
+            other = paths.other_format(path) if not existed and mode in ("once", "new_episodes") else None
             if other is not None:
-                shown = item.stash[OTHER_FORMAT] = display_path(other, item.config.rootpath)
-                if mode in ("once", "new_episodes"):
-                    # Recording would call the model live for a repetition that is recorded already, in the other
-                    # format (a switch of --consistency-cassette-format without converting): never silently.
-                    wanted = state.settings["consistency_cassette_format"]
-                    item.stash[STOP] = (
-                        "fail",
-                        f"{item.nodeid}: refusing to record {active.cassette} live: "
-                        f"{paths.format_hint(shown, wanted)} (or re-record with --consistency-record=all)",
-                    )
-                    return (yield)
+                # Recording would call the model live for a repetition that is recorded already, in the other
+                # format (a switch of --consistency-cassette-format without converting): never silently. (A replay
+                # names the other file only if a request finds no cassette: see ``other_format_shown``.)
+                wanted = state.settings["consistency_cassette_format"]
+                item.stash[STOP] = (
+                    "fail",
+                    f"{item.nodeid}: refusing to record {active.cassette} live: "
+                    f"{paths.format_hint(display_path(other, item.config.rootpath), wanted)} (or re-record with "
+                    "--consistency-record=all)",
+                )
+                return (yield)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
         if mode == "off":
@@ -595,7 +593,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                     active.cassette,
                     item.stash.get(CASSETTE_EXISTED, False),
                     active.calls,
-                    item.stash.get(OTHER_FORMAT, None),
+                    other_format_shown(item, active),
                 ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)
@@ -625,6 +623,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             if report.when == "call":
                 sent(active)
     return report
+
+
+def other_format_shown(item: pytest.Item, active: ActiveRepetition) -> str | None:
+    """A missing cassette's file in the other format (``--consistency-cassette-format``), as shown, when it is there:
+    looked up only when a request found no cassette, not in every repetition's setup."""
+    if item.stash.get(CASSETTE_EXISTED, False) or not active.cassette:
+        return None
+    other = paths.other_format(item.config.rootpath / active.cassette)
+    return None if other is None else display_path(other, item.config.rootpath)
 
 
 def failure_message(call: pytest.CallInfo[None], report: pytest.TestReport, state: PluginState) -> str:
