@@ -130,12 +130,8 @@ def _cassettes(root, names: list[str]) -> None:  # type: ignore[no-untyped-def]
         path.write_text(">>> 1 + 1\n2\n")  # a doctest, should anything collect it
 
 
-#: Layouts in which something other than pytest's defaults would collect from a cassette-only directory (found by an
-#: adversarial review of the skip): each must collect the same with the plugin as without it.
-COLLECTORS = {
-    "doctest-glob": ("", ["--doctest-glob=*.yaml"]),
-    "yaml-collector": (
-        """
+#: An item, a file of one such item and a directory of one: what the collectors below make of what they collect.
+ITEMS = """
 import pytest
 
 class Case(pytest.Item):
@@ -146,6 +142,18 @@ class Cases(pytest.File):
     def collect(self):
         yield Case.from_parent(self, name="case")
 
+class Golden(pytest.Directory):
+    def collect(self):
+        yield Case.from_parent(self, name="golden")
+"""
+
+#: Layouts in which something other than pytest's defaults would collect from a cassette-only directory (found by an
+#: adversarial review of the skip): each must collect the same with the plugin as without it.
+COLLECTORS = {
+    "doctest-glob": ("", ["--doctest-glob=*.yaml"]),
+    "yaml-collector": (
+        ITEMS
+        + """
 def pytest_collect_file(file_path, parent):
     if file_path.suffix in (".yaml", ".json"):
         return Cases.from_parent(parent, path=file_path)
@@ -153,17 +161,8 @@ def pytest_collect_file(file_path, parent):
         [],
     ),
     "directory-collector": (
-        """
-import pytest
-
-class Each(pytest.Item):
-    def runtest(self):
-        pass
-
-class Golden(pytest.Directory):
-    def collect(self):
-        yield Each.from_parent(self, name="golden")
-
+        ITEMS
+        + """
 def pytest_collect_directory(path, parent):
     if path.name.startswith("case_"):
         return Golden.from_parent(parent, path=path)
@@ -171,24 +170,15 @@ def pytest_collect_directory(path, parent):
         [],
     ),
     "ignore-false": (
-        """
-import pytest
-
-class Valid(pytest.Item):
-    def runtest(self):
-        pass
-
-class Checked(pytest.File):
-    def collect(self):
-        yield Valid.from_parent(self, name="valid_yaml")
-
+        ITEMS
+        + """
 def pytest_ignore_collect(collection_path, config):
     if "cassettes" in collection_path.parts:
         return False
 
 def pytest_collect_file(file_path, parent):
     if file_path.suffix == ".yaml":
-        return Checked.from_parent(parent, path=file_path)
+        return Cases.from_parent(parent, path=file_path)
 """,
         [],
     ),
