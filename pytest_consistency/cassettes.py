@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import cassette_yaml, vcr_reset
+from . import cassette_yaml, vcr_inflight, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .paths import format_hint, safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
@@ -534,7 +534,7 @@ class Patches:
         #: In vcrpy's order: ``mock.patch.object`` patchers, and context managers that close the connections a
         #: cassette left in urllib3's pools (``ConnectionRemover``).
         self.managers = [
-            m
+            vcr_inflight.keep_in_flight(m)  # see vcr_inflight: vcrpy's closes a connection another thread is using
             for m in CassettePatcherBuilder(self.switch).build()
             if not hasattr(m, "getter") or (m.getter(), m.attribute) not in in_process
         ]

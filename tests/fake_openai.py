@@ -47,7 +47,7 @@ class FakeOpenAI(LoopbackServer):
         self.holding = False
         self.release: threading.Event | None = None
         #: While set, a tracing post (``/langsmith/...``) sets ``trace_arrived`` once its headers are read, and waits
-        #: (up to 10 s) for this before reading its body.
+        #: (up to 60 s) for this before reading its body.
         self.trace_release: threading.Event | None = None
         self.trace_arrived = threading.Event()
         self.lock = threading.Lock()
@@ -72,7 +72,7 @@ class FakeOpenAI(LoopbackServer):
                     release = fake.trace_release
                     if release is not None:  # headers read, body not: a body larger than the socket buffers
                         fake.trace_arrived.set()  # keeps its sender inside its send until released
-                        release.wait(10)
+                        release.wait(60)  # generous: a busy machine; the test releases every post
                     self.rfile.read(int(self.headers.get("content-length", 0)))
                     fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
                     return self._send(202, {})
