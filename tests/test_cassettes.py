@@ -346,7 +346,7 @@ def trace(url):
     # The timeout only keeps a broken run from hanging: a socket's send timeout covers the whole ``sendall``, held
     # time included, and the post is held across a repetition, so a short one loses posts on a busy machine.
     try:
-        OUTCOMES.append(requests.post(url, data=BODY, timeout=20).status_code)
+        OUTCOMES.append(requests.post(url, data=BODY, timeout=30).status_code)
     except requests.RequestException as exc:
         OUTCOMES.append(repr(exc))
 
