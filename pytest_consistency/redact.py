@@ -93,6 +93,30 @@ _KEY_SHAPES = (
     r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key id
     r"xox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
 )
+#: Credential words a name part may end with when written as one word, as httpx records ``X-VaultToken``
+#: (``x-vaulttoken``) or ``X-GatewayKey``: whatever prefixes them. A plural (``tokens``) is never one: rate-limit
+#: headers count tokens (``x-ratelimit-remaining-tokens``, ``anthropic-ratelimit-input-tokens-remaining``).
+_SECRET_SUFFIX = re.compile(
+    r"(?:token|secret|password|passwd|passphrase|credentials?|apikey|key|auth|authorization|signature|session|"
+    r"sessionid|cookie|jwt)\Z"
+)
+#: Words that end like a credential word and are not one (Portkey's gateway names every header ``x-portkey-*``).
+_ORDINARY_ENDINGS = frozenset(
+    {
+        "monkey",
+        "donkey",
+        "turkey",
+        "turnkey",
+        "jockey",
+        "hockey",
+        "whiskey",
+        "lackey",
+        "hokey",
+        "pokey",
+        "hotkey",
+        "portkey",
+    }
+)
 _SCHEMES = r"(?:Bearer|Basic|Token|Bot)\s+[A-Za-z0-9._~+/=\-]{8,}"
 #: A credential-shaped string inside free text, delimited so that words such as ``risk-assessment`` never match.
 KEY_LIKE = re.compile(r"(?<![A-Za-z0-9_\-])(?:" + "|".join(_KEY_SHAPES) + r")(?![A-Za-z0-9_\-])|" + _SCHEMES)
@@ -118,8 +142,9 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 @functools.lru_cache(maxsize=4096)
 def name_is_secret(name: str) -> bool:
-    """``helicone-auth``, ``x-portkey-api-key``, ``access_token``, ``apiKey``, ``X-TOKEN``, ``x-masterkey``: yes;
-    ``x-ratelimit-tokens``, ``MAX_TOKENS``, ``monkey``: no. Whatever the case the name was sent in."""
+    """``helicone-auth``, ``x-portkey-api-key``, ``access_token``, ``apiKey``, ``X-TOKEN``, ``x-masterkey``,
+    ``x-vaulttoken``: yes; ``x-ratelimit-tokens``, ``MAX_TOKENS``, ``monkey``: no. Whatever the case the name was
+    sent in."""
     lowered = name.lower()
     if lowered.startswith(OWN_PREFIX):
         return False
@@ -128,8 +153,13 @@ def name_is_secret(name: str) -> bool:
     if lowered in SECRET_NAMES:
         return True
     for part in _PARTS.findall(name):
-        words = {part.lower(), *(word.lower() for word in _CAMEL.findall(part))}
-        if words & SECRET_WORDS or _COMPOUND.search(part.lower()):
+        lowered = part.lower()
+        words = {lowered, *(word.lower() for word in _CAMEL.findall(part))}
+        if words & SECRET_WORDS or _COMPOUND.search(lowered):
+            return True
+        # One word ending in a credential word (``x-vaulttoken``, ``x-tenantkey``), a trailing number aside.
+        stem = lowered.rstrip("0123456789")
+        if stem not in _ORDINARY_ENDINGS and _SECRET_SUFFIX.search(stem):
             return True
     return False
 

@@ -284,3 +284,32 @@ def test_a_base_url_pasted_with_a_credential_is_refused_without_showing_it(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*has a query string or fragment*"])
     assert "frag-secret-1q" not in result.stdout.str() + result.stderr.str()
+
+
+ONE_WORD_TASK = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=1)
+def test_task(pinned_client, consistency):
+    client = pinned_client.with_options(default_headers={"X-VaultToken": "hvs.vault-one-word-2k2k"})
+    reply = client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "hi"}], extra_headers={"X-TenantKey": "tk-one-3j3j"})
+    consistency.record(reply.choices[0].message.content)
+"""
+
+
+def test_a_credential_header_named_in_one_word_never_reaches_cassettes(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    """httpx records ``X-VaultToken`` as ``x-vaulttoken``: one word, lower case, still a credential."""
+    fake.script(Step(text="widget"))
+    pytester.makepyfile(test_agent=ONE_WORD_TASK)
+    result = run_recorded(pytester, fake.base_url, "once", *OUTPUTS)
+    assert result.ret == 0, result.stdout.str()
+    assert {"x-vaulttoken", "x-tenantkey"} <= {name.lower() for name in fake.requests[0]["headers"]}
+    texts = everything(pytester, result)
+    cassette = next(text for name, text in texts.items() if name.endswith("rep-1.yaml"))
+    assert "x-stainless-lang" in cassette and "x-vaulttoken" not in cassette and "x-tenantkey" not in cassette
+    assert_absent(texts, "hvs.vault-one-word-2k2k", "tk-one-3j3j")
+    replay = run_recorded(pytester, fake.base_url, "none")
+    assert replay.ret == 0, replay.stdout.str()
