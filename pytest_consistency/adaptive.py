@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -32,6 +33,27 @@ from typing import Literal
 
 #: Gates that read only verdict-independent facts, and so may be combined with adaptive mode.
 ADAPTIVE_GATES = frozenset({"route_drift_max"})
+
+
+def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regression: bool, who: str) -> str | None:
+    """Why the gates set in ``thresholds`` (by gate dest) cannot be decided on adaptive runs, or None.
+
+    One rule for pytest (``--consistency-adaptive`` with a figure gate is a usage error) and for
+    ``pytest-consistency merge`` of adaptive shards, which must refuse what pytest refuses. ``who`` starts the
+    sentence: "--consistency-adaptive" or "the reports ran with --consistency-adaptive, which".
+    """
+    from .gates import GATES, SUITE_REGRESSION_FLAG
+
+    refused = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and thresholds.get(g.dest) is not None]
+    if suite_regression:
+        refused.append(SUITE_REGRESSION_FLAG)
+    if not refused:
+        return None
+    return (
+        f"{who} stops a task once its verdict is decided, so its figures come from fewer than n repetitions; "
+        f"{', '.join(refused)} would gate on them. Drop --consistency-adaptive to gate on figures, or gate on "
+        "verdicts (min_pass) and --route-drift-max only."
+    )
 
 
 def required_passes(n: int, min_pass: float) -> int:

@@ -13,6 +13,9 @@ but it is reported as the route's, not the agent's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from .metrics import TaskCounts, overall
 from .result import Comparison, SessionSummary, TaskChange, TaskResult
 from .stats.significance import benjamini_hochberg, mcnemar_one_sided, minimum_detectable_drop, one_sided_p
@@ -90,6 +93,57 @@ def _served(summary: SessionSummary) -> list[str]:
     return sorted({c.model_served for t in summary.tasks for r in t.repetitions for c in r.calls if c.model_served})
 
 
+def _leading_passes(task: TaskResult, m: int) -> bool:
+    """Whether the first ``m`` scored repetitions of the task (in repetition order) all passed."""
+    scored = [r for r in sorted(task.repetitions, key=lambda r: r.repeat) if r.scored]
+    return all(r.succeeded for r in scored[:m])
+
+
+def curtailed_tasks(summary: SessionSummary) -> list[str]:
+    return [t.task_id for t in summary.tasks if t.curtailed]
+
+
+def untested_reason(baseline: SessionSummary, current: SessionSummary) -> str | None:
+    """Why the tests that assume binomial counts cannot compare these runs, or None.
+
+    A curtailed task (``--consistency-adaptive``) stops at a decided verdict, so its pass count is not binomial: at
+    ``min_pass=1.0``, n = 5, p = 0.7 the expected passes per scored repetition are 0.506, not 0.7, and an unchanged
+    agent run in full "regresses" against it at p = 7.8e-06. Its verdict is exact, so tasks are still classified.
+    """
+    reasons = []
+    for which, summary in (("the baseline", baseline), ("this run", current)):
+        curtailed = curtailed_tasks(summary)
+        if curtailed:
+            reasons.append(f"{which} has {len(curtailed)} curtailed task(s) (--consistency-adaptive)")
+    if not reasons:
+        return None
+    return (
+        f"{' and '.join(reasons)}: a curtailed task stops once its verdict is decided, so its pass count is not "
+        "binomial and the regression tests (per task, McNemar, the gap change, the suite-level test) would read "
+        "the stopping rule as a change; tasks are classified by verdict only. Compare runs made without "
+        "--consistency-adaptive"
+    )
+
+
+#: The gates that read the tests a curtailed run cannot take (by dest), and the suite-level switch.
+BINOMIAL_GATES = ("consistency_regressions_max", "gap_increase_max", "mcnemar_p_min")
+
+
+def untested_gates(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> str | None:
+    """With a comparison whose tests were not run (curtailed counts), the gates that would need them, refused."""
+    from .gates import BY_DEST, SUITE_REGRESSION_FLAG
+
+    c = summary.comparison
+    if c is None or c.untested is None:
+        return None
+    flags = [BY_DEST[dest].flag for dest in BINOMIAL_GATES if thresholds.get(dest) is not None]
+    if summary.analysis.suite_regression:
+        flags.append(SUITE_REGRESSION_FLAG)
+    if not flags:
+        return None
+    return f"--consistency-baseline: {', '.join(flags)} cannot be decided: {c.untested}"
+
+
 def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Comparison:
     analysis = current.analysis
     alpha = analysis.alpha
@@ -97,11 +151,13 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
     after = {t.task_id: t for t in current.tasks}
     ids = list(after) + [task_id for task_id in before if task_id not in after]
     both = [i for i in ids if i in before and i in after and before[i].is_scored and after[i].is_scored]
+    untested = untested_reason(baseline, current)
+    tested = [] if untested is not None else both
     p_values = {
         i: one_sided_p(analysis.test, before[i].passes, before[i].scored, after[i].passes, after[i].scored)
-        for i in both
+        for i in tested
     }
-    q_values = dict(zip(both, benjamini_hochberg([p_values[i] for i in both]), strict=True))
+    q_values = dict(zip(tested, benjamini_hochberg([p_values[i] for i in tested]), strict=True))
     changes = []
     for task_id in ids:
         old, new = before.get(task_id), after.get(task_id)
@@ -124,20 +180,57 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
                 confounded=bool((old is not None and old.drifted) or (new is not None and new.drifted)),
             )
         )
-    worse = sum(1 for i in both if before[i].passes == before[i].scored and after[i].passes < after[i].scored)
-    better = sum(1 for i in both if before[i].passes < before[i].scored and after[i].passes == after[i].scored)
-    pairs = [(_counts(before[i]), _counts(after[i])) for i in both]
+    notes: list[str] = []
+    # McNemar's event must be the same in both runs: "all n passed" is p^n, so with different n it is read on the
+    # first m = min(n) scored repetitions of each task, whose chance of all passing is p^m in both runs.
+    flips: list[tuple[bool, bool]] = []
+    reads: set[tuple[int, int, int]] = set()
+    for i in tested:
+        m = min(before[i].scored, after[i].scored)
+        reads.add((m, before[i].scored, after[i].scored))
+        flips.append((_leading_passes(before[i], m), _leading_passes(after[i], m)))
+    worse = sum(1 for was, now in flips if was and not now)
+    better = sum(1 for was, now in flips if now and not was)
+    if any(n1 != n2 for _, n1, n2 in reads):
+        common = sorted({m for m, _, _ in reads})
+        notes.append(
+            "pass^n flips read on the first "
+            + ("/".join(map(str, common)))
+            + " repetition(s) of each task, the smaller n of the two runs (baseline n="
+            + "/".join(map(str, sorted({n1 for _, n1, _ in reads})))
+            + ", this run n="
+            + "/".join(map(str, sorted({n2 for _, _, n2 in reads})))
+            + "): all n passing is not the same event at different n"
+        )
+    # The gap is scored at k: a gap at k=10 minus one at k=3 is no change. Both runs are rescored at the common k.
+    pairs = []
+    ks: set[tuple[int, int, int]] = set()
+    for i in tested:
+        b, a = _counts(before[i]), _counts(after[i])
+        k = min(b.k, a.k)
+        ks.add((k, b.k, a.k))
+        pairs.append((replace(b, k=k), replace(a, k=k)))
+    if any(kb != ka for _, kb, ka in ks):
+        notes.append(
+            "gap change scored at the common k="
+            + "/".join(map(str, sorted({k for k, _, _ in ks})))
+            + " (baseline k="
+            + "/".join(map(str, sorted({kb for _, kb, _ in ks})))
+            + ", this run k="
+            + "/".join(map(str, sorted({ka for _, _, ka in ks})))
+            + ")"
+        )
     common_gap = None
     if pairs:
         old_figures, new_figures = overall([a for a, _ in pairs]), overall([b for _, b in pairs])
         assert old_figures is not None and new_figures is not None
         common_gap = new_figures.consistency_gap_pp - old_figures.consistency_gap_pp
     suite_change = stratified_drop(
-        [Stratum(before[i].passes, before[i].scored, after[i].passes, after[i].scored) for i in both],
+        [Stratum(before[i].passes, before[i].scored, after[i].passes, after[i].scored) for i in tested],
         analysis.confidence,
     )
-    n1 = baseline.repeat or max((before[i].scored for i in both), default=0)
-    n2 = current.repeat or max((after[i].scored for i in both), default=0)
+    n1 = baseline.repeat or max((before[i].scored for i in tested), default=0)
+    n2 = current.repeat or max((after[i].scored for i in tested), default=0)
     return Comparison(
         baseline=label,
         test=analysis.test,
@@ -145,8 +238,8 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
         tasks=changes,
         regressions=sum(c.regression for c in changes),
         minimum_detectable_drop=minimum_detectable_drop(n1, n2, alpha, analysis.test) if n1 and n2 else None,
-        minimum_detectable_drop_all=minimum_detectable_drop(n1, n2, alpha / len(both), analysis.test)
-        if n1 and n2 and both
+        minimum_detectable_drop_all=minimum_detectable_drop(n1, n2, alpha / len(tested), analysis.test)
+        if n1 and n2 and tested
         else None,
         flips_worse=worse,
         flips_better=better,
@@ -159,4 +252,6 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
         current_tokens_per_task=_tokens_per_task(current),
         suite_change=suite_change,
         suite_regression=suite_change is not None and suite_change.p_value <= alpha + 1e-12,
+        untested=untested,
+        notes=notes,
     )

@@ -21,17 +21,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .baseline import compare
 from .compare_table import FORMATS, comparison_table
 from .formats import BUILTIN, builtin
 from .formats.encodable import visible
 from .formats.json_report import ReportError, read_report, write_atomic
 from .formats.terminal import render
 from .gates import GATES
-from .merge import MergeError, merge_reports
+from .merge import MergeError, gated_merge
 from .options import ANALYSIS_OPTIONS, GATE_OPTIONS, ConfigError, Option, SettingError, argparse_type, load_yaml
 from .result import Analysis, SessionSummary
-from .summary import conclude
 
 PROG = "pytest-consistency"
 #: Analysis options that make sense on reports; ``merge`` also takes the baseline (a sharded run is compared once,
@@ -149,40 +147,23 @@ def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
     return Analysis(**{**recorded.__dict__, **changes})
 
 
-def _recorded_thresholds(reports: Sequence[tuple[str, SessionSummary]]) -> dict[str, float]:
-    """Gates every report was run with, at the same threshold: they carry over unless overridden."""
-    common: dict[str, float] | None = None
-    by_name = {gate.name: gate.dest for gate in GATES}
-    for _, report in reports:
-        these = {by_name[g.name]: g.threshold for g in report.gates if g.name in by_name}
-        common = these if common is None else {k: v for k, v in common.items() if these.get(k) == v}
-    return common or {}
-
-
 def run_merge(args: argparse.Namespace, out: Any) -> int:
     reports = _read(args.reports)
     values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
     # Shards analysed differently are refused, unless the command says how to analyse the merge.
     analysis = _analysis(values, reports[0][1].analysis) if ANALYSIS_DESTS & set(values) else None
-    try:
-        summary = merge_reports(reports, analysis, allow_mixed=args.allow_mixed)
-    except MergeError as exc:
-        raise UsageProblem(str(exc)) from None
+    baseline = None
     if "consistency_baseline" in values:
         label = str(values["consistency_baseline"])
         path = Path(label)
         if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
             path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
-        baseline = _read([path])[0][1]
-        try:
-            summary.comparison = compare(baseline, summary, label=label)
-        except ValueError as exc:
-            raise UsageProblem(f"--consistency-baseline: {exc}") from None
-    else:
-        warn_shard_comparisons(summary, reports)
-    thresholds = {**_recorded_thresholds(reports), **{g.dest: values[g.dest] for g in GATES if g.dest in values}}
-    conclude(summary, thresholds)
-    summary.exit_status = 0 if summary.passed else 1
+        baseline = (label, _read([path])[0][1])
+    explicit = {g.dest: values[g.dest] for g in GATES if g.dest in values}
+    try:
+        summary = gated_merge(reports, explicit, analysis, args.allow_mixed, baseline)
+    except MergeError as exc:
+        raise UsageProblem(str(exc)) from None
     try:
         write_atomic(args.output, summary.to_dict())
     except (OSError, ValueError) as exc:
@@ -190,17 +171,7 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
     _print(render(summary, 0, _width()), out)
     print(visible(f"report: {args.output}"), file=out)
-    return summary.exit_status
-
-
-def warn_shard_comparisons(summary: SessionSummary, reports: Sequence[tuple[str, SessionSummary]]) -> None:
-    """Without ``--consistency-baseline``, say that the shards' comparisons are gone (each covers only its tasks)."""
-    compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
-    if compared:
-        summary.warnings.append(
-            f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
-            "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
-        )
+    return summary.exit_status if summary.exit_status is not None else 1
 
 
 def run_show(args: argparse.Namespace, out: Any) -> int:

@@ -108,10 +108,11 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
+    thresholds = {gate.dest: state.settings[gate.dest] for gate in GATES}
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.
-        from .baseline import compare
+        from .baseline import compare, untested_gates
         from .formats.json_report import ReportError, read_report
 
         try:
@@ -119,7 +120,11 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             summary.comparison = compare(read_report(baseline), summary, label=label)
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
-    conclude(summary, {gate.dest: state.settings[gate.dest] for gate in GATES})
+        else:
+            untested = untested_gates(summary, thresholds)
+            if untested is not None:  # as the merge refuses it
+                summary.errors.append(untested)
+    conclude(summary, thresholds)
     state.tolerated = frozenset(summary.tolerated_nodeids)
     settle_exit_status(session, summary, state)
     state.summary = summary
@@ -236,6 +241,7 @@ def used_routes(state: PluginState) -> set[str]:
 def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFacts:
     """What the session knew besides its repetitions: the route it pinned, the cassette mode, the budget."""
     route = state.route
+    other = sorted((state.collector.failed_nodeids - set(state.collector.repetitions)) | state.collection_errors)
     return RunFacts(
         route=None if route is None else route.settings(state.settings["consistency_retries_max"]),
         record_mode=state.settings["consistency_record"],
@@ -243,7 +249,8 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         token_budget=None if state.ledger is None else TokenBudget(state.ledger.limit, state.ledger.spent()),
         interrupted=interrupted,
         equivalence=equivalence,
-        other_failures=len(state.collector.failed_nodeids - set(state.collector.repetitions)) + state.collection_errors,
+        other_failures=len(other),
+        other_failed=other,
         adaptive_n_min=state.settings["consistency_n_min"] if state.board is not None else None,
         other_routes=[
             state.routes[name].settings(state.settings["consistency_retries_max"])
@@ -285,7 +292,9 @@ def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: 
     if summary.run.shard is not None:
         # One shard of a run: its tasks' failures and its gates are the merge's to judge; what broke is its own.
         broke = shard_broke(summary, state)
-        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and not broke:
+        # A shard dealt no task (3 shards, 2 tasks) is not broken: it ran its share, which was nothing.
+        deferred = (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if session.exitstatus in deferred and not broke:
             session.exitstatus = pytest.ExitCode.OK
         elif broke and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -428,7 +437,10 @@ def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summ
         if line == [("no tests ran", {"yellow": True})]:
             line = []
         if deferred:
-            added = [f"shard {summary.run.shard}: verdict deferred to pytest-consistency merge"]
+            added = [
+                f"shard {summary.run.shard}: {SHARD_RAN_NOTHING + '; ' if not summary.tasks else ''}verdict "
+                "deferred to pytest-consistency merge"
+            ]
         else:
             shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
             added = parts if shown else ["consistency failed"]
@@ -436,6 +448,9 @@ def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summ
 
     terminalreporter.build_summary_stats_line = build_with_verdict  # type: ignore[method-assign]
 
+
+#: What a shard dealt no task says: it is not broken, and its report merges like the others.
+SHARD_RAN_NOTHING = "ran no task, none was dealt to it"
 
 #: The colour of the closing line and of the parts the plugin adds to it: a failed run, or a shard whose verdict
 #: the merge decides.
@@ -447,6 +462,12 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
     summary = state.summary
     if summary is not None:
         name_failure_in_closing_line(terminalreporter, summary)
+    if summary is not None and summary.run.shard is not None and not summary.tasks and not summary.errors:
+        terminalreporter.write_sep("=", "consistency")
+        terminalreporter.write_line(f"shard {summary.run.shard}: {SHARD_RAN_NOTHING} (more shards than tasks?)")
+        if state.report_path:
+            terminalreporter.write_line(f"report: {state.report_path}")
+        return
     if summary is None or (not summary.tasks and not summary.gates and not summary.errors):
         return
     secrets = known_secrets(state)

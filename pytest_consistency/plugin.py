@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pytest
 
 from . import cassette_tree, formats, hookspecs, paths, providers, settings, shard
-from .adaptive import ADAPTIVE_GATES, Board, decided
+from .adaptive import Board, decided, refused_with_adaptive
 from .answers import default_equivalent, default_normalize
 from .budget import Ledger
 from .collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
@@ -181,15 +181,12 @@ def route_secrets(state: PluginState) -> list[str]:
 
 def refuse_figure_gates(state: PluginState) -> None:
     """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
-    figure_gates = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and state.settings[g.dest] is not None]
-    if state.settings["consistency_suite_regression"]:
-        figure_gates.append("--consistency-suite-regression")
-    if figure_gates:
-        raise pytest.UsageError(
-            f"--consistency-adaptive stops a task once its verdict is decided, so its figures come from fewer "
-            f"than n repetitions; {', '.join(figure_gates)} would gate on them. Drop --consistency-adaptive to "
-            "gate on figures, or gate on verdicts (min_pass) and --route-drift-max only."
-        )
+    thresholds = {g.dest: state.settings[g.dest] for g in GATES}
+    problem = refused_with_adaptive(
+        thresholds, state.settings["consistency_suite_regression"], "--consistency-adaptive"
+    )
+    if problem is not None:
+        raise pytest.UsageError(problem)
 
 
 # --- default implementations of our own hooks -------------------------------------------------------------
@@ -807,7 +804,7 @@ class Controller:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.config.stash[STATE].collection_errors += 1
+            self.config.stash[STATE].collection_errors.add(report.nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

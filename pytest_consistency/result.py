@@ -103,6 +103,8 @@ class RunFacts:
     equivalence: str = "default"
     #: Failed tests that are not repetitions, and collection errors: they fail the run whatever the figures say.
     other_failures: int = 0
+    #: Their node ids (a collection error's is its file's), so a merge counts once what every shard collected.
+    other_failed: list[str] = field(default_factory=list)
     #: ``--consistency-n-min`` when adaptive repetitions were on, else None.
     adaptive_n_min: int | None = None
     #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
@@ -110,6 +112,14 @@ class RunFacts:
     #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
     #: to ``pytest-consistency merge``.
     shard: str | None = None
+
+    @property
+    def shard_position(self) -> tuple[int, int] | None:
+        """``(I, N)`` of :attr:`shard` when it reads ``I/N`` with 1 <= I <= N, else None."""
+        index, sep, count = (self.shard or "").partition("/")
+        if not (sep and index.isdecimal() and count.isdecimal() and 1 <= int(index) <= int(count)):
+            return None
+        return int(index), int(count)
 
 
 @dataclass
@@ -263,6 +273,12 @@ class Comparison:
     suite_change: StratifiedDrop | None = None
     #: The suite-level test found a drop at ``alpha``.
     suite_regression: bool = False
+    #: Why the tests that assume binomial counts (per task, McNemar, the gap change, the suite-level test) were not
+    #: run: a run with curtailed tasks (``--consistency-adaptive``). None when they were.
+    untested: str | None = None
+    #: How the runs were made comparable when their k or n differ (the common k of the gap change, the repetitions
+    #: McNemar's flips are read on), one sentence each.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

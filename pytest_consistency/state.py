@@ -44,8 +44,9 @@ class PluginState:
     cassette_dirs: dict[str, bool] = field(default_factory=dict)
     #: URL patterns (``--consistency-ignore-url``) that are neither recorded, replayed nor counted.
     ignore: tuple[re.Pattern[str], ...] = ()
-    #: Collection errors seen by the controller: tolerated repetitions never hide them.
-    collection_errors: int = 0
+    #: Node ids of the collection errors seen by the controller: tolerated repetitions never hide them. A set, since
+    #: every xdist worker collects, and reports, the same error.
+    collection_errors: set[str] = field(default_factory=set)
     #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
     board: Board | None = None
     #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).

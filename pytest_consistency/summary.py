@@ -53,8 +53,14 @@ def default_equivalence(left: Any, right: Any, task_id: str) -> bool:
 
 
 def build_task(
-    task_id: str, repetitions: list[RepetitionResult], equivalent: Equivalence, analysis: Analysis
+    task_id: str,
+    repetitions: list[RepetitionResult],
+    equivalent: Equivalence,
+    analysis: Analysis,
+    hooked: TaskResult | None = None,
 ) -> TaskResult:
+    """One task's verdict and figures; ``hooked`` is the same task as a session with an answer equivalence hook
+    summarised it (a merge cannot call the hook): its answer classes and divergence map are kept, not recomputed."""
     repetitions = sorted(repetitions, key=lambda r: r.repeat)
     first = repetitions[0]
     n, k, min_pass = first.n, first.k, first.min_pass
@@ -68,7 +74,9 @@ def build_task(
     distinct: int | None = None
     disagrees: bool | None = None
     errors: list[str] = []
-    if any(recorded for recorded, _ in answers):
+    if hooked is not None:
+        distinct, disagrees = hooked.distinct_answers, hooked.answers_disagree
+    elif any(recorded for recorded, _ in answers):
         try:
             classes = distinct_classes(answers, lambda a, b: equivalent(a, b, task_id))
         except EquivalenceError as exc:
@@ -85,7 +93,10 @@ def build_task(
         for r in repetitions
         if (reason := r.infrastructure or (call_reason(r.calls) if r.outcome in FAILURE else None))
     ]
-    errors += [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
+    infrastructure = [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
+    if hooked is not None:  # the hook's own errors (it raised), without those derived again just below
+        errors = [error for error in hooked.errors if error not in infrastructure]
+    errors += infrastructure
     if broken:
         verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
     elif missing_reps:
@@ -127,7 +138,9 @@ def build_task(
         pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
         errors=errors,
         curtailed=curtailed,
-        trajectory=task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
+        trajectory=hooked.trajectory
+        if hooked is not None
+        else task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
     )
 
 
@@ -158,15 +171,20 @@ def build_summary(
     equivalent: Equivalence = default_equivalence,
     run: RunFacts | None = None,
     analysis: Analysis | None = None,
+    hooked: Mapping[str, TaskResult] | None = None,
 ) -> SessionSummary:
-    """Every figure of a session from its repetition records and the facts of the run; gates come after."""
+    """Every figure of a session from its repetition records and the facts of the run; gates come after.
+
+    ``hooked``: tasks whose answers a hook compared, as their session summarised them (see :func:`build_task`).
+    """
     run = run or RunFacts()
     analysis = analysis or Analysis()
     by_task: dict[str, list[RepetitionResult]] = defaultdict(list)
     for repetition in repetitions:
         by_task[repetition.task_id].append(repetition)
     ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
-    tasks = [build_task(task_id, reps, equivalent, analysis) for task_id, reps in ordered]
+    hooked = hooked or {}
+    tasks = [build_task(task_id, reps, equivalent, analysis, hooked.get(task_id)) for task_id, reps in ordered]
     scored = [t for t in tasks if t.is_scored]
     counts = scored_counts(tasks)
     figures = metrics.overall(counts)

@@ -109,6 +109,8 @@ def check(summary: SessionSummary) -> list[str]:
     targets = typing.get_args(Target)
     if summary.intervals is not None and summary.intervals.target not in targets:
         problems.append(f"summary.intervals.target {summary.intervals.target!r} is not one of {', '.join(targets)}")
+    if summary.run.shard is not None and summary.run.shard_position is None:
+        problems.append(f"summary.run.shard {summary.run.shard!r:.40} is not I/N with 1 <= I <= N")
     if summary.repeat is not None and (summary.repeat not in {t.n for t in summary.tasks} or summary.repeat < 1):
         problems.append(f"summary.repeat {summary.repeat} is not the n of the report's tasks")
     for i, task in enumerate(summary.tasks):
