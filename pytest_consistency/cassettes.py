@@ -260,12 +260,108 @@ def match_key(r1: Any, r2: Any) -> None:
     raise AssertionError(f"key fingerprint differs ({a} recorded vs {b})")
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def field_problem(request: Any, response: Any) -> str | None:
+    """The first field of one exchange that a replay could not use, as ``field is value, not what``; None when every
+    field has the type vcrpy writes. ``request`` is vcrpy's ``Request`` as loaded, or the mapping of the file.
+
+    vcrpy loads a hand-edited file without looking at its fields and fails only when a replay builds the response,
+    inside the agent's call (``code: 'OK'`` is a ``ValueError`` there, a header that is not a list of strings a
+    ``TypeError`` or garbled headers), where the error reads as the agent's own. Checked at load time instead, the
+    file is a corrupt cassette (an infrastructure error, never tolerated). A few isinstance checks per exchange.
+    """
+    problem = _request_problem(request)
+    if problem is not None:
+        return problem
+    if type(response) is not dict:
+        return f"response is {_shown(response)}, not a mapping of status, headers and body"
+    status = response.get("status")
+    if type(status) is not dict:
+        return f"response.status is {_shown(status)}, not a mapping of code and message"
+    code = status.get("code")
+    if type(code) is not int:
+        return f"response.status.code is {_shown(code)}, not a number (an HTTP status such as 200)"
+    if "message" not in status:
+        return "response.status.message is missing (the reason phrase, such as OK; vcrpy reads it)"
+    message = status["message"]
+    if message is not None and type(message) is not str:
+        return f"response.status.message is {_shown(message)}, not text (the reason phrase, such as OK)"
+    headers = response.get("headers")
+    if type(headers) is not dict:
+        return f"response.headers is {_shown(headers)}, not a mapping of names to lists of values"
+    for name, values in headers.items():
+        if type(values) is list:
+            for value in values:
+                if type(value) is not str:
+                    break
+            else:
+                continue
+        return f"response.headers.{name} is {_shown(values)}, not a list of strings (such as ['text/plain'])"
+    body = response.get("body")
+    if type(body) is not dict:
+        return f"response.body is {_shown(body)}, not a mapping with the body's string"
+    string = body.get("string")  # an aiohttp recording may have none
+    if string is not None and not isinstance(string, (bytes, str)):
+        return f"response.body.string is {_shown(string)}, not text"
+    return None
+
+
+def _request_problem(request: Any) -> str | None:
+    if type(request) is dict:  # as the file holds it (see ``_raw_problem``)
+        for name in ("method", "uri", "headers"):
+            if name not in request:
+                return f"request.{name} is missing"
+        method, uri, body = request["method"], request["uri"], request.get("body")
+        if type(uri) is not str:
+            return f"request.uri is {_shown(uri)}, not a URL"
+        if type(request["headers"]) is not dict:
+            return f"request.headers is {_shown(request['headers'])}, not a mapping of names to lists of values"
+        text = body is None or isinstance(body, (bytes, str)) or hasattr(body, "read") or hasattr(body, "__next__")
+    else:  # vcrpy's Request: text is bytes by now, a file or iterator body (old vcrpy files) a list
+        method, body = getattr(request, "method", None), getattr(request, "_body", None)
+        text = body is None or isinstance(body, (bytes, list))
+    if type(method) is not str:
+        return f"request.method is {_shown(method)}, not an HTTP method such as POST"
+    if not text:
+        return f"request.body is {_shown(body)}, not text"
+    return None
+
+
+def _raw_problem(text: str, serializer: Any) -> str | None:
+    """Why vcrpy could not build the exchanges of a file it parsed, as a field (``interactions[2].response.body``),
+    or None when it did not parse or the fields look right. Only asked once loading has failed."""
+    try:
+        data = serializer.deserialize(text)
+    except Exception:
+        return None
+    interactions = data.get("interactions") if type(data) is dict else None
+    if type(interactions) is not list:
+        return None  # vcrpy's own message says it (an old cassette, no interactions)
+    for index, interaction in enumerate(interactions):
+        if type(interaction) is not dict:
+            return f"interactions[{index}] is {_shown(interaction)}, not a mapping of request and response"
+        for name in ("request", "response"):
+            if name not in interaction:
+                return f"interactions[{index}].{name} is missing"
+        request = interaction["request"]
+        if type(request) is not dict:
+            return f"interactions[{index}].request is {_shown(request)}, not a mapping"
+        problem = field_problem(request, interaction["response"])
+        if problem is not None:
+            return f"interactions[{index}].{problem}"
+    return None
+
+
 class Persister:
     """Loads cassettes with replayed retries made instant; writes them atomically, after a secret scan.
 
-    Every way a file can be bad (unreadable, not YAML, a merge conflict, the wrong shape, an unknown tag) becomes a
-    ``CassetteError`` naming the file and the fix, raised in the repetition's setup: one bad file fails one
-    repetition, never the session.
+    Every way a file can be bad (unreadable, not YAML, a merge conflict, the wrong shape, an unknown tag, a field of
+    the wrong type: ``field_problem``) becomes a ``CassetteError`` naming the file and the fix, raised in the
+    repetition's setup: one bad file fails one repetition, never the session.
     """
 
     def __init__(self, scrubber: Scrubber, rerecord: str) -> None:
@@ -304,6 +400,12 @@ class Persister:
             if not text.strip():
                 raise CassetteNotFoundError()
             requests, responses, *rest = deserialize(text, serializer)
+            for index, (request, response) in enumerate(zip(requests, responses, strict=True)):
+                problem = field_problem(request, response)
+                if problem is not None:
+                    raise CassetteError(
+                        f"cassette {path} is not a valid cassette: interactions[{index}].{problem}; {self.rerecord}"
+                    )
             for response in responses:
                 headers = response.get("headers", {})
                 retry = [n for n in headers if n.lower() in ("retry-after", "retry-after-ms")]
@@ -313,9 +415,12 @@ class Persister:
                         del headers[name]
                     headers["retry-after-ms"] = ["1"]  # the SDK sleeps 1 ms instead of the recorded backoff
                     headers[RECORDED_RETRY_HEADER] = [json.dumps(sent, sort_keys=True)]
-        except CassetteNotFoundError:
+        except (CassetteNotFoundError, CassetteError):
             raise
         except Exception as exc:
+            field = _raw_problem(text, serializer)
+            if field is not None:
+                raise CassetteError(f"cassette {path} is not a valid cassette: {field}; {self.rerecord}") from None
             what = getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}"
             raise CassetteError(f"cassette {path} is not a valid cassette ({what}); {self.rerecord}") from None
         return (requests, responses, *rest)
@@ -751,7 +856,9 @@ def repetition_scope(
 
 
 def mismatch_detail(exc: BaseException) -> str | None:
-    """What vcrpy found closest to an unmatched request, in the plugin's words (None for other errors)."""
+    """What vcrpy found closest to an unmatched request, in the plugin's words (None for other errors). A URI that
+    differs is shown beside the recorded one (redacted: a key in a query string never shows), and a base URL that
+    differs is named as such, with the recording's (``mismatch_message`` then gives that fix, not a re-recording)."""
     reason = getattr(exc, "reason", None)
     if reason is None or not hasattr(exc, "similar_requests"):
         return None
@@ -772,9 +879,28 @@ def mismatch_detail(exc: BaseException) -> str | None:
         ),
         None,
     )
-    return f"closest recorded request differs in: {', '.join(failed)}" + (
-        f"; body first differs at {where}" if where else ""
+    uri = ""
+    recorded = next(
+        (request for request, _, fails in exc.similar_requests if any(name == "uri" for name, _ in fails)), None
     )
+    sent = getattr(getattr(exc, "failed_request", None), "uri", None)
+    if recorded is not None and sent is not None:
+        from .wire import split_url
+
+        uri = f"; recorded {redact_url(str(recorded.uri))}, sent {redact_url(str(sent))}"
+        recorded_base, sent_base = split_url(str(recorded.uri))[1], split_url(str(sent))[1]
+        if recorded_base != sent_base:
+            uri += f": {BASE_URL_DIFFERS} ({redact_url(recorded_base)})"
+    return (
+        f"closest recorded request differs in: {', '.join(failed)}"
+        + uri
+        + (f"; body first differs at {where}" if where else "")
+    )
+
+
+#: How ``mismatch_detail`` says that a request went to another base URL than the recording's, which it names next,
+#: in parentheses; ``mismatch_message`` gives the fix for it.
+BASE_URL_DIFFERS = "the base URL differs from the recording's"
 
 
 def mismatch_message(
@@ -799,6 +925,31 @@ def mismatch_message(
         if existed
         else f"To record it: {record_command(nodeid, existed)}"
     )
+    moved = re.search(re.escape(BASE_URL_DIFFERS) + r" \((\S+)\)", first.detail or "") if existed else None
+    if moved is not None:
+        # The replay job lacks the base URL of the recording job (a gateway's, in OPENAI_BASE_URL): re-recording
+        # would call the model again to fix a setting.
+        base = moved[1]
+        from .providers import builtin
+
+        provider = builtin(first.provider)
+        variable = provider.base_url_env if provider is not None else "OPENAI_BASE_URL"
+        section, option = (
+            ("routes: anthropic:", "--consistency-anthropic-base-url")
+            if first.provider == "anthropic"
+            else ("route:", "--consistency-base-url")
+        )
+        where = (
+            f"export {variable}={base} in the replay job, as in the recording job (the client the agent builds "
+            f"reads it; base_url: under {section} in consistency.yaml, or {option}, sets the pinned clients' only)"
+            if not first.pinned
+            else f"set base_url: {base} under {section} in consistency.yaml (or {option}), or export "
+            f"{variable}={base}, as when recording"
+        )
+        advice = (
+            f"The fix is the base URL, not a new recording: {where}. Re-record ({record_command(nodeid, existed)}) "
+            "only if the new base URL is meant"
+        )
     return (
         f"replay mismatch in repetition {repeat}: {first.method} {first.url} (model {first.model_requested})"
         f"{client} was not recorded: {what}{detail}.\n"
