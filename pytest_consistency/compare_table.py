@@ -108,6 +108,8 @@ def _with(value: float | None, interval: Interval | None, scale: float) -> str:
 def _versus(c: Comparison | None) -> str:
     if c is None:
         return "(reference)"
+    if c.untested is not None:
+        return "not tested: curtailed counts (--consistency-adaptive)"
     gap = "gap n/a" if c.gap_change_pp is None else f"gap {c.gap_change_pp:+.1f} pp"
     if c.gap_change_interval is not None:
         gap += f" [{c.gap_change_interval.low:+.1f}, {c.gap_change_interval.high:+.1f}]"

@@ -38,7 +38,7 @@ from ..result import Comparison, GateResult, SessionSummary, TaskResult
 from ..trajectory.tree import Segment, segments
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
-from .terminal import GATE_WORD, TARGET_TEXT, bracket, detectable, pct, pp, suite_change_text, verdict_text
+from .terminal import GATE_WORD, TARGET_TEXT, bracket, caveats, detectable, pct, pp, suite_change_text, verdict_text
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
 OUTCOMES: dict[str, tuple[str, str, str]] = {
@@ -362,6 +362,7 @@ def comparison_section(c: Comparison) -> str:
     ]
     if c.suite_change is not None:
         facts.insert(4, ("suite-level change", suite_change_text(c).removeprefix("suite-level change: ")))
+    facts += [("note", text) for text in caveats(c)]
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         facts.append(

@@ -187,6 +187,9 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             ("consistency.baseline.flips_better", str(c.flips_better)),
             ("consistency.baseline.flips_p_value", number(c.flips_p_value)),
         ]
+        if c.untested is not None:
+            props.append(("consistency.baseline.untested", c.untested))
+        props += [(f"consistency.baseline.note.{i}", text) for i, text in enumerate(c.notes, start=1)]
         if c.suite_change is not None:
             props += [
                 ("consistency.baseline.suite_p_value", number(c.suite_change.p_value)),

@@ -29,7 +29,7 @@ from ..stats.interval import Interval
 from ..trajectory.tree import segment_text, segments
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible
-from .terminal import TARGET_TEXT, bracket, detectable, gate_line, pct, pp, suite_change_text, verdict_text
+from .terminal import TARGET_TEXT, bracket, caveats, detectable, gate_line, pct, pp, suite_change_text, verdict_text
 
 #: GitHub's limit on one step's summary, in bytes of UTF-8.
 MAX_BYTES = 1_048_576
@@ -238,6 +238,7 @@ def comparison_lines(c: Comparison) -> list[str]:
     if c.suite_change is not None:
         strong = "**" if c.suite_regression else ""
         lines.insert(3, f"- {strong}{inline(suite_change_text(c))}{strong}")
+    lines += [f"- {inline(text)}" for text in caveats(c)]
     removed = [t.task_id for t in c.tasks if t.status == "removed"]
     if removed:
         lines.append(f"- {len(removed)} task(s) only in the baseline: " + _more(removed))

@@ -220,6 +220,7 @@ def comparison_lines(comparison: Comparison) -> list[Line]:
     ]
     if c.suite_change is not None:
         lines.insert(2, Line(suite_change_text(c), "bad" if c.suite_regression else "plain"))
+    lines += [Line(f"  {text}", "warn") for text in caveats(c)]
     for change in c.tasks:
         if change.status == "unchanged" and not change.regression:
             continue
@@ -235,6 +236,12 @@ def comparison_lines(comparison: Comparison) -> list[Line]:
         relative = f" ({(after - before) * 100 / before:+.1f} %)"
         lines.append(Line(f"  tokens per task-repetition {before:.1f} -> {after:.1f}{relative}"))
     return lines
+
+
+def caveats(c: Comparison) -> list[str]:
+    """What the reader must know to read the comparison: tests not run (curtailed counts), how k and n were
+    matched."""
+    return ([f"not tested: {c.untested}"] if c.untested else []) + c.notes
 
 
 def detectable(c: Comparison) -> str:
