@@ -3,6 +3,7 @@ repetition 1's exact prefix, then the samples replayed offline (serially and und
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from pathlib import Path
 from typing import Any
@@ -252,11 +253,14 @@ def test_no_secret_reaches_the_resample_output_or_the_sample_cassettes(
     assert len(labels) == 4  # the decision is still counted, with the key redacted from its label
 
 
-def bisect_command(cwd: Path, fake: FakeOpenAI, mode: str, *args: str) -> Any:
+def bisect_command(
+    cwd: Path, fake: FakeOpenAI, mode: str, *args: str, task: str = TASK, options: tuple[str, ...] = ()
+) -> Any:
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "pytest_consistency.resample", TASK, "-n", "2", "--reports", "probes", "--"]
+    command = [sys.executable, "-m", "pytest_consistency.resample", task, "-n", "2", *options, "--reports", "probes"]
+    command += ["--"]
     command += [f"--consistency-base-url={fake.base_url}", "--consistency-model=fake-model", "-p", "no:randomly"]
     command += [f"--consistency-record={mode}", *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
@@ -345,3 +349,60 @@ def test_a_source_recorded_in_the_other_format_is_named_with_the_conversion_not_
     result = resample(recorded, fake, "once", "--consistency-cassette-format=json")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert rows(recorded) == EXPECTED_ROWS
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "message"),
+    [
+        (
+            f"{TASK}x",
+            (),
+            f"python -m pytest_consistency.resample: TASK: no marked task '{TASK}x' was collected (TASK is the task id "
+            f"as the report prints it); the closest task ids: {TASK}",
+        ),
+        (
+            "billing",
+            (),
+            f"*TASK: no marked task 'billing' was collected*; none is close; the marked tasks collected: {TASK}",
+        ),
+        (
+            TASK,
+            ("--from", "4"),
+            f"python -m pytest_consistency.resample: --from 4: {TASK} has 3 repetition(s); choose a repetition from 1 "
+            "to 3",
+        ),
+    ],
+    ids=["unknown-task", "nothing-close", "rep-beyond-n"],
+)
+def test_bisection_of_a_task_or_repetition_that_does_not_exist_is_a_usage_error(
+    recorded: pytest.Pytester, fake: FakeOpenAI, task: str, options: tuple[str, ...], message: str
+) -> None:
+    """Exit 2 with one sentence naming the argument, what exists and the fix: no traceback, and no probe report
+    claiming 0 samples of a task that does not exist."""
+    done = bisect_command(recorded.path, fake, "none", task=task, options=options)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "ValueError" not in done.stderr, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and fnmatch.fnmatch(lines[0], message), done.stderr
+    for path in (recorded.path / "probes").glob("*.json"):
+        assert json.loads(path.read_text())["summary"].get("resample") is None, path
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "args",
+    [[f"--consistency-resample={TASK}x@1"], [f"--consistency-resample={TASK}@1", "--consistency-resample-from=4"]],
+    ids=["unknown-task", "rep-beyond-n"],
+)
+def test_a_resample_session_of_a_task_or_repetition_that_does_not_exist_writes_no_resample_section(
+    recorded: pytest.Pytester, fake: FakeOpenAI, args: list[str], workers: list[str]
+) -> None:
+    """The report of such a session has no ``summary.resample``: none of its samples exists to count."""
+    result = run_recorded(recorded, fake.base_url, "none", *args, *workers)
+    assert result.ret == (1 if workers else 4), result.stdout.str()[-2000:]
+    report = recorded.path / "report.json"
+    if report.exists():
+        assert load_report(recorded)["summary"].get("resample") is None
+    assert fake.requests == []

@@ -21,12 +21,38 @@ from pathlib import Path
 from typing import Any
 
 from .bisect import Bisection, bisect
+from .plan import NOT_COLLECTED, NOT_MARKED
 
 PROG = "python -m pytest_consistency.resample"
 
 
+#: pytest's exit status for a usage error (``pytest.ExitCode.USAGE_ERROR``; pytest is not imported here).
+USAGE_ERROR = 4
+
+
 class ProbeError(RuntimeError):
     """A probe session could not be run or read; the message says which step and why."""
+
+
+class ArgumentError(ProbeError):
+    """The probe session refused the command's own arguments (TASK, ``--from``): said in the command's terms."""
+
+
+def refusal(stderr: str, task: str, step: int, source: int) -> str | None:
+    """The usage error a probe session printed (pytest's ``ERROR: ...`` line), in the command's terms when it is
+    about TASK or ``--from`` (the session names the options the command passed it); None without one."""
+    found = [line[len("ERROR: ") :] for line in stderr.splitlines() if line.startswith("ERROR: ")]
+    if not found:
+        return None
+    text = found[0]
+    about_task, about_source = f"--consistency-resample={task}@{step}: ", f"--consistency-resample-from={source}: "
+    if text.startswith(about_task):
+        body = text[len(about_task) :]
+        if body.startswith(NOT_COLLECTED) or NOT_MARKED in body.split(" (", 1)[0]:
+            return "TASK: " + body
+    if text.startswith(about_source):
+        return f"--from {source}: " + text[len(about_source) :]
+    return f"step {step}: the resample session exited {USAGE_ERROR} (a usage error): {text}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,11 +81,16 @@ def run_probe(
     section = None
     if report.is_file():
         section = json.loads(report.read_text(encoding="utf-8")).get("summary", {}).get("resample")
+    refused = refusal(done.stderr, task, step, source) if done.returncode == USAGE_ERROR else None
+    if refused is not None:
+        raise ArgumentError(refused)
     if section is None:
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-12:]
         raise ProbeError(f"step {step}: the resample session exited {done.returncode}:\n" + "\n".join(tail))
     if section.get("errors"):
         raise ProbeError(f"step {step}: some samples did not run to an outcome: " + "; ".join(section["errors"]))
+    if int(section.get("steps") or 0) < step:  # a session that wrote a section for no recorded step: never bisected
+        raise ProbeError(f"step {step}: the resample session reports {section.get('steps')} recorded step(s)")
     return dict(section)
 
 

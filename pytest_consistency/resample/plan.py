@@ -15,6 +15,11 @@ from pathlib import Path
 SAMPLES_DIR = "resample"
 
 
+#: How the refusals about TASK itself begin, after the option (the bisection command names TASK for them).
+NOT_COLLECTED = "no marked task "
+NOT_MARKED = "is not a @pytest.mark.repeat_consistency task"
+
+
 class ResampleError(ValueError):
     """A resample option cannot be carried out; the message names the option and the fix."""
 
@@ -84,12 +89,23 @@ def unknown_task(plan: Plan, marked: list[str], unmarked: list[str]) -> str | No
     flag = f"--consistency-resample={plan.target}"
     if plan.task in unmarked:
         return (
-            f"{flag}: {plan.task} is not a @pytest.mark.repeat_consistency task (it has no repetitions, so no "
+            f"{flag}: {plan.task} {NOT_MARKED} (it has no repetitions, so no "
             "cassette per repetition to replay a prefix from); mark it, record it, then resample it"
         )
-    near = close_ids(plan.task, marked)
-    hint = ("; the closest task ids: " + ", ".join(near)) if near else "; no marked task was collected"
-    return f"{flag}: no marked task {plan.task!r} was collected (TASK is the task id as the report prints it){hint}"
+    return f"{flag}: {NOT_COLLECTED}{plan.task!r} was collected (TASK is the task id as the report prints it); " + (
+        known_ids(plan.task, marked)
+    )
+
+
+def known_ids(task: str, marked: list[str], limit: int = 5) -> str:
+    """What to choose from instead of ``task``: the closest marked ids, else the first ones collected, else none."""
+    near = close_ids(task, marked, limit)
+    if near:
+        return "the closest task ids: " + ", ".join(near)
+    if not marked:
+        return "no marked task was collected (are the paths that hold it among the arguments?)"
+    more = f" (and {len(marked) - limit} more)" if len(marked) > limit else ""
+    return "none is close; the marked tasks collected: " + ", ".join(marked[:limit]) + more
 
 
 def source_problem(plan: Plan, n: int) -> str | None:

@@ -46,6 +46,8 @@ class ResampleSession:
     #: The source's exchanges replayed before the resampled step (its failed attempts included), and its steps.
     prefix: int = 0
     steps: int = 0
+    #: Why the session was refused at collection (an unknown task, a repetition beyond n, no source recording).
+    problem: str | None = None
 
     def covers(self, task_id: str | None) -> bool:
         return self.plan.covers(task_id)
@@ -190,6 +192,7 @@ class ResampleSession:
                 f"--consistency-resample={self.plan.target}: repetition {self.plan.source} of {self.plan.task} has no "
                 f"cassette at {self.shown(self.source_path)}; {advice}"
             )
+        self.problem = problem
         return kept, dropped, problem
 
     def spec(self, spec: Any) -> Any:
@@ -238,10 +241,18 @@ class ResampleSession:
 
     # --- the end ------------------------------------------------------------------------------------------------
 
-    def summarise(self, repetitions: Iterable[RepetitionResult]) -> ResampleSummary:
-        """The distribution of the decision at step STEP over the samples, and the pass rate after each."""
+    def summarise(self, repetitions: Iterable[RepetitionResult]) -> ResampleSummary | None:
+        """The distribution of the decision at step STEP over the samples, and the pass rate after each.
+
+        None when there is nothing to summarise: the session was refused at collection (the task or the repetition
+        does not exist, or has no recording), so no sample ran. A section would claim samples of a task that does
+        not exist. Under xdist the controlling process does not collect: it knows the refusal from the source
+        recording, never read (every refusal but a stale cassette's), and from the target task having no
+        repetition at all."""
         step = self.plan.step
         samples = sorted((r for r in repetitions if r.task_id == self.plan.task), key=lambda r: r.repeat)
+        if self.problem is not None or self.source is None or not samples:
+            return None
         scored, errors = [], []
         for rep in samples:
             if rep.infrastructure or not rep.scored:
@@ -269,11 +280,13 @@ class ResampleSession:
         )
 
 
-def attribute(tasks: Iterable[Any], result: ResampleSummary) -> None:
+def attribute(tasks: Iterable[Any], result: ResampleSummary | None) -> None:
     """Add the resampling clause to the resampled task's attribution line, after where its repetitions part:
     "repetitions part at step 2 (...); resampling step 2 alone gives 3 distinct decisions in 10 samples; ..."."""
     from ..trajectory.divergence import add_clause
 
+    if result is None:
+        return
     for task in tasks:
         mapped = getattr(task, "trajectory", None)
         if task.task_id == result.task and mapped is not None and mapped.parts:

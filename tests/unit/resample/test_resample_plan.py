@@ -10,6 +10,7 @@ from pytest_consistency.resample.plan import (
     ResampleError,
     Target,
     close_ids,
+    known_ids,
     parse_target,
     source_problem,
     step_problem,
@@ -92,3 +93,19 @@ def test_ranges() -> None:
     assert "STEP is 1 to 3" in problem
     problem = step_problem(plan, 0, "c.yaml")
     assert problem is not None and "holds no recorded model call" in problem
+
+
+def test_an_unknown_task_with_nothing_close_lists_the_marked_tasks_collected() -> None:
+    """Not "no marked task was collected" when some were: the ids to choose from, the first five of them."""
+    marked = [f"t.py::test_{name}" for name in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta")]
+    problem = unknown_task(Plan(Target("billing", 1), 2), marked, [])
+    assert problem is not None
+    assert problem.endswith(
+        "; none is close; the marked tasks collected: t.py::test_alpha, t.py::test_beta, t.py::test_gamma, "
+        "t.py::test_delta, t.py::test_epsilon (and 2 more)"
+    )
+    assert (
+        known_ids("billing", marked[:2])
+        == "none is close; the marked tasks collected: t.py::test_alpha, t.py::test_beta"
+    )
+    assert known_ids("billing", []).startswith("no marked task was collected")
