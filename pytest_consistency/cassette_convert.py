@@ -9,13 +9,17 @@ Each file is converted on its own and only when it is safe: the new file is writ
 and read back, and the old one is removed only when the data read back equals the data read; otherwise the old file
 stays as it was and the file is reported. A cassette with a binary body (not UTF-8 text) cannot be JSON and stays
 YAML. A repetition that already has a file in the target format is left alone (nothing is overwritten). Resample
-cassettes (``sample-<i>.yaml``) are always YAML and are not touched.
+cassettes (``sample-<i>.yaml``) are always YAML and are not touched. A symbolic link is not converted through,
+whether it is the cassette file or a directory above it below the directories given: each such cassette is reported
+with the link and where it points (converting it would change files elsewhere, perhaps another suite's); a
+directory given on the command line is followed, so the advice is to convert the directory the link points to.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -48,9 +52,14 @@ def _serializer(name: str) -> Any:
     return jsonserializer if name == "json" else yamlserializer
 
 
-def cassettes(directories: Iterable[Path]) -> Iterator[Path]:
-    """Every repetition cassette below ``directories``, in a stable order; every directory is checked first, so a
-    wrong argument stops the command before it changed anything."""
+def cassettes(directories: Iterable[Path]) -> Iterator[tuple[Path, Path | None]]:
+    """Every repetition cassette below ``directories``, in a stable order, with the symbolic link to a directory it
+    is reached through (None when it is not); every directory is checked first, so a wrong argument stops the
+    command before it changed anything.
+
+    A directory given is followed even when it is a link (it is what was asked for). Below it, a link to a directory
+    is looked into but not walked on (os.walk's default), so a link to a directory above it is seen once, and
+    what it holds is reported rather than converted (:func:`linked_reason`)."""
     directories = list(directories)
     for directory in directories:
         if not directory.is_dir():
@@ -60,7 +69,12 @@ def cassettes(directories: Iterable[Path]) -> Iterator[Path]:
             dirs.sort()
             for name in sorted(files):
                 if _REPETITION.fullmatch(name):
-                    yield Path(root) / name
+                    yield Path(root) / name, None
+            for name in dirs:
+                link = Path(root) / name
+                if link.is_symlink():
+                    for inner, _, names in os.walk(link):  # links below it are not walked: no cycle
+                        yield from ((Path(inner) / n, link) for n in sorted(names) if _REPETITION.fullmatch(n))
 
 
 def convert_file(path: Path, to: str, dry_run: bool = False) -> str | None:
@@ -121,16 +135,26 @@ def convert_file(path: Path, to: str, dry_run: bool = False) -> str | None:
     return None
 
 
+def linked_reason(link: Path, to: str) -> str:
+    """Why a cassette below a symbolic link to a directory is left, as a linked file is: converting it would change
+    files elsewhere (another suite's, or a copy shared by two tasks) under a name that is not theirs."""
+    target = link.resolve()
+    return (
+        f"its directory {link} is a symbolic link (to {target}); cassettes are converted only where they are: "
+        f"convert that directory (pytest-consistency cassettes convert --to {to} {shlex.quote(str(target))})"
+    )
+
+
 def convert(directories: Iterable[Path], to: str, dry_run: bool = False) -> Outcome:
     """Convert every repetition cassette below ``directories`` to format ``to`` (``json`` or ``yaml``)."""
     if to not in FORMATS:
         raise ConvertError(f"--to {to!r}: choose json or yaml")
     outcome = Outcome()
-    for path in cassettes(directories):
+    for path, link in cassettes(directories):
         if path.suffix == "." + to:
             outcome.already.append(path)
             continue
-        reason = convert_file(path, to, dry_run)
+        reason = convert_file(path, to, dry_run) if link is None else linked_reason(link, to)
         if reason is None:
             outcome.converted.append(path)
         else:

@@ -166,3 +166,52 @@ def test_a_symbolic_link_is_reported_not_replaced(tmp_path: Path) -> None:
     outcome = convert([tmp_path], "json")
     assert outcome.left == [(tmp_path / "rep-1.yaml", "is a symbolic link; convert the file it points to")]
     assert (tmp_path / "rep-1.yaml").is_symlink() and target.read_text() == CASSETTE
+
+
+def test_a_symbolically_linked_task_directory_is_reported_file_by_file_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A task directory that is a symbolic link is refused as a linked file is: each cassette it holds is named with
+    the link and where it points, exit 1, and nothing it points to is changed (it may be another suite's)."""
+    elsewhere = tmp_path / "shared" / "test_agent"
+    elsewhere.mkdir(parents=True)
+    for name in ("rep-1.yaml", "rep-2.yaml"):
+        (elsewhere / name).write_text(CASSETTE)
+    (elsewhere / "rep-3.json").write_text('{"interactions": [], "version": 1}\n')
+    root = tmp_path / "cassettes"
+    (root / "test_mod" / "test_plain").mkdir(parents=True)
+    (root / "test_mod" / "test_plain" / "rep-1.yaml").write_text(CASSETTE)
+    (root / "test_mod" / "test_linked").symlink_to(elsewhere, target_is_directory=True)
+    outcome = convert([root], "json")
+    assert outcome.converted == [root / "test_mod" / "test_plain" / "rep-1.yaml"]
+    linked = root / "test_mod" / "test_linked"
+    reason = (
+        f"its directory {linked} is a symbolic link (to {elsewhere}); cassettes are converted only where they are: "
+        f"convert that directory (pytest-consistency cassettes convert --to json {elsewhere})"
+    )
+    assert outcome.left == [(linked / "rep-1.yaml", reason), (linked / "rep-2.yaml", reason)]
+    assert outcome.already == [linked / "rep-3.json"]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["rep-1.yaml", "rep-2.yaml", "rep-3.json"]
+    assert main(["cassettes", "convert", "--to", "json", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"left as it is: {linked / 'rep-1.yaml'}: its directory {linked} is a symbolic link" in out
+    assert "converted 0 cassette(s) to JSON; 2 already JSON, 2 left as they were" in out
+
+
+def test_a_symbolic_link_given_as_the_directory_is_followed(tmp_path: Path) -> None:
+    """Named on the command line, the link is what the user asked to convert (as the advice above says to)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "rep-1.yaml").write_text(CASSETTE)
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    outcome = convert([tmp_path / "link"], "json")
+    assert outcome.converted == [tmp_path / "link" / "rep-1.yaml"] and outcome.left == []
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["rep-1.json"]
+
+
+def test_a_link_to_a_directory_above_it_is_reported_once_not_walked_forever(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "rep-1.yaml").write_text(CASSETTE)
+    (tmp_path / "t" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    outcome = convert([tmp_path], "json", dry_run=True)
+    assert outcome.converted == [tmp_path / "t" / "rep-1.yaml"]
+    assert [path for path, _ in outcome.left] == [tmp_path / "t" / "loop" / "t" / "rep-1.yaml"]
