@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import cassette_yaml, vcr_inflight, vcr_reset
+from . import cassette_yaml, late_secrets, vcr_inflight, vcr_reset
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .paths import format_hint, safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
@@ -468,6 +468,8 @@ class Persister:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        # Scanned for what this repetition knew: the session's end looks again for what it learns later.
+        late_secrets.note_written(path, self.scrubber.secrets)
 
 
 def make_vcr(mode: str, scrubber: Scrubber, rerecord: str, serializer: str = "yaml") -> Any:

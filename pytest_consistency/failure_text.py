@@ -12,28 +12,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pytest
+from _pytest.reports import BaseReport
 
 #: pytest's representation classes live in these modules; other objects are left alone (never walked).
 _PYTEST_MODULES = ("_pytest.", "pytest.")
 
 
-def has_text(report: pytest.TestReport) -> bool:
+def has_text(report: BaseReport) -> bool:
     """Whether the report carries any text to redact (a passing phase with nothing captured has none)."""
-    return bool(report.longrepr or report.sections or report.user_properties or getattr(report, "wasxfail", None))
+    return bool(
+        report.longrepr
+        or report.sections
+        or getattr(report, "user_properties", None)
+        or getattr(report, "wasxfail", None)
+    )
 
 
-def redact_report(report: pytest.TestReport, redact: Callable[[str], str]) -> None:
-    """Redact every text of ``report`` that pytest or a plugin prints or writes, in place."""
+def redact_report(report: BaseReport, redact: Callable[[str], str]) -> None:
+    """Redact every text of ``report`` (a test's, or a collector's) that pytest or a plugin prints or writes, in
+    place."""
     if report.longrepr is not None:
         report.longrepr = _redacted(report.longrepr, redact, set())
     if report.sections:
         report.sections = [(title, redact(content)) for title, content in report.sections]
-    if report.user_properties:
-        report.user_properties = [(name, _property(value, redact)) for name, value in report.user_properties]
-    wasxfail = getattr(report, "wasxfail", None)
+    test: Any = report  # only a test's report has these
+    properties = getattr(test, "user_properties", None)
+    if properties:
+        test.user_properties = [(name, _property(value, redact)) for name, value in properties]
+    wasxfail = getattr(test, "wasxfail", None)
     if isinstance(wasxfail, str):
-        report.wasxfail = redact(wasxfail)
+        test.wasxfail = redact(wasxfail)
 
 
 def _property(value: object, redact: Callable[[str], str]) -> object:

@@ -15,13 +15,17 @@ A failing repetition's text is redacted in the process that ran it, before pytes
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Generator, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import late_secrets
 from .failure_text import has_text, redact_report
 from .keys import REPLAY_KEY, is_placeholder
+from .late_secrets import Written
 from .redact import redactor
 from .state import ACTIVE, STATE, is_worker
 
@@ -66,12 +70,22 @@ def remember(state: PluginState, secrets: Iterable[str]) -> None:
 
 
 class SecretsHooks:
-    """Gathers the credentials each repetition sent, redacts every report before pytest uses it, and carries the
-    worker's secrets to the controller."""
+    """Gathers the credentials each repetition sent, redacts every report before pytest uses it, carries the
+    worker's secrets to the controller, and at the session's end redacts what was written before a secret was
+    known (``late_secrets``)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.routes: list[str] | None = None
+        #: The list this process first redacted text with (the shortest: it only grows), and, on the controller,
+        #: each worker's.
+        self.first: frozenset[str] | None = None
+        self.workers_first: list[frozenset[str]] = []
+        #: The cassettes this session wrote, with what each was scanned for (on the controller, every worker's too).
+        self.written: Written | None = None
+        #: A worker went down without handing over its list: the repetitions' cassettes are looked at instead.
+        self.lost_worker = False
+        self.started: float | None = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
@@ -100,15 +114,124 @@ class SecretsHooks:
         state = self.config.stash[STATE]
         if self.routes is None:  # the routes never change during a session
             self.routes = route_secrets(state.routes.values(), state.providers, os.environ)
-        return redactor([*self.routes, *state.seen_secrets], shapes=shapes)
+        secrets = [*self.routes, *state.seen_secrets]
+        if self.first is None:
+            self.first = frozenset(secrets)
+        return redactor(secrets, shapes=shapes)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if is_worker(self.config):
-            state = self.config.stash[STATE]
-            self.config.workeroutput[WORKER_KEY] = sorted(state.seen_secrets)  # type: ignore[attr-defined]
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.time()
+        self.written = late_secrets.open_session()
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        """The innermost wrapper: before every implementation (the controller's summary among them), a worker hands
+        over its lists and the controller rewrites the cassettes; after them all (pytest's JUnit file and the
+        plugin's annotation of it written), but before pytest's terminal summary prints a report, the controller
+        redacts pytest's text and JUnit's file with the complete list."""
+        state = self.config.stash[STATE]
+        written = self.written
+        try:
+            if is_worker(self.config):
+                output = self.config.workeroutput  # type: ignore[attr-defined]
+                output[WORKER_KEY] = sorted(state.seen_secrets)
+                output[late_secrets.WRITTEN_KEY] = written.output() if written is not None else None
+                output[late_secrets.FIRST_KEY] = None if self.first is None else sorted(self.first)
+            else:
+                self.rescrub_cassettes(session, state)
+            return (yield)
+        finally:
+            if written is not None:
+                late_secrets.close_session(written)
+            if not is_worker(self.config):
+                self.redact_text(session, state)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         remember(self.config.stash[STATE], output.get(WORKER_KEY, ()))
+        if WORKER_KEY not in output:
+            self.lost_worker = True
+        if self.written is not None:
+            self.written.merge(output.get(late_secrets.WRITTEN_KEY))
+        first = output.get(late_secrets.FIRST_KEY)
+        if first is not None:
+            self.workers_first.append(frozenset(first))
+
+    def rescrub_cassettes(self, session: pytest.Session, state: PluginState) -> None:
+        """Every cassette the session wrote, without the secrets learned after it was written; a file that cannot be
+        made clean is removed, and its repetition is an infrastructure error (as a write refused for a secret)."""
+        files = dict(self.written.files) if self.written is not None else {}
+        if self.lost_worker:  # its list is lost: every repetition's cassette written since the session started
+            files = {**self.recent_cassettes(session, state), **files}
+        if not files:
+            return
+        problems = late_secrets.rescrub_cassettes(files, known_secrets(state))
+        if not problems:
+            return
+        by_path = {
+            self.cassette_path(rep.cassette): rep for rep in state.collector.repetitions.values() if rep.cassette
+        }
+        for path, reason in problems.items():
+            rep = by_path.get(os.path.abspath(path))
+            message = f"{REFUSED}: {path}: {reason}"
+            if rep is not None and rep.infrastructure is None:
+                rep.infrastructure = message
+
+    def cassette_path(self, shown: str) -> str:
+        return os.path.abspath(os.path.join(self.config.rootpath, shown))
+
+    def recent_cassettes(self, session: pytest.Session, state: PluginState) -> dict[str, frozenset[str]]:
+        started = self.started
+        found: dict[str, frozenset[str]] = {}
+        for rep in state.collector.repetitions.values():
+            if not rep.cassette:
+                continue
+            path = self.cassette_path(rep.cassette)
+            try:
+                modified = os.stat(path).st_mtime
+            except OSError:
+                continue
+            if started is None or modified >= started - 2:  # a coarse file system rounds times down
+                found[path] = frozenset()
+        return found
+
+    def redact_text(self, session: pytest.Session, state: PluginState) -> None:
+        """pytest's reports and warnings, and JUnit's file, without the secrets learned after their text was made."""
+        first = [f for f in (self.first, *self.workers_first) if f is not None]
+        missing = late_secrets.late(known_secrets(state), first)
+        if not missing:
+            return
+        redact = redactor(missing, shapes=False)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            late_secrets.redact_stats(reporter.stats, redact)
+        junit = junit_path(self.config)
+        if junit is not None:
+            try:
+                late_secrets.redact_junit(junit, redact)
+            except OSError as exc:
+                error = f"--junitxml: cannot redact {junit} ({exc.strerror or exc}); it may hold a secret: delete it"
+                if state.summary is not None:
+                    state.summary.errors.append(error)
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+#: The reason a repetition whose cassette could not be made clean at the session's end is the setup's failure.
+REFUSED = "cassette write refused (it still held a secret)"
+
+
+def junit_path(config: pytest.Config) -> Path | None:
+    """The file pytest's ``--junitxml`` writes, as its LogXML resolved it."""
+    try:
+        from _pytest.junitxml import xml_key
+
+        xml = config.stash.get(xml_key, None)
+    except ImportError:  # pragma: no cover - pytest moved it: the option, as pytest resolves it
+        xml = None
+    logfile = getattr(xml, "logfile", None)
+    if logfile:
+        return Path(logfile)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    return Path(xmlpath).expanduser().absolute() if xmlpath else None

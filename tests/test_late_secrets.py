@@ -1,0 +1,389 @@
+"""Trust, round three: a secret learned late is a secret everywhere.
+
+A credential the session first sees in its last repetition (a gateway header the agent adds only then) was already
+in the text of the earlier ones: their cassettes, their failure text and ``-l`` locals, their captured output and
+log, their warnings, JUnit's file, the report. Each test runs a real inner session (in a subprocess, serial and
+with ``-n 2``) whose secret arrives last, then greps every file the session left and everything it printed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from fake_openai import FakeOpenAI, Step
+from suites import run_recorded
+
+#: Read by the agent from its environment; no credential shape, never a route key: the session knows it only once
+#: a repetition sends it as ``x-gateway-token``.
+TOKEN = "vault-gw-7d3f9a21c4b8"
+XDIST = [pytest.param((), id="serial"), pytest.param(("-p", "xdist", "-n", "2"), id="xdist")]
+OUTPUTS = ("--consistency-html=page.html", "--consistency-md=summary.md", "--junitxml=junit.xml")
+
+#: Repetitions 1 and 2 hold the token in their prompt and answer, print, log, warn and record it (2 fails, with
+#: locals); only repetition 3 sends it as a credential. Under ``-n 2`` xdist deals the three round robin, so 1 and 3
+#: share a worker (1 ran before the worker learned it) and 2 runs on a worker that never learns it.
+AGENT = """
+import logging, os, sys, warnings, pytest
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(pinned_client, consistency, record_property):
+    token = os.environ["VAULT_TOKEN"]
+    if consistency.repeat == 3:
+        client = pinned_client.with_options(default_headers={"x-gateway-token": token})
+        reply = client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+        consistency.record(reply.choices[0].message.content.split()[0])
+        return
+    reply = pinned_client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "remember " + token}])
+    answer = reply.choices[0].message.content
+    consistency.record(answer)
+    print("stdout:", answer)
+    print("stderr:", answer, file=sys.stderr)
+    logging.getLogger("agent").warning("log: %s", answer)
+    warnings.warn("warned: " + answer)
+    record_property("answer", answer)
+    assert consistency.repeat == 1, "failed with " + answer
+"""
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode().rstrip("=")
+
+
+def left_behind(pytester: pytest.Pytester, result: pytest.RunResult) -> dict[str, str]:
+    """Everything the session printed, and every file it left under its directory (the agent's source aside)."""
+    texts = {"stdout": result.stdout.str(), "stderr": result.stderr.str()}
+    for path in sorted(pytester.path.rglob("*")):
+        if path.is_file() and path.name != "test_agent.py" and "__pycache__" not in path.parts:
+            texts[str(path.relative_to(pytester.path))] = path.read_bytes().decode("utf-8", "replace")
+    return texts
+
+
+def leaks(texts: dict[str, str], *secrets: str) -> list[tuple[str, str]]:
+    return [(name, secret) for name, text in texts.items() for secret in secrets if secret in text]
+
+
+def cassette_strings(path: Path) -> str:
+    """Every string of a cassette as its loader reads it back (a folded YAML line no longer splits a value)."""
+    data = yaml.safe_load(path.read_text()) if path.suffix == ".yaml" else json.loads(path.read_text())
+    out: list[str] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, (str, bytes)):
+            out.append(item if isinstance(item, str) else item.decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+def workers_of(stdout: str) -> dict[str, str]:
+    """``rep<i>`` -> the xdist worker that ran it, from ``-v`` progress lines."""
+    return {m.group(2): m.group(1) for m in re.finditer(r"\[(gw\d+)\].*test_task\[(rep\d)\]", stdout)}
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize("tb", [("-l", "--tb=long"), ("--tb=line",)], ids=["locals", "line"])
+def test_a_secret_first_sent_by_the_last_repetition_is_in_no_output(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, xdist: tuple, tb: tuple
+) -> None:
+    monkeypatch.setenv("VAULT_TOKEN", TOKEN)
+    fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
+    pytester.makepyfile(test_agent=AGENT)
+    result = pytester.runpytest_subprocess(
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        "--consistency-record=once",
+        "--consistency-report=report.json",
+        *OUTPUTS,
+        "-rA",
+        "-v",
+        *tb,
+        *xdist,
+    )
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert [r["headers"].get("x-gateway-token") for r in fake.requests].count(TOKEN) == 1  # sent once, by rep 3
+    if xdist:
+        ran = workers_of(out)
+        assert ran["rep2"] != ran["rep3"], ran  # rep 2's worker never learns the token
+    # What the session printed of repetitions 1 and 2, redacted (not merely missing).
+    if "--tb=line" not in tb:
+        assert "answer     = 'widget <redacted>'" in out  # -l
+        assert "Captured log call" in out and "log: widget <redacted>" in out
+    assert "stdout: widget <redacted>" in out  # -rA: the passing repetition 1's captured output
+    assert "warned: widget <redacted>" in out
+    texts = left_behind(pytester, result)
+    for name in ("report.json", "page.html", "summary.md", "junit.xml"):
+        assert name in texts, sorted(texts)
+    cassettes = sorted((pytester.path / "cassettes").rglob("rep-*.yaml"))
+    assert len(cassettes) == 3
+    texts |= {f"{path.name} (as read back)": cassette_strings(path) for path in cassettes}
+    assert not leaks(texts, TOKEN, b64(TOKEN)), leaks(texts, TOKEN, b64(TOKEN))
+    junit = texts["junit.xml"]
+    assert "widget &lt;redacted&gt;" in junit  # the captured output, the property, the failure: kept, redacted
+    report = json.loads(texts["report.json"])
+    assert report["tasks"][0]["answers"][:2] == ["widget <redacted>", "widget <redacted>"]
+
+
+def test_the_rewritten_cassettes_still_replay(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request body that held the token is matched on the digest of what was sent, as before the rewrite."""
+    monkeypatch.setenv("VAULT_TOKEN", TOKEN)
+    fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
+    pytester.makepyfile(test_agent=AGENT.replace("assert consistency.repeat == 1, ", "assert True, "))
+    recorded = run_recorded(pytester, fake.base_url, "once")
+    assert recorded.ret == 0, recorded.stdout.str()
+    rep1 = next((pytester.path / "cassettes").rglob("rep-1.yaml")).read_text()
+    assert TOKEN not in rep1 and "remember <redacted>" in rep1
+    fake.reset()
+    replayed = run_recorded(pytester, fake.base_url, "none")
+    assert replayed.ret == 0, replayed.stdout.str()
+    assert fake.requests == []
+    answers = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["answers"]
+    assert answers[:2] == ["widget <redacted>", "widget <redacted>"]
+
+
+# --- the final pass, piece by piece ---------------------------------------------------------------------------
+
+LATE = "gw-late-token-5e5e6f6f"
+
+
+def _cassette(fmt: str, token: str = LATE) -> str:
+    """A cassette as the persister writes it (vcrpy's writers), holding ``token`` where only later text revealed it:
+    in a long prompt (YAML folds it over lines), a query parameter, a response header and body."""
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    prompt = "please remember this for later " * 4 + token + " and keep going " * 4
+    body = json.dumps({"id": "chatcmpl-1", "choices": [{"message": {"content": f"noted {token}"}}]})
+    data = {
+        "interactions": [
+            {
+                "request": {
+                    "body": json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}]}),
+                    "headers": {"x-consistency-body-digest": ["sha256:00ff"], "user-agent": ["OpenAI/Python"]},
+                    "method": "POST",
+                    "uri": f"http://127.0.0.1:9/v1/chat/completions?trace={token}",
+                },
+                "response": {
+                    "body": {"string": body},
+                    "headers": {"content-length": [str(len(body))], "x-echo": [token], "content-type": ["json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
+    }
+    return (jsonserializer if fmt == "json" else yamlserializer).serialize(data)
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_a_cassette_is_rewritten_in_its_own_format_without_the_late_secret(tmp_path: Path, fmt: str) -> None:
+    from vcr.persisters.filesystem import FilesystemPersister
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    from pytest_consistency import late_secrets
+
+    path = tmp_path / f"rep-1.{fmt}"
+    path.write_text(_cassette(fmt))
+    path.chmod(0o640)
+    assert late_secrets.rescrub(path, [LATE])
+    text = path.read_text()
+    assert text == _cassette(fmt, "<redacted>")  # what vcrpy writes, byte for byte: the secret aside
+    assert LATE not in text and LATE not in cassette_strings(path)
+    assert path.stat().st_mode & 0o777 == 0o640
+    serializer = jsonserializer if fmt == "json" else yamlserializer
+    requests, responses = FilesystemPersister.load_cassette(path, serializer)  # vcrpy reads it as before
+    assert requests[0].uri.endswith("?trace=<redacted>")
+    assert responses[0]["body"]["string"] == _body("<redacted>").encode()
+    assert responses[0]["headers"]["content-length"] == [str(len(_body("<redacted>")))]  # the body's new length
+    assert responses[0]["headers"]["x-echo"] == ["<redacted>"]
+    assert requests[0].headers["x-consistency-body-digest"] == "sha256:00ff"  # replays match what was sent
+    assert not late_secrets.rescrub(path, [LATE])  # nothing left: not written again
+
+
+def _body(token: str) -> str:
+    return json.dumps({"id": "chatcmpl-1", "choices": [{"message": {"content": f"noted {token}"}}]})
+
+
+def test_a_cassette_without_the_late_secret_is_left_as_it_is(tmp_path: Path) -> None:
+    from pytest_consistency import late_secrets
+
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(_cassette("yaml", "nothing-secret-here"))
+    before = path.stat().st_mtime_ns
+    assert not late_secrets.rescrub(path, [LATE])
+    assert path.stat().st_mtime_ns == before
+
+
+def test_only_the_secrets_a_file_was_not_scanned_for_are_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_consistency import late_secrets
+
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(_cassette("yaml"))
+    asked: list[list[str]] = []
+    monkeypatch.setattr(late_secrets, "rescrub", lambda p, secrets: asked.append(secrets) or False)
+    files = {str(path): frozenset({"route-key-1", LATE}), str(tmp_path / "rep-2.yaml"): frozenset({"route-key-1"})}
+    assert late_secrets.rescrub_cassettes(files, {"route-key-1", LATE}) == {}
+    assert asked == [[LATE]]  # rep-1 was scanned for it already: not even read
+
+
+def test_a_cassette_that_cannot_be_made_clean_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_consistency import late_secrets
+
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(_cassette("yaml"))
+    monkeypatch.setattr(late_secrets, "_redact_interaction", lambda interaction, redact: None)  # a binary body
+    problems = late_secrets.rescrub_cassettes({str(path): frozenset()}, [LATE])
+    assert list(problems) == [str(path)] and "removed" in problems[str(path)]
+    assert not path.exists()
+    assert not list(tmp_path.iterdir())  # no temporary file left either
+
+
+def test_a_cassette_that_cannot_be_read_back_is_removed_without_quoting_it(tmp_path: Path) -> None:
+    from pytest_consistency import late_secrets
+
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(f"interactions: [{{{LATE}\n")  # changed behind the session's back: no longer YAML
+    problems = late_secrets.rescrub_cassettes({str(path): frozenset()}, [LATE])
+    assert not path.exists()
+    assert "could not be rewritten" in problems[str(path)] and LATE not in problems[str(path)]
+
+
+def test_the_sessions_of_a_process_keep_their_own_lists() -> None:
+    """pytester runs a session inside another's test: each session's writes are its own."""
+    from pytest_consistency import late_secrets
+
+    outer = late_secrets.open_session()
+    inner = late_secrets.open_session()
+    late_secrets.note_written("/tmp/a/rep-1.yaml", {"s1"})
+    late_secrets.close_session(inner)
+    late_secrets.note_written("/tmp/a/rep-2.yaml", {"s2"})
+    late_secrets.close_session(outer)
+    late_secrets.note_written("/tmp/a/rep-3.yaml", {"s3"})  # no session: nowhere
+    assert inner.files == {"/tmp/a/rep-1.yaml": frozenset({"s1"})}
+    assert outer.files == {"/tmp/a/rep-2.yaml": frozenset({"s2"})}
+    merged = late_secrets.Written()
+    merged.merge(json.loads(json.dumps(inner.output())))  # as workeroutput carries it
+    assert merged.files == inner.files
+
+
+def test_late_secrets_are_those_missing_from_a_processs_first_list() -> None:
+    from pytest_consistency.late_secrets import late
+
+    assert late({"a", "b", "c"}, [frozenset({"a", "b", "c"})]) == []
+    assert late({"a", "b", "c"}, [frozenset({"a", "b", "c"}), frozenset({"a"})]) == ["b", "c"]
+    assert late({"a"}, []) == []  # no text was ever redacted: none can hold a secret
+
+
+def test_junits_file_is_redacted_in_its_texts_and_attributes(tmp_path: Path) -> None:
+    from pytest_consistency.late_secrets import redact_junit
+    from pytest_consistency.redact import redactor
+
+    path = tmp_path / "junit.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><testcase name="t">'
+        f'<properties><property name="answer" value="got {LATE}" /></properties>'
+        f'<failure message="failed &amp; {LATE}">E   {LATE}</failure><system-out>{LATE}</system-out>'
+        "</testcase></testsuite></testsuites>"
+    )
+    assert redact_junit(path, redactor([LATE], shapes=False))
+    text = path.read_text()
+    assert LATE not in text and 'value="got &lt;redacted&gt;"' in text and "failed &amp; &lt;redacted&gt;" in text
+    assert not redact_junit(path, redactor([LATE], shapes=False))
+
+
+def test_a_cassette_that_cannot_be_made_clean_fails_its_repetition_as_the_setups(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a write refused for a secret: the repetition is an infrastructure error, its task ``error``, the run
+    fails; the file is gone."""
+    from pytest_consistency import late_secrets
+
+    monkeypatch.setenv("VAULT_TOKEN", TOKEN)
+    monkeypatch.setattr(late_secrets, "_redact_interaction", lambda interaction, redact: None)
+    fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
+    pytester.makepyfile(test_agent=AGENT.replace("assert consistency.repeat == 1, ", "assert True, "))
+    result = run_recorded(pytester, fake.base_url, "once")
+    assert result.ret == 1, result.stdout.str()
+    folder = pytester.path / "cassettes" / "test_agent" / "test_task"
+    assert sorted(p.name for p in folder.iterdir()) == ["rep-3.yaml"]
+    task = json.loads((pytester.path / "report.json").read_text())["tasks"][0]
+    assert task["verdict"] == "error"
+    for rep in task["repetitions"][:2]:
+        assert rep["infrastructure"].startswith("cassette write refused (it still held a secret): "), rep
+        assert "removed" in rep["infrastructure"]
+    assert task["repetitions"][2]["infrastructure"] is None
+    assert TOKEN not in result.stdout.str() + (pytester.path / "report.json").read_text()
+
+
+HOOK_ORDER = """
+import json
+
+def pytest_unconfigure(config):
+    impls = config.hook.pytest_sessionfinish.get_hookimpls()  # called last first; wrappers around the others
+    names = [(impl.plugin_name, bool(impl.wrapper or impl.hookwrapper)) for impl in impls]
+    with open("order.json", "w") as handle:
+        json.dump(names, handle)
+"""
+
+
+def test_the_final_pass_runs_after_junit_is_written_and_before_the_terminal_summary(pytester: pytest.Pytester) -> None:
+    """The order relied on: the pass is a wrapper of ``pytest_sessionfinish`` (so after every plain implementation:
+    the controller's summary, pytest's LogXML writing JUnit's file, the plugin's annotation of it) and inside
+    the terminal reporter's wrapper, which prints the terminal summary after its ``yield``."""
+    pytester.makeconftest(HOOK_ORDER)
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    assert pytester.runpytest_subprocess("--junitxml=junit.xml", "--consistency-record=off").ret == 0
+    order = json.loads((pytester.path / "order.json").read_text())
+    wrappers = [name for name, wrapper in order if wrapper]
+    plain = [name for name, wrapper in order if not wrapper]
+    assert "consistency-secrets" in wrappers and "consistency-secrets" not in plain
+    assert {"consistency-controller", "consistency-junit"} <= set(plain)
+    assert wrappers.index("consistency-secrets") < wrappers.index("terminalreporter")  # inner: its end runs first
+
+
+CRASH = AGENT.replace(
+    "    if consistency.repeat == 3:\n",
+    "    if consistency.repeat == 3:\n        os._exit(1)  # the worker dies: its cassettes are never handed over\n"
+    "    if consistency.repeat == 2:\n",
+).replace("assert consistency.repeat == 1, ", "assert True, ")
+
+
+def test_the_cassettes_of_a_worker_that_died_are_rescanned_too(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repetitions 1 and 3 share a worker (round robin); 3 kills it, so its list of written cassettes is lost. The
+    cassettes of the session's repetitions written since it started are searched instead."""
+    monkeypatch.setenv("VAULT_TOKEN", TOKEN)
+    fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
+    pytester.makepyfile(test_agent=CRASH)
+    result = pytester.runpytest_subprocess(
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        "--consistency-record=once",
+        "--consistency-report=report.json",
+        "-v",
+        "-p",
+        "xdist",
+        "-n",
+        "2",
+    )
+    out = result.stdout.str()
+    ran = workers_of(out)
+    if ran.get("rep1") != ran.get("rep3"):
+        pytest.skip(f"xdist did not deal repetitions 1 and 3 to one worker: {ran}")
+    assert "crashed" in out, out
+    rep1 = next((pytester.path / "cassettes").rglob("rep-1.yaml"))
+    assert TOKEN not in rep1.read_text() and TOKEN not in cassette_strings(rep1)
+    assert "remember <redacted>" in rep1.read_text()
