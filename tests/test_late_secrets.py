@@ -133,19 +133,22 @@ def test_a_secret_first_sent_by_the_last_repetition_is_in_no_output(
     assert report["tasks"][0]["answers"][:2] == ["widget <redacted>", "widget <redacted>"]
 
 
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
 def test_the_rewritten_cassettes_still_replay(
-    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:
     """The request body that held the token is matched on the digest of what was sent, as before the rewrite."""
     monkeypatch.setenv("VAULT_TOKEN", TOKEN)
     fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
     pytester.makepyfile(test_agent=AGENT.replace("assert consistency.repeat == 1, ", "assert True, "))
-    recorded = run_recorded(pytester, fake.base_url, "once")
+    form = f"--consistency-cassette-format={fmt}"
+    recorded = run_recorded(pytester, fake.base_url, "once", form)
     assert recorded.ret == 0, recorded.stdout.str()
-    rep1 = next((pytester.path / "cassettes").rglob("rep-1.yaml")).read_text()
-    assert TOKEN not in rep1 and "remember <redacted>" in rep1
+    rep1 = next((pytester.path / "cassettes").rglob(f"rep-1.{fmt}"))
+    assert TOKEN not in rep1.read_text() and TOKEN not in cassette_strings(rep1)
+    assert "remember <redacted>" in cassette_strings(rep1)
     fake.reset()
-    replayed = run_recorded(pytester, fake.base_url, "none")
+    replayed = run_recorded(pytester, fake.base_url, "none", form)
     assert replayed.ret == 0, replayed.stdout.str()
     assert fake.requests == []
     answers = json.loads((pytester.path / "report.json").read_text())["tasks"][0]["answers"]
@@ -387,3 +390,31 @@ def test_the_cassettes_of_a_worker_that_died_are_rescanned_too(
     rep1 = next((pytester.path / "cassettes").rglob("rep-1.yaml"))
     assert TOKEN not in rep1.read_text() and TOKEN not in cassette_strings(rep1)
     assert "remember <redacted>" in rep1.read_text()
+
+
+def test_live_logging_is_the_only_text_printed_before_the_secret_was_known(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``log_cli`` prints each record as it is emitted, before the last repetition sends the token: those lines
+    cannot be taken back (docs/secrets.md says so). Everything printed later, and every file, is redacted."""
+    monkeypatch.setenv("VAULT_TOKEN", TOKEN)
+    fake.script(*[Step(text=f"widget {TOKEN}")] * 3)
+    pytester.makepyfile(test_agent=AGENT)
+    result = pytester.runpytest_subprocess(
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        "--consistency-record=once",
+        "--consistency-report=report.json",
+        *OUTPUTS,
+        "-rA",
+        "-l",
+        "-o",
+        "log_cli=true",
+        "--log-cli-level=WARNING",
+    )
+    assert result.ret == 1
+    printed = [line for line in result.stdout.lines if TOKEN in line]
+    assert printed == [f"WARNING  agent:test_agent.py:17 log: widget {TOKEN}"] * 2, printed  # rep 1's and 2's
+    texts = left_behind(pytester, result)
+    del texts["stdout"]
+    assert not leaks(texts, TOKEN, b64(TOKEN)), leaks(texts, TOKEN, b64(TOKEN))
