@@ -2,26 +2,35 @@
 
 Each ``file=`` block of the page is a test file; it runs as a real pytest session (a subprocess: the frameworks
 keep process-wide caches, which is what some recipes are about), records cassettes from the loopback servers and
-replays them, with ``--route-drift-max=0``. Every repetition must pass and no task may drift. Then each recipe runs
-without its setting ("if you forget"), and the drift or failure the page promises must show up: a recipe whose
-setting changed nothing would fail here.
+replays them, with ``--route-drift-max=0``. Every repetition must pass and no task may drift, and the replay must
+give each repetition the answer and the calls its recording had (the newer recipes replay under ``-n 2`` too). Then
+each recipe runs without its setting ("if you forget"), and the drift or failure the page promises must show up: a
+recipe whose setting changed nothing would fail here.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import re
+import threading
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
+from loopback import LoopbackServer
 from suites import ROOT, load_report
 
 PAGE = ROOT / "docs" / "recipes.md"
-FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+) -->\n```python\n(.*?)```", re.S)
+#: A recipe's file; a ``skip="why"`` after its name keeps the docs runner from running it (``Recipe.requires``).
+FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+)(?: [^\n]*?)? -->\n```python\n(.*?)```", re.S)
 LANGSMITH_KEY = "lsv2-test-langsmith-key-0123456789"
 #: Importing litellm fetches its model price map from GitHub unless told to use the copy it ships.
 LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -36,6 +45,22 @@ from agents.tracing.processors import BackendSpanExporter, BatchTraceProcessor
 exporter = BackendSpanExporter(endpoint=os.environ["RECIPE_TRACES_URL"], max_retries=1, base_delay=0.05)
 set_trace_processors([BatchTraceProcessor(exporter, schedule_delay=0.05)])
 """
+
+#: A conftest for Haystack's sessions, not part of the recipe: haystack's telemetry would post to eu.posthog.com from
+#: a background thread; here it posts to a loopback server, and at once (posthog's sync mode), in the run that sends
+#: it, as a background flush does whenever it falls inside a repetition.
+HAYSTACK_TELEMETRY_TO_LOOPBACK = """
+import os
+
+import haystack.telemetry._telemetry  # noqa: F401  (with telemetry on, importing it points posthog at eu.posthog.com)
+import posthog
+
+posthog.host = os.environ["RECIPE_POSTHOG_URL"]
+posthog.sync_mode = True
+"""
+
+#: What the loopback model answers for instructor's response model (a tool call, instructor's default mode).
+INVOICE_TOOL_CALL = Step(tool_calls=(("Invoice", '{"number": 4121, "paid": true}'),))
 
 #: A repetition's own work besides its model calls (which replay instantly), so that a replayed session lasts long
 #: enough for a background exporter to wake up inside it.
@@ -67,7 +92,16 @@ class Recipe:
     traced: str | None = None
     #: What the loopback model answers while recording, and the answer every repetition must then record.
     reply: str | None = None
-    answer: str | None = None
+    answer: object = None
+    #: A scripted answer other than text (a tool call), for every call while recording.
+    step: Step | None = None
+    #: Replayed under ``-n 2`` too, and compared with the recording there as well.
+    xdist: bool = False
+    #: The module the recipe needs when the ``recipes`` extra cannot install it, and why: skipped without it.
+    requires: tuple[str, str] | None = None
+    #: A conftest for the sessions (not part of the recipe), and whether HOME is the test's directory.
+    conftest: str | None = None
+    home: bool = False
 
 
 def langsmith_env(fake: FakeOpenAI) -> dict[str, str]:
@@ -100,7 +134,33 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
         "test_langsmith.py": Recipe(
             tasks=1, env=langsmith_env(fake), args=(langsmith_ignore(fake),), traced="/langsmith/runs/multipart"
         ),
+        "test_instructor.py": Recipe(
+            tasks=2,
+            step=INVOICE_TOOL_CALL,
+            answer={"number": 4121, "paid": True},
+            xdist=True,
+            requires=("instructor", NOT_INSTALLABLE.format("instructor")),
+        ),
+        "test_llama_index.py": Recipe(
+            tasks=2,
+            xdist=True,
+            requires=("llama_index.llms.openai_like", NOT_INSTALLABLE.format("llama-index-llms-openai")),
+        ),
+        "test_haystack.py": Recipe(
+            tasks=2,
+            env={"HAYSTACK_TELEMETRY_ENABLED": "False"},
+            xdist=True,
+            conftest=HAYSTACK_TELEMETRY_TO_LOOPBACK,
+            home=True,
+        ),
+        "test_autogen.py": Recipe(tasks=2, xdist=True),
     }
+
+
+NOT_INSTALLABLE = (
+    "{} is not installed: no release of it installs beside the recipes extra (docs/recipes.md says why); "
+    "installed by hand (pip install --no-deps), this recipe runs"
+)
 
 
 #: Every working recipe; ``test_langchain_forgot.py`` is the page's example of the mistake.
@@ -114,6 +174,10 @@ WORKING = [
     "test_pydantic_ai.py",
     "test_smolagents.py",
     "test_langsmith.py",
+    "test_instructor.py",
+    "test_llama_index.py",
+    "test_haystack.py",
+    "test_autogen.py",
 ]
 
 
@@ -124,8 +188,49 @@ def both(fake: FakeOpenAI, claude: FakeAnthropic, monkeypatch: pytest.MonkeyPatc
         monkeypatch.delenv(name, raising=False)
     for name in ("LANGSMITH_ENDPOINT", "LANGSMITH_API_KEY", "LANGCHAIN_TRACING_V2", "LANGCHAIN_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("HAYSTACK_TELEMETRY_ENABLED", raising=False)
     monkeypatch.setenv("RECIPE_TRACES_URL", fake.base_url + "/traces/ingest")
     return fake
+
+
+class PostHogSink(LoopbackServer):
+    """Where haystack's telemetry posts in these tests (``posthog.host``): every event is accepted and kept."""
+
+    def __init__(self) -> None:
+        self.steps: deque[Any] = deque()
+        self.lock = threading.Lock()
+        self.events: list[str] = []
+        sink = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                sink.events.append(f"{self.path} {body.decode(errors='replace')}")
+                data = b'{"status": 1}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.serve(Handler, 0)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def posthog_sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[PostHogSink]:
+    sink = PostHogSink().start()
+    monkeypatch.setenv("RECIPE_POSTHOG_URL", sink.url)
+    yield sink
+    sink.stop()
 
 
 def session(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
@@ -147,6 +252,51 @@ def write(pytester: pytest.Pytester, name: str, source: str | None = None) -> No
     pytester.makepyfile(**{name.removesuffix(".py"): source if source is not None else recipes()[name]})
     if name == "test_openai_agents.py":
         pytester.makeconftest(AGENTS_TRACES_TO_LOOPBACK)
+    if name == "test_haystack.py":
+        pytester.makeconftest(HAYSTACK_TELEMETRY_TO_LOOPBACK)
+
+
+#: What a replay changes in a call record by design: how long it took, that it was replayed, and the recording's
+#: route key (``route_key``, set on replayed calls only: drift compares with it).
+REPLAY_CHANGES = ("latency_ms", "wait_ms", "replayed", "route_key")
+
+
+def transcript(pytester: pytest.Pytester) -> dict[str, list[tuple[object, list[dict[str, object]]]]]:
+    """Per task, each repetition's answer and calls, as the report has them, but for what a replay changes."""
+    found = {}
+    for name, task in tasks_of(pytester).items():
+        repetitions = sorted(task["repetitions"], key=lambda r: r["repeat"])  # type: ignore[arg-type, index]
+        found[name] = [
+            (r["answer"], [{k: v for k, v in c.items() if k not in REPLAY_CHANGES} for c in r["calls"]])
+            for r in repetitions
+        ]
+    return found
+
+
+def differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[tuple[object, ...]]:
+    """Where a replay's transcript departs from the recording's: (task, repetition, what, recorded, replayed)."""
+    found: list[tuple[object, ...]] = []
+    for task in sorted(set(recorded) | set(replayed)):
+        before, after = recorded.get(task, []), replayed.get(task, [])
+        if len(before) != len(after):
+            found.append((task, None, "repetitions", len(before), len(after)))
+        for repeat, ((answer, calls), (answer_again, calls_again)) in enumerate(zip(before, after, strict=False), 1):
+            if answer != answer_again:
+                found.append((task, repeat, "answer", answer, answer_again))
+            if len(calls) != len(calls_again):
+                found.append((task, repeat, "calls", len(calls), len(calls_again)))
+            for call, call_again in zip(calls, calls_again, strict=False):
+                for key in sorted(set(call) | set(call_again)):
+                    if call.get(key) != call_again.get(key):
+                        found.append((task, repeat, key, call.get(key), call_again.get(key)))
+    return found
+
+
+def installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
 
 
 def tasks_of(pytester: pytest.Pytester) -> dict[str, dict[str, object]]:
@@ -171,14 +321,15 @@ FRAMEWORKS = {
     "pydantic_ai": "pydantic-ai-slim[openai,anthropic]",
     "smolagents": "smolagents",
     "langsmith": "langsmith",
+    "haystack": "haystack-ai",
+    "autogen_ext.models.openai": "autogen-ext[openai]",
+    "autogen_agentchat": "autogen-agentchat",
 }
 
 
 def test_the_frameworks_of_the_recipes_are_installed() -> None:
     """Said once, by name, rather than as an ImportError inside every recipe's session."""
-    import importlib.util
-
-    missing = [dist for module, dist in FRAMEWORKS.items() if importlib.util.find_spec(module) is None]
+    missing = [dist for module, dist in FRAMEWORKS.items() if not installed(module)]
     assert not missing, f"not installed: {', '.join(missing)}; install the test extra: pip install -e '.[test]'"
 
 
@@ -188,16 +339,29 @@ def test_the_page_holds_every_recipe() -> None:
 
 @pytest.mark.parametrize("name", WORKING)
 def test_recipe_records_and_replays_every_repetition_without_drift(
-    pytester: pytest.Pytester, both: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, name: str
+    pytester: pytest.Pytester,
+    both: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    name: str,
 ) -> None:
     recipe = cases(both)[name]
+    if recipe.requires is not None and not installed(recipe.requires[0]):
+        pytest.skip(recipe.requires[1])
     for variable, value in recipe.env.items():
         monkeypatch.setenv(variable, value)
+    if recipe.home:
+        monkeypatch.setenv("HOME", str(pytester.path))
+    sink = request.getfixturevalue("posthog_sink") if recipe.conftest == HAYSTACK_TELEMETRY_TO_LOOPBACK else None
     write(pytester, name)
     if recipe.reply is not None:
         both.script(*[Step(text=recipe.reply)] * 20)
-    for mode in ("once", "none"):
-        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args)
+    if recipe.step is not None:
+        both.script(*[recipe.step] * 20)
+    recorded = None
+    runs = [("once", ()), ("none", ())] + ([("none", ("-n", "2"))] if recipe.xdist else [])
+    for mode, workers in runs:
+        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args, *workers)
         assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
         result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
         cassettes = sorted(p.name for p in (pytester.path / "cassettes").rglob("*.yaml"))
@@ -219,6 +383,14 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
             if recipe.answer is not None:
                 assert [r["answer"] for r in repetitions] == [recipe.answer] * 3, (mode, task_name)
         assert_no_secret(pytester, result)
+        # The replay gives every repetition the answer and the calls (URL, model, status, tokens, ...) it recorded.
+        if recorded is None:
+            recorded = transcript(pytester)
+        else:
+            replayed = transcript(pytester)
+            assert replayed == recorded, (mode, workers, differences(recorded, replayed))
+    if sink is not None:  # the setting kept haystack's telemetry off: nothing posted, no user id written
+        assert sink.events == [] and not (pytester.path / ".haystack").exists()
     if recipe.traced:
         assert any(r["path"] == recipe.traced for r in both.requests), "the tracer never posted: nothing was ignored"
 
@@ -323,3 +495,88 @@ def test_langsmith_tracing_without_ignoring_its_endpoint_is_unobserved(
     assert result.ret == 1, result.stdout.str()
     assert tasks_of(pytester)["test_traced_chain"]["drift"]["kinds"] == ["unobserved"]  # type: ignore[index]
     assert_no_secret(pytester, result)
+
+
+def test_haystack_telemetry_forgotten_posts_each_pipeline_run_into_its_repetition(
+    pytester: pytest.Pytester, both: FakeOpenAI, posthog_sink: PostHogSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without HAYSTACK_TELEMETRY_ENABLED=False each Pipeline run posts an event with requests (here to the
+    loopback sink, at once): recording, it lands in the repetition's cassette and is ``unobserved`` drift; replaying,
+    the network block refuses it and haystack drops the error. A generator run outside a pipeline sends nothing."""
+    monkeypatch.setenv("HOME", str(pytester.path))
+    write(pytester, "test_haystack.py")
+    recorded = session(pytester, both, "once", "--route-drift-max=0")
+    assert recorded.ret == 1, recorded.stdout.str()[-3000:]
+    tasks = tasks_of(pytester)
+    assert tasks["test_pipeline"]["drift"]["kinds"] == ["unobserved"], tasks["test_pipeline"]["drift"]  # type: ignore[index]
+    assert tasks["test_generator_async"]["drift"]["kinds"] == []  # type: ignore[index]
+    recorded.stdout.fnmatch_lines(["*3 HTTP exchange(s) in the cassettes were made by a client the plugin does not*"])
+    assert len(posthog_sink.events) == 3 and all(e.startswith("/batch/ ") for e in posthog_sink.events)
+    assert all('"Pipeline run' in e for e in posthog_sink.events), posthog_sink.events[0][:500]
+    pipeline_cassettes = sorted((pytester.path / "cassettes").rglob("test_pipeline/rep-*.yaml"))
+    assert len(pipeline_cassettes) == 3 and all("/batch/" in p.read_text() for p in pipeline_cassettes)
+    assert (pytester.path / ".haystack" / "config.yaml").is_file()  # the anonymous user id, written at import
+    replayed = session(pytester, both, "none", "--route-drift-max=0")
+    assert replayed.ret == 0, replayed.stdout.str()[-3000:]
+    assert len(posthog_sink.events) == 3  # refused by the network block, not sent
+    assert_no_secret(pytester, replayed)
+
+
+def test_autogen_without_model_info_refuses_a_model_name_that_is_not_openais(
+    pytester: pytest.Pytester, both: FakeOpenAI
+) -> None:
+    source = recipes()["test_autogen.py"]
+    assert source.count(", model_info=MODEL_INFO") == 1
+    write(pytester, "test_autogen.py", source.replace(", model_info=MODEL_INFO", ""))
+    result = session(pytester, both, "off")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["E * ValueError: model_info is required when model name is not a valid OpenAI model"])
+    assert both.requests == []
+
+
+@pytest.mark.parametrize(
+    ("model", "outcome"),
+    [("fake-model", "ValueError: Unknown model 'fake-model'"), ("gpt-4o-mini", "model_requested")],
+    ids=["unknown-name", "known-name"],
+)
+def test_llama_index_openai_class_rejects_an_unknown_name_and_a_known_one_is_drift(
+    pytester: pytest.Pytester, both: FakeOpenAI, model: str, outcome: str
+) -> None:
+    """``llama_index.llms.openai.OpenAI`` instead of ``OpenAILike``: the route's model is refused by name, and a
+    name it knows is sent as it is, another model than the route's."""
+    if not installed("llama_index.llms.openai_like"):
+        pytest.skip(NOT_INSTALLABLE.format("llama-index-llms-openai"))
+    source = recipes()["test_llama_index.py"]
+    pinned = "OpenAILike(\n        model=model, is_chat_model=True, context_window=8192, "
+    assert source.count(pinned) == 1
+    source = source.replace(pinned, f"OpenAI(\n        model={model!r}, ").replace(
+        "from llama_index.llms.openai_like import OpenAILike", "from llama_index.llms.openai import OpenAI"
+    )
+    write(pytester, "test_llama_index.py", source)
+    result = session(pytester, both, "once", "--route-drift-max=0")
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    if outcome.startswith("ValueError"):
+        result.stdout.fnmatch_lines([f"E * {outcome}. Please provide a valid OpenAI model name in:*"])
+        assert both.requests == []
+    else:
+        kinds = {name: task["drift"]["kinds"] for name, task in tasks_of(pytester).items()}  # type: ignore[index]
+        assert kinds == {"test_chat": [outcome], "test_achat": [outcome]}, kinds
+        assert {r["body"]["model"] for r in both.requests} == {model}
+
+
+def test_a_replay_that_differs_from_its_recording_is_named_by_the_comparison(
+    pytester: pytest.Pytester, both: FakeOpenAI
+) -> None:
+    """The comparison the recipes' test makes has teeth: a cassette whose answer was changed after recording (the
+    replay then answers otherwise: the call's decision too) is named, task, repetition and field."""
+    write(pytester, "test_autogen.py")
+    assert session(pytester, both, "once").ret == 0
+    recorded = transcript(pytester)
+    cassette = pytester.path / "cassettes" / "test_autogen" / "test_model_client" / "rep-2.yaml"
+    text = cassette.read_text()
+    assert text.count('"content": "OK"') == 1
+    cassette.write_text(text.replace('"content": "OK"', '"content": "NO"'))
+    assert session(pytester, both, "none").ret == 0
+    found = differences(recorded, transcript(pytester))
+    assert found[0] == ("test_model_client", 2, "answer", "OK", "NO")
+    assert [f[:3] for f in found] == [("test_model_client", 2, "answer"), ("test_model_client", 2, "decision")]
