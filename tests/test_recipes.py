@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from fake_anthropic import MODEL as CLAUDE_MODEL
@@ -265,7 +265,7 @@ def transcript(pytester: pytest.Pytester) -> dict[str, list[tuple[object, list[d
     """Per task, each repetition's answer and calls, as the report has them, but for what a replay changes."""
     found = {}
     for name, task in tasks_of(pytester).items():
-        repetitions = sorted(task["repetitions"], key=lambda r: r["repeat"])  # type: ignore[arg-type, index]
+        repetitions = sorted(cast(list[dict[str, Any]], task["repetitions"]), key=lambda r: int(r["repeat"]))
         found[name] = [
             (r["answer"], [{k: v for k, v in c.items() if k not in REPLAY_CHANGES} for c in r["calls"]])
             for r in repetitions
