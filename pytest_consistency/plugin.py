@@ -38,7 +38,7 @@ from .providers import Provider
 from .records import RepetitionResult
 from .redact import redact_text
 from .repetition import ActiveRepetition, Consistency, activate
-from .route import Route, resolve_route
+from .route import Route, resolve_route, stand_in_keys, stand_in_variables
 from .scratch import Scratch
 from .state import ACTIVE, SPEC, STATE, PluginState, is_worker, marker_of
 
@@ -440,6 +440,11 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
             return (yield)
         stack = ExitStack()
         item.stash[SCOPE] = stack
+        if active.replaying:
+            # A replay sends nothing, but a client the agent builds itself (``openai.OpenAI()``) raises without a
+            # key before any request: it gets a stand-in key where none is set, until the repetition ends.
+            variables = stand_in_variables(state.routes.values(), os.environ)
+            active.stand_in = stack.enter_context(stand_in_keys(variables)) if variables else ()
         if mode == "none" and not item.stash.get(CASSETTE_EXISTED, False):
             # Nothing to replay: what ``cassettes.repetition_scope`` enters for it (the network block and the
             # observer, no vcrpy), without loading ``cassettes`` for a session that may have no cassette at all.

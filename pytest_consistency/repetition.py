@@ -44,6 +44,8 @@ class ActiveRepetition:
     cassette_absent: bool = False
     #: Every request is answered from the cassette (``none``, or ``once`` with a cassette): nothing is throttled.
     replaying: bool = False
+    #: The key variables that hold the stand-in key during this replayed repetition (``route.stand_in_keys``).
+    stand_in: tuple[str, ...] = ()
     #: The vcrpy cassette entered for this repetition (``new_episodes`` asks it which requests it answers).
     vcr_cassette: Any = field(default=None, repr=False)
     #: The fast replay path of this repetition's cassette (``replay.Replay``), answering the pinned clients.

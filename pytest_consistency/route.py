@@ -7,7 +7,9 @@ What differs between providers (variables, defaults, the shape of a base URL) co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -21,6 +23,13 @@ if TYPE_CHECKING:
     from .result import RouteSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+#: The variables each provider's SDK reads a key from when the agent builds a client without one; the first is the
+#: one a stand-in key goes into (``ANTHROPIC_AUTH_TOKEN`` set is a credential too: nothing is added then).
+SDK_KEY_ENVS = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+}
 
 #: The options that configure each provider's route; timeout, retries, temperature and seed are shared.
 ROUTE_OPTIONS = {
@@ -198,3 +207,38 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         provider=provider.name,
         model_source=model_source,
     )
+
+
+def stand_in_variables(routes: Iterable[Route], env: Mapping[str, str]) -> tuple[str, ...]:
+    """The key variables a replayed repetition fills with the stand-in key (``keys.REPLAY_KEY``), for the clients
+    the agent builds itself: each provider's SDK variable unless the SDK finds a credential already, and a route's
+    own key variable (``api_key_env``), each only when it is unset or empty. A replay sends nothing, so an agent's
+    ``openai.OpenAI()`` needs a key only to be built: without one the SDK raises before any request, and the
+    repetition would fail on a figure the agent never produced."""
+    known = {name for names in SDK_KEY_ENVS.values() for name in names}
+    names: list[str] = []
+    for route in routes:
+        sdk = SDK_KEY_ENVS.get(route.provider, ())
+        wanted = [] if route.key_env in known else [route.key_env]
+        if sdk and not any(env.get(name) for name in sdk):
+            wanted.append(sdk[0])
+        names += [name for name in wanted if not env.get(name) and name not in names]
+    return tuple(names)
+
+
+@contextmanager
+def stand_in_keys(names: Iterable[str]) -> Iterator[tuple[str, ...]]:
+    """Put the stand-in key in each unset (or empty) variable of ``names`` for the duration; afterwards each one
+    that still holds it is restored as it was (unset, or empty). Yields the variables filled."""
+    previous = {name: os.environ.get(name) for name in names if not os.environ.get(name)}
+    for name in previous:
+        os.environ[name] = REPLAY_KEY
+    try:
+        yield tuple(previous)
+    finally:
+        for name, value in previous.items():
+            if os.environ.get(name) == REPLAY_KEY:
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value

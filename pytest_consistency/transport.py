@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import wire
 from .budget import Ledger
-from .keys import credentials_in
+from .keys import REPLAY_KEY, credentials_in
 
 # The observer's entry point lives in ``observe`` (re-exported here): a session that never imports an HTTP library
 # never loads this module.
@@ -231,6 +231,8 @@ def replayable(handler: Callable[[Any], Any], pinned: bool = False) -> Callable[
     if pinned and state.replay is not None:
         return state.replay.handler(handler)  # type: ignore[no-any-return]
     if not state.cassette_absent:
+        if state.stand_in and not pinned:
+            return lambda request: handler(without_stand_in(request))
         return handler
     cassette = state.cassette
 
@@ -253,6 +255,14 @@ def replayable_async(handler: Callable[[Any], Awaitable[Any]], pinned: bool = Fa
             return await handler(request) if response is None else response
 
         return replay_async
+    if state is not None and not state.cassette_absent:
+        if state.stand_in and not pinned:
+
+            async def stand_in_async(request: Any) -> Any:
+                return await handler(without_stand_in(request))
+
+            return stand_in_async
+        return handler
     refuse = replayable(handler)
     if refuse is handler:
         return handler
@@ -261,6 +271,22 @@ def replayable_async(handler: Callable[[Any], Awaitable[Any]], pinned: bool = Fa
         return refuse(request)
 
     return refuse_async
+
+
+#: Request headers an SDK puts its key in.
+KEY_HEADERS = ("authorization", "x-api-key", "api-key")
+
+
+def without_stand_in(request: Any) -> Any:
+    """``request`` without the replay's stand-in key (``route.stand_in_keys``), before vcrpy sees it: the stand-in is
+    no key, so it must not be fingerprinted and compared as one (``once`` matches key fingerprints). The call record
+    was made before (``wire`` gives the stand-in no fingerprint). The request is never sent: it replays."""
+    headers = request.headers
+    for name in KEY_HEADERS:
+        value = headers.get(name)
+        if value is not None and value.removeprefix("Bearer ").strip() == REPLAY_KEY:
+            del headers[name]
+    return request
 
 
 def ignored(request: Any, patterns: tuple[re.Pattern[str], ...]) -> bool:
