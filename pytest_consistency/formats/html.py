@@ -38,7 +38,20 @@ from ..result import Comparison, GateResult, SessionSummary, TaskResult
 from ..trajectory.tree import Segment, segments
 from ..verdict import failure_reasons, tolerated_text
 from .encodable import ESCAPE_NOTE, needs_escape, visible, visible_in_json
-from .terminal import GATE_WORD, TARGET_TEXT, bracket, caveats, detectable, pct, pp, suite_change_text, verdict_text
+from .terminal import (
+    GATE_WORD,
+    TARGET_TEXT,
+    bracket,
+    caveats,
+    detectable,
+    key_facts,
+    own_clients_called,
+    pct,
+    pp,
+    suite_change_text,
+    unmeasured_drift,
+    verdict_text,
+)
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
 OUTCOMES: dict[str, tuple[str, str, str]] = {
@@ -275,6 +288,8 @@ def figures_section(summary: SessionSummary) -> str:
 def gate_row(gate: GateResult, summary: SessionSummary) -> str:
     unit = f" {gate.unit}" if gate.unit else ""
     value = "not measurable" if gate.value is None else fmt_num(gate.value, unit) + bracket(gate.interval)
+    if gate.value is None and gate.name == "route_drift":
+        value += f": {unmeasured_drift(summary)}"
     sign = "≤" if gate.direction == "max" else "≥"
     threshold = f"{sign} {fmt_num(gate.threshold, unit)}"
     note = ""
@@ -311,11 +326,18 @@ def route_section(summary: SessionSummary) -> str:
     if not route.tasks_with_calls:  # a suite that made no HTTP call has no route to show (the terminal says none)
         return '<section><h2>Route</h2><p class="dim">No task made an HTTP call: no route was used.</p></section>'
     s = route.settings
+    word, keys = key_facts(s, route.key_shown, summary.tasks)
+    limits = f"{s.timeout:g} s / {s.max_retries}"
+    own = own_clients_called(s, summary.tasks)
     facts = [
         ("base URL", s.base_url),
         ("model", s.model or "(per request)"),
-        ("key fingerprint", route.key_shown),
-        ("timeout / retries", f"{s.timeout:g} s / {s.max_retries}"),
+        ("key fingerprints" if word == "keys" else "key fingerprint", keys),
+        (
+            ("timeout / retries (pinned clients)", f"{limits}; the agent's own clients: the SDK's unless set")
+            if own
+            else ("timeout / retries", limits)
+        ),
         ("calls", f"{route.calls} ({route.retries} retries)"),
         (
             "tokens",

@@ -8,6 +8,7 @@ colours in one table, and no line is ever coloured by matching its text.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -178,7 +179,8 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
     lines = [
         Line(
             f"route{f' ({provider})' if provider else ''}: {s.base_url}  model {s.model or '(per request)'}  "
-            f"key {key}  timeout {s.timeout:g}s  retries {s.max_retries}"
+            + " ".join(key_facts(s, key, summary.tasks))
+            + f"  {limits_text(s, summary.tasks)}"
         )
         for provider, s, key in pinned
     ]
@@ -201,6 +203,64 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
         if task.drift is not None and task.drifted:
             lines.append(Line(f"  {task.task_id}: " + "; ".join(task.drift.details), "warn"))
     return lines
+
+
+def key_facts(settings: RouteSettings, shown: str, tasks: list[TaskResult]) -> tuple[str, str]:
+    """``("key", fingerprint)`` of a route line, or ``("keys", ...)`` when a replay shows several recorded keys: each
+    with the number of tasks whose calls carried it, whether each task kept one (several keys, no key drift: tasks
+    recorded at different times), and a key only the agent's own clients sent."""
+    if settings.key_fingerprint is not None:
+        return "key", shown
+    by_task: list[set[str]] = []
+    pinned: set[str] = set()
+    for task in tasks:
+        keys = set()
+        for call in (c for r in task.repetitions for c in r.calls):
+            if call.provider == settings.provider and call.replayed and call.key_fingerprint:
+                keys.add(call.key_fingerprint)
+                if call.pinned:
+                    pinned.add(call.key_fingerprint)
+        if keys:
+            by_task.append(keys)
+    counts = Counter(key for keys in by_task for key in keys)
+    if len(counts) < 2:
+        return "key", shown
+
+    def one(key: str, n: int) -> str:
+        whose = "" if key in pinned else ", the agent's own client"
+        return f"{key} ({n} task{'' if n == 1 else 's'}{whose})"
+
+    listed = ", ".join(one(key, n) for key, n in sorted(counts.items()))
+    return "keys", f"{listed} as recorded" + (", one per task" if all(len(keys) == 1 for keys in by_task) else "")
+
+
+def limits_text(settings: RouteSettings, tasks: list[TaskResult]) -> str:
+    """The route's timeout and retries, said to be the pinned clients' when a client the agent built made calls too
+    (it keeps the SDK's, or what the agent set)."""
+    limits = f"timeout {settings.timeout:g}s"
+    if not own_clients_called(settings, tasks):
+        return f"{limits}  retries {settings.max_retries}"
+    return f"pinned clients: {limits}, retries {settings.max_retries}; the agent's own clients: the SDK's unless set"
+
+
+def own_clients_called(settings: RouteSettings, tasks: list[TaskResult]) -> bool:
+    """A client the agent built itself called this route's provider (its calls are ``pinned: false``)."""
+    return any(not c.pinned and c.provider == settings.provider for t in tasks for r in t.repetitions for c in r.calls)
+
+
+def unmeasured_drift(summary: SessionSummary) -> str:
+    """Why route drift is not measurable: it counts the scored tasks that made a call, and there is none."""
+    repetitions = [r for t in summary.tasks for r in t.repetitions]
+    if any(r.calls for r in repetitions):
+        return "the tasks that made calls are not scored (in error, or incomplete)"
+    stopped = [r for r in repetitions if r.infrastructure]
+    if stopped:
+        why = sorted({str(r.infrastructure).split(":")[0] for r in stopped})
+        return (
+            f"no call was recorded: {len(stopped)} of {len(repetitions)} repetitions failed before their first "
+            f"call ({', '.join(why)})"
+        )
+    return "no call was recorded: no repetition called a model through a client the plugin observes (httpx, httpx2)"
 
 
 def comparison_lines(comparison: Comparison) -> list[Line]:
@@ -272,7 +332,8 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
     unit = f" {gate.unit}" if gate.unit else ""
     threshold = f"{gate.threshold:g}{unit}" if not gate.unit else f"{gate.threshold:.1f}{unit}"
     if gate.value is None:
-        text = f"{label}: not measurable in this session (threshold {threshold})"
+        why = f": {unmeasured_drift(summary)}" if gate.name == "route_drift" else ""
+        text = f"{label}: not measurable in this session{why} (threshold {threshold})"
     else:
         value = f"{gate.value:g}{unit}" if not gate.unit else f"{gate.value:.1f}{unit}"
         shown = value + bracket(gate.interval)
