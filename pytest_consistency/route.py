@@ -7,6 +7,7 @@ What differs between providers (variables, defaults, the shape of a base URL) co
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -215,22 +216,29 @@ def stand_in_variables(routes: Iterable[Route], env: Mapping[str, str]) -> tuple
     own key variable (``api_key_env``), each only when it is unset or empty. A replay sends nothing, so an agent's
     ``openai.OpenAI()`` needs a key only to be built: without one the SDK raises before any request, and the
     repetition would fail on a figure the agent never produced."""
+    return tuple(name for name, blockers in _stand_in_plan(tuple(routes)) if not any(map(env.get, blockers)))
+
+
+@functools.lru_cache(maxsize=8)
+def _stand_in_plan(routes: tuple[Route, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per variable that may get the stand-in key, the variables any of which, when set, keep it out: worked out
+    once per session's routes, so that a repetition only reads the environment (a few variables)."""
     known = {name for names in SDK_KEY_ENVS.values() for name in names}
-    names: list[str] = []
+    plan: dict[str, tuple[str, ...]] = {}
     for route in routes:
+        if route.key_env not in known:
+            plan.setdefault(route.key_env, (route.key_env,))
         sdk = SDK_KEY_ENVS.get(route.provider, ())
-        wanted = [] if route.key_env in known else [route.key_env]
-        if sdk and not any(env.get(name) for name in sdk):
-            wanted.append(sdk[0])
-        names += [name for name in wanted if not env.get(name) and name not in names]
-    return tuple(names)
+        if sdk:
+            plan.setdefault(sdk[0], sdk)
+    return tuple(plan.items())
 
 
 @contextmanager
 def stand_in_keys(names: Iterable[str]) -> Iterator[tuple[str, ...]]:
     """Put the stand-in key in each unset (or empty) variable of ``names`` for the duration; afterwards each one
     that still holds it is restored as it was (unset, or empty). Yields the variables filled."""
-    previous = {name: os.environ.get(name) for name in names if not os.environ.get(name)}
+    previous = {name: value for name in names if not (value := os.environ.get(name))}
     for name in previous:
         os.environ[name] = REPLAY_KEY
     try:
