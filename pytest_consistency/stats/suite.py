@@ -8,15 +8,30 @@ because they answer different questions:
 repetitions are independent Bernoulli trials). The truth is e.g. Gap = mean_i(p_i - p_i^k_i).
 
 * T <= 3 tasks: the image of a simultaneous box of exact Clopper-Pearson intervals, one per task at level
-  confidence^(1/T) (Sidak): [min, max] of the metric over the box. Coverage is guaranteed (all p_i are in their
-  intervals at once with probability >= confidence); with T = 1 it is the exact per-task interval.
+  confidence^(1/T) (Sidak): [min, max] of the metric over the box. Its coverage holds for any pass rates (all p_i
+  are in their intervals at once with probability >= confidence); with T = 1 it is the exact per-task interval.
 * T >= 4 tasks: the unbiased estimate (metrics.py) +- (z * SE+ + half a lattice step), where SE+ uses for each task
   the largest variance its estimator can have while p_i stays inside the task's Clopper-Pearson interval, and the
-  half step is the continuity correction for the lattice the estimate lives on. Clipped to the metric's range.
-* Every T, when all tasks share n and k: Mean@k is the exact Clopper-Pearson interval of all passes pooled, and
-  while the counts do not contradict equal pass rates, pass^k's bottom and the gap's top are widened by what the
-  pooled interval implies through Jensen's inequality (:func:`_with_pooled_bounds`). That covers the hard corner
-  (a few tasks that nearly always pass: all of them passing every time is likely and the estimated gap is then 0).
+  half step is the continuity correction for the lattice the estimate lives on. Clipped to the metric's range. This
+  is a normal approximation: its coverage is not guaranteed, and where the estimate's law is far from normal it fell
+  short (all tasks at p = 0.08, T = 4, n = 10, k = 5: pass@k covered 0.941; p = 0.928, T = 5, n = k = 10: the gap
+  0.947; five tasks at 9/10 gave a gap of [50.8, 90.0] pp while the truth at p = 0.928 is 45.4).
+* Every T, when all tasks share n and k: Mean@k is the exact Clopper-Pearson interval of all passes pooled (valid
+  for any pass rates, by Hoeffding), and while the counts do not contradict equal pass rates each of pass^k, pass@k
+  and the gap is joined with its exact range when every task has the pooled rate (:func:`_with_pooled_bounds`):
+  [L^k, U^k], [1 - (1 - L)^k, 1 - (1 - U)^k] and the range of p - p^k over [L, U]. When every task has one pass
+  rate that makes the interval exact (coverage >= confidence whatever T, n, k and p, up to the chance that the
+  dispersion test wrongly rejects equal rates, at most about 0.001); the per-task bound keeps it wide enough for
+  unequal rates. Three of those six ends hold for unequal rates too (Jensen): pass^k's bottom, pass@k's top, the
+  gap's top.
+
+Coverage was computed exactly (every histogram of counts with its multinomial probability, no Monte Carlo error)
+at one common pass rate over T <= 10, n <= 20, every k <= n and a grid of p dense near 0 and 1
+(tests/unit/stats/coverage_grid.py; the result is in docs/metrics.md): no cell is below 0.95. With unequal rates
+it is checked by seeded simulation (tests/unit/stats/test_stats_coverage.py). The joined intervals are wider only
+where the per-task bound fell short: the mean width of pass@k at T = 4, n = 10, k = 5, p = 0.08 went from 58.8 to
+62.2 pp, of the gap at T = 5, n = k = 10, p = 0.928 from 57.0 to 58.9 pp; suites whose rates are far from alike
+(the published 168 tasks) keep their intervals.
 
 Why not the suggested per-draw posterior p_i ~ Beta(c_i + 1/2, n_i - c_i + 1/2) with percentiles: its per-task
 bias (about (1/2 - p)/(n + 1) for the rate, much more for p^k when k = n) is the same sign for every task, so it adds
@@ -25,11 +40,10 @@ boundary fix: upper bound 1 for c = n) it covered the Mean at 0.88 when all p = 
 0.00 when all p = 0.6; without the fix it never covers an all-pass suite (p = 1). Centring on the unbiased
 estimator removes the bias; taking the worst variance within each task's exact interval stops 5/5 tasks from
 counting as noise-free; the continuity correction and the exact box for very few tasks handle the discreteness.
-The price is conservatism: simulated coverage is 0.95-1.00 (tests/unit/stats check n in {3, 5, 10},
-T in {1, 3, 4, 10}, and exactly in the corner of 4-8 tasks at p 0.85-0.95), and the mean width is up to 2.2x the
-central 95 % range of the estimate for Mean@k and 3.1x for the gap (seeded simulations of 10 and 30 tasks; the
-README lists them), because five passes in five runs cannot tell p = 1 from p = 0.87, where the all-pass
-indicator is noisiest. No resampling is involved, so ``draws`` is reported as 0.
+The price is conservatism: the mean width is up to 2.2x the central 95 % range of the estimate for Mean@k and 3.1x
+for the gap (seeded simulations of 10 and 30 tasks; the README lists them), because five passes in five runs cannot
+tell p = 1 from p = 0.87, where the all-pass indicator is noisiest. No resampling is involved, so ``draws`` is
+reported as 0.
 
 ``"population"`` -- never narrower than the suite interval (task sampling only adds to repetition noise); the tasks
 are a sample from a larger population of tasks (E. Miller, "Adding Error Bars to
@@ -186,19 +200,28 @@ def _maximise(func: Callable[[float], float], lo: float, hi: float) -> float:
     return max(values[best_index], f1, f2)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
+def _worst_variance(c: int, n: int, k: int, confidence: float, metric: int) -> float:
+    """The largest variance of the task's estimator of ``metric`` while p stays in its Clopper-Pearson interval.
+
+    For Mean@k (c / n, variance p (1 - p) / n) in closed form; for the others by a grid and golden-section search,
+    which costs O(n) per evaluation.
+    """
+    ci = clopper_pearson(c, n, confidence)
+    if metric == _MEAN:
+        p = min(max(0.5, ci.low), ci.high)
+        return p * (1.0 - p) / n
+    values = tuple(float(v) for v in _estimator_values(n, k)[metric])
+
+    def variance_at(p: float) -> float:
+        return _variance(binomial_pmf(n, p), values)
+
+    return _maximise(variance_at, ci.low, ci.high)
+
+
 def _worst_variances(c: int, n: int, k: int, confidence: float) -> tuple[float, ...]:
     """For each metric, the largest variance of the task's estimator while p stays in its Clopper-Pearson interval."""
-    ci = clopper_pearson(c, n, confidence)
-    result = []
-    for exact in _estimator_values(n, k):
-        values = tuple(float(v) for v in exact)
-
-        def variance_at(p: float, values: tuple[float, ...] = values) -> float:
-            return _variance(binomial_pmf(n, p), values)
-
-        result.append(_maximise(variance_at, ci.low, ci.high))
-    return tuple(result)
+    return tuple(_worst_variance(c, n, k, confidence, metric) for metric in range(4))
 
 
 def _box_ranges(task: TaskCounts, level: float) -> tuple[tuple[float, float], ...]:
@@ -273,16 +296,34 @@ def rates_look_alike(tasks: Sequence[TaskCounts], level: float = HOMOGENEITY_LEV
     return statistic <= quantile
 
 
-def _with_pooled_bounds(out: list[Interval], tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
-    """Mean@k from the pooled interval; pass^k's bottom and the gap's top extended by what p-bar implies.
+def _pooled_image(pooled: Interval, k: int) -> tuple[Interval, Interval, Interval]:
+    """pass^k, pass@k and the gap of one pass rate p, over p in the pooled interval: their exact range."""
+    low, high = pooled.low, pooled.high
+    gap_low, gap_high = _gap_range(low, high, k)
+    return (
+        Interval(low**k, high**k),
+        Interval(1.0 - (1.0 - low) ** k, 1.0 - (1.0 - high) ** k),
+        Interval(gap_low, gap_high),
+    )
 
-    With one k for all tasks, mean(p_i^k) >= p-bar^k (convex) and mean(p_i - p_i^k) <= p-bar - p-bar^k (concave),
-    so while the pooled interval holds p-bar, pass^k is at least its lower end to the k-th and the gap at most the
-    largest p - p^k over it. The extension keeps the hard corner covered: four 10/10 tasks whose p is 0.93 have a
-    gap of 44.6 pp, above the [0, 43.9] the per-task bound gives alone. Those bounds are tight when the pass rates
-    are alike and loose otherwise (for the published 168 tasks they would move the gap's top from 30 to 52 pp), so
-    they are applied only while the counts do not contradict equal pass rates (:func:`rates_look_alike`). Either way
-    the interval only widens, so its coverage is never below the per-task bound's.
+
+def _with_pooled_bounds(out: list[Interval], tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
+    """Mean@k from the pooled interval; pass^k, pass@k and the gap joined with their image of it.
+
+    With one n and k for all tasks, the pooled Clopper-Pearson interval holds the mean pass rate p-bar at
+    ``confidence`` (Hoeffding). When every task has the same pass rate p = p-bar, the suite's pass^k, pass@k and gap
+    are p^k, 1 - (1 - p)^k and p - p^k, so their range over the pooled interval (:func:`_pooled_image`) covers them
+    at ``confidence`` too: exactly, whatever T, n and k. Each interval becomes the hull of the per-task bound (the
+    Sidak box or the normal bound, made for unequal pass rates) and that image, while the counts do not contradict
+    equal pass rates (:func:`rates_look_alike`); the hull only widens, so its coverage is never below either part's.
+
+    Three of the six ends also hold for unequal rates (Jensen: mean(p_i^k) >= p-bar^k, mean(1 - (1 - p_i)^k) <=
+    1 - (1 - p-bar)^k and mean(p_i - p_i^k) <= p-bar - p-bar^k): pass^k's bottom, pass@k's top and the gap's top.
+    The other three hold only near equal rates, where the dispersion test keeps them. Without the image the normal
+    bound under-covered where the estimate's law is far from normal: all tasks at p = 0.08, T = 4, n = 10, k = 5
+    (pass@k covered 0.941), or at p = 0.928, T = 5, n = k = 10 (the gap 0.947); four 10/10 tasks gave a gap of
+    [0, 43.9] pp while the true gap at p = 0.93 is 44.6 pp. For the published 168 tasks the image would move the
+    gap's top from 30 to 52 pp, but their rates are far from alike, so it is not used there.
     """
     pooled = pooled_interval(tasks, confidence)
     if pooled is None:
@@ -294,31 +335,49 @@ def _with_pooled_bounds(out: list[Interval], tasks: Sequence[TaskCounts], confid
     if k == 1:  # pass^1 and pass@1 are the pass rate itself
         return [mean, mean, mean, gap]
     if rates_look_alike(tasks):
-        hat = Interval(min(hat.low, pooled.low**k), hat.high)
-        gap = Interval(gap.low, max(gap.high, _gap_range(pooled.low, pooled.high, k)[1]))
+        hat, at, gap = (
+            Interval(min(a.low, b.low), max(a.high, b.high))
+            for a, b in zip((hat, at, gap), _pooled_image(pooled, k), strict=True)
+        )
     return [mean, hat, at, gap]
 
 
-def _suite_target(tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
+def _per_task_interval(tasks: Sequence[TaskCounts], confidence: float, metric: int) -> Interval:
+    """One metric's interval from the tasks' own exact intervals: the Sidak box (T <= 3) or the normal bound."""
     t = len(tasks)
-    estimates = _point_estimates(tasks)
-    ceilings = _upper_limits(tasks)
-    out: list[Interval] = []
+    estimate = _point_estimates(tasks)[metric]
+    ceiling = _upper_limits(tasks)[metric]
     if t <= FEW_TASKS_FOR_BOX:
         level = confidence ** (1.0 / t)
-        ranges = [_box_ranges(task, level) for task in tasks]
-        for metric in range(4):
-            low = math.fsum(r[metric][0] for r in ranges) / t
-            high = math.fsum(r[metric][1] for r in ranges) / t
-            out.append(_hull(low, high, estimates[metric], 0.0, ceilings[metric]))
-        return _with_pooled_bounds(out, tasks, confidence)
+        ranges = [_box_ranges(task, level)[metric] for task in tasks]
+        low = math.fsum(r[0] for r in ranges) / t
+        high = math.fsum(r[1] for r in ranges) / t
+        return _hull(low, high, estimate, 0.0, ceiling)
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    variances = [_worst_variances(task.c, task.n, task.k, confidence) for task in tasks]
-    for metric in range(4):
-        spread = z * math.sqrt(math.fsum(v[metric] for v in variances)) / t + _half_step(tasks, metric)
-        est = estimates[metric]
-        out.append(_hull(est - spread, est + spread, est, 0.0, ceilings[metric]))
-    return _with_pooled_bounds(out, tasks, confidence)
+    variance = math.fsum(_worst_variance(task.c, task.n, task.k, confidence, metric) for task in tasks)
+    spread = z * math.sqrt(variance) / t + _half_step(tasks, metric)
+    return _hull(estimate - spread, estimate + spread, estimate, 0.0, ceiling)
+
+
+def _suite_target(tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
+    return _with_pooled_bounds([_per_task_interval(tasks, confidence, m) for m in range(4)], tasks, confidence)
+
+
+def mean_interval(tasks: Sequence[TaskCounts], confidence: float = 0.95) -> Interval:
+    """The suite-target interval of the task-averaged pass rate alone: ``suite_intervals(...).mean_at_k``, without
+    the work the other metrics take (their worst variances cost O(n) per evaluation).
+
+    The pooled Clopper-Pearson interval when every task has the same n and k, else the Sidak box (T <= 3) or the
+    worst-variance normal bound.
+    """
+    check_confidence(confidence)
+    _check_tasks(tasks)
+    if not tasks:
+        raise ValueError("mean_interval needs at least one task")
+    pooled = pooled_interval(tasks, confidence)
+    if pooled is not None:
+        return _hull(pooled.low, pooled.high, _point_estimates(tasks)[_MEAN], 0.0, 1.0)
+    return _per_task_interval(tasks, confidence, _MEAN)
 
 
 def _percentile_interval(values: list[float], confidence: float) -> tuple[float, float]:
