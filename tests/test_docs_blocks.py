@@ -6,12 +6,14 @@ tests/docs/run.py. Items are ``PAGE:LINE-LANG``, so ``-k recipes`` runs one page
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from docs.blocks import ROOT, Block, DirectiveError, page_blocks, pages
-from docs.run import command_env, run_commands, run_consistency_yaml, run_python, run_yaml
+from docs.run import command_env, run_commands, run_consistency_yaml, run_python, run_yaml, venv_bin
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_openai import GOOD_KEY
 
@@ -30,6 +32,23 @@ def collected() -> tuple[list[Block], list[tuple[str, str]]]:
 BLOCKS, BROKEN = collected()
 
 
+def require_venv(block: Block) -> None:
+    """A block whose commands run in another venv (``venv=``) skips without it, naming the README's command that
+    creates it; in CI, where that command has run, it fails instead."""
+    if (venv_bin(block) / "python").is_file():
+        return
+    venv = re.escape(block.options["venv"])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"python3 -m venv {venv} && {venv}/bin/pip install (?:(?! &&)[^\n\\])+", readme)
+    message = f"{block.id}: runs in {ROOT / block.options['venv']}, which does not exist"
+    if found is None:
+        pytest.fail(f"{message}, and no command of the README makes it")
+    message += f"; create it from the repository's root with: {found.group(0).strip()}"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 @pytest.mark.parametrize("page, error", BROKEN or [("", "")], ids=[p for p, _ in BROKEN] or ["none"])
 def test_every_directive_is_readable(page: str, error: str) -> None:
     assert not error, error
@@ -40,6 +59,8 @@ def test_block(block: Block, pytester: pytest.Pytester, request: pytest.FixtureR
     kind = block.kind
     if kind == "skip":
         pytest.skip(f"{block.id}: {block.options['skip']}")
+    if "venv" in block.options:
+        require_venv(block)
     workdir: Path = pytester.path
     if kind == "python":
         run_python(block, workdir)

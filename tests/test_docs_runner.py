@@ -6,10 +6,11 @@ repository's pages.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from docs.blocks import DirectiveError, output_mismatch, page_blocks
+from docs.blocks import ROOT, DirectiveError, output_mismatch, page_blocks
 from docs.run import BlockFailed, command_env, run_commands, run_consistency_yaml, run_python
 
 FENCE = "```"
@@ -99,12 +100,22 @@ def test_continue_runs_after_the_pages_earlier_python(tmp_path: Path) -> None:
         ("<!-- docs: file=test_x.py -->\n~~~python\npass\n~~~\n", "not followed by a console or bash block"),
         ("<!-- docs: server=gemini -->\n~~~console\n$ ls\n~~~\n", "server=gemini is not one of"),
         ("<!-- docs: colour=red -->\n~~~bash\nls\n~~~\n", "unknown directive word 'colour=red'"),
+        ("<!-- docs: venv=/opt/venv -->\n~~~bash\nls\n~~~\n", "venv=/opt/venv is not a venv of the repository's"),
+        ("<!-- docs: venv=.venv-x -->\n~~~python\npass\n~~~\n", "venv= is for console and bash blocks"),
     ],
-    ids=["empty reason", "bare skip", "orphan", "file never run", "server", "unknown key"],
+    ids=["empty reason", "bare skip", "orphan", "file never run", "server", "unknown key", "venv path", "venv python"],
 )
 def test_a_directive_that_cannot_be_read_fails_the_page(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(DirectiveError, match=message):
         page_blocks(page(tmp_path, text), root=tmp_path)
+
+
+def test_a_venv_blocks_commands_are_that_venvs(tmp_path: Path) -> None:
+    """``venv=.venv-openai2``: its ``pytest`` and ``python`` come first, not the test venv's."""
+    (block,) = runnable(page(tmp_path, "<!-- docs: venv=.venv-openai2 -->\n~~~bash\npython -V\n~~~\n"))
+    env = command_env(block, {})
+    assert env["PATH"].split(os.pathsep)[0] == str(ROOT / ".venv-openai2" / "bin")
+    assert env["PYTHON"] == str(ROOT / ".venv-openai2" / "bin" / "python")
 
 
 def test_blocks_shown_inside_a_longer_fence_are_not_run(tmp_path: Path) -> None:

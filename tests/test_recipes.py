@@ -5,14 +5,20 @@ keep process-wide caches, which is what some recipes are about), records cassett
 replays them, with ``--route-drift-max=0``. Every repetition must pass and no task may drift, and the replay must
 give each repetition the answer and the calls its recording had (the newer recipes replay under ``-n 2`` too). Then
 each recipe runs without its setting ("if you forget"), and the drift or failure the page promises must show up: a
-recipe whose setting changed nothing would fail here.
+recipe whose setting changed nothing would fail here. The instructor and LlamaIndex recipes need openai 2.x, which the
+other frameworks do not install beside: their sessions run with the interpreter of ``.venv-openai2`` (the README's
+test command makes it), against the same loopback servers, so they also show the plugin on openai 2.x (httpx).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib.util
+import json
+import os
 import re
+import subprocess
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -97,8 +103,8 @@ class Recipe:
     step: Step | None = None
     #: Replayed under ``-n 2`` too, and compared with the recording there as well.
     xdist: bool = False
-    #: The module the recipe needs when the ``recipes`` extra cannot install it, and why: skipped without it.
-    requires: tuple[str, str] | None = None
+    #: Its framework needs openai 2.x: its sessions run in ``.venv-openai2`` (``OPENAI2_INSTALL``).
+    openai2: bool = False
     #: A conftest for the sessions (not part of the recipe), and whether HOME is the test's directory.
     conftest: str | None = None
     home: bool = False
@@ -139,13 +145,9 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
             step=INVOICE_TOOL_CALL,
             answer={"number": 4121, "paid": True},
             xdist=True,
-            requires=("instructor", NOT_INSTALLABLE.format("instructor")),
+            openai2=True,
         ),
-        "test_llama_index.py": Recipe(
-            tasks=2,
-            xdist=True,
-            requires=("llama_index.llms.openai_like", NOT_INSTALLABLE.format("llama-index-llms-openai")),
-        ),
+        "test_llama_index.py": Recipe(tasks=2, xdist=True, openai2=True),
         "test_haystack.py": Recipe(
             tasks=2,
             env={"HAYSTACK_TELEMETRY_ENABLED": "False"},
@@ -157,10 +159,25 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
     }
 
 
-NOT_INSTALLABLE = (
-    "{} is not installed: no release of it installs beside the recipes extra (docs/recipes.md says why); "
-    "installed by hand (pip install --no-deps), this recipe runs"
-)
+#: The venv of the recipes whose frameworks need openai 2.x (instructor, LlamaIndex): no release of them installs
+#: beside the recipes extra (docs/recipes.md says why). The README's test command makes it with this command, as
+#: .ci/run does; where it is missing these recipes skip, naming it (in CI, where it must exist, they fail).
+OPENAI2_VENV = ROOT / ".venv-openai2"
+OPENAI2_INSTALL = "python3 -m venv .venv-openai2 && .venv-openai2/bin/pip install -e '.[recipes-openai2]'"
+
+
+def openai2_python() -> str:
+    """The interpreter of ``.venv-openai2``, or a skip (a failure in CI) that says which command creates it."""
+    python = OPENAI2_VENV / "bin" / "python"
+    if not python.is_file():
+        message = (
+            f"{OPENAI2_VENV} does not exist (instructor and LlamaIndex with openai 2.x, which do not install beside "
+            f"the recipes extra); create it from the repository's root with: {OPENAI2_INSTALL}"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return str(python)
 
 
 #: Every working recipe; ``test_langchain_forgot.py`` is the page's example of the mistake.
@@ -233,9 +250,12 @@ def posthog_sink(monkeypatch: pytest.MonkeyPatch) -> Iterator[PostHogSink]:
     sink.stop()
 
 
-def session(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) -> pytest.RunResult:
-    """The recipe's pytest session on the loopback routes, in cassette mode ``mode``, writing report.json."""
-    return pytester.runpytest_subprocess(
+def session(
+    pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str, python: str | None = None
+) -> pytest.RunResult:
+    """The recipe's pytest session on the loopback routes, in cassette mode ``mode``, writing report.json; with
+    ``python``, run by that interpreter (another venv's) as ``runpytest_subprocess`` runs it with this one's."""
+    options = (
         f"--consistency-base-url={fake.base_url}",
         "--consistency-model=fake-model",
         f"--consistency-anthropic-model={CLAUDE_MODEL}",
@@ -244,8 +264,11 @@ def session(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, *args: str) 
         "-p",
         "no:randomly",
         *args,
-        timeout=300,
     )
+    if python is None:
+        return pytester.runpytest_subprocess(*options, timeout=300)
+    basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=pytester.path)
+    return pytester.run(python, "-mpytest", f"--basetemp={basetemp}", *options, timeout=300)
 
 
 def write(pytester: pytest.Pytester, name: str, source: str | None = None) -> None:
@@ -333,6 +356,38 @@ def test_the_frameworks_of_the_recipes_are_installed() -> None:
     assert not missing, f"not installed: {', '.join(missing)}; install the test extra: pip install -e '.[test]'"
 
 
+#: What ``.venv-openai2`` must hold for its recipes, as its interpreter finds it: module -> distribution.
+OPENAI2_FRAMEWORKS = {
+    "instructor": "instructor",
+    "llama_index.core": "llama-index-core",
+    "llama_index.llms.openai": "llama-index-llms-openai",
+    "llama_index.llms.openai_like": "llama-index-llms-openai-like",
+    "pytest_asyncio": "pytest-asyncio",
+    "xdist": "pytest-xdist",
+}
+
+#: Run by ``.venv-openai2``'s interpreter (outside the checkout, which would otherwise be first on its path).
+OPENAI2_PROBE = """
+import importlib.util, json, sys
+import openai, pytest_consistency
+found = {m: importlib.util.find_spec(m) is not None for m in json.loads(sys.argv[1])}
+print(json.dumps({"openai": openai.__version__, "plugin": pytest_consistency.__file__, "found": found}))
+"""
+
+
+def test_the_openai2_venv_holds_openai_2_and_the_plugin_of_this_checkout(tmp_path: Path) -> None:
+    """Its recipes test this working tree's plugin on openai 2.x: not an installed copy, not openai 3."""
+    python = openai2_python()
+    command = [python, "-c", OPENAI2_PROBE, json.dumps(sorted(OPENAI2_FRAMEWORKS))]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    probe = json.loads(result.stdout)
+    assert probe["openai"].startswith("2."), f"{probe['openai']}: recreate it with {OPENAI2_INSTALL}"
+    assert Path(probe["plugin"]).parent == ROOT / "pytest_consistency", f"{probe['plugin']}: install it with -e"
+    missing = [OPENAI2_FRAMEWORKS[m] for m, found in probe["found"].items() if not found]
+    assert not missing, f"not in {OPENAI2_VENV}: {', '.join(missing)}; recreate it with {OPENAI2_INSTALL}"
+
+
 def test_the_page_holds_every_recipe() -> None:
     assert sorted(recipes()) == sorted([*WORKING, "test_langchain_forgot.py"])
 
@@ -346,8 +401,7 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
     name: str,
 ) -> None:
     recipe = cases(both)[name]
-    if recipe.requires is not None and not installed(recipe.requires[0]):
-        pytest.skip(recipe.requires[1])
+    python = openai2_python() if recipe.openai2 else None
     for variable, value in recipe.env.items():
         monkeypatch.setenv(variable, value)
     if recipe.home:
@@ -361,7 +415,7 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
     recorded = None
     runs = [("once", ()), ("none", ())] + ([("none", ("-n", "2"))] if recipe.xdist else [])
     for mode, workers in runs:
-        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args, *workers)
+        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args, *workers, python=python)
         assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
         result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
         cassettes = sorted(p.name for p in (pytester.path / "cassettes").rglob("*.yaml"))
@@ -544,8 +598,7 @@ def test_llama_index_openai_class_rejects_an_unknown_name_and_a_known_one_is_dri
 ) -> None:
     """``llama_index.llms.openai.OpenAI`` instead of ``OpenAILike``: the route's model is refused by name, and a
     name it knows is sent as it is, another model than the route's."""
-    if not installed("llama_index.llms.openai_like"):
-        pytest.skip(NOT_INSTALLABLE.format("llama-index-llms-openai"))
+    python = openai2_python()
     source = recipes()["test_llama_index.py"]
     pinned = "OpenAILike(\n        model=model, is_chat_model=True, context_window=8192, "
     assert source.count(pinned) == 1
@@ -553,7 +606,7 @@ def test_llama_index_openai_class_rejects_an_unknown_name_and_a_known_one_is_dri
         "from llama_index.llms.openai_like import OpenAILike", "from llama_index.llms.openai import OpenAI"
     )
     write(pytester, "test_llama_index.py", source)
-    result = session(pytester, both, "once", "--route-drift-max=0")
+    result = session(pytester, both, "once", "--route-drift-max=0", python=python)
     assert result.ret == 1, result.stdout.str()[-3000:]
     if outcome.startswith("ValueError"):
         result.stdout.fnmatch_lines([f"E * {outcome}. Please provide a valid OpenAI model name in:*"])

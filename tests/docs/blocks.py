@@ -27,9 +27,11 @@ SHELL = ("bash", "sh", "shell")
 RUNNABLE = PYTHON + YAML + CONSOLE + SHELL
 
 #: Keys a directive may carry; a flag has no value.
-KEYS = {"skip", "file", "exit", "server", "env"}
+KEYS = {"skip", "file", "exit", "server", "env", "venv"}
 FLAGS = {"continue", "examples"}
 SERVERS = ("openai", "anthropic", "both")
+#: ``venv=``: one of the repository's own venvs, by its directory name (``.venv-openai2``), never a path elsewhere.
+VENV = re.compile(r"\.venv(?:-[\w.]+)?")
 
 DIRECTIVE = re.compile(r"<!--\s*docs:(?P<body>.*?)-->", re.DOTALL)
 LEXER = RawFencedCodeBlockLexer(
@@ -96,6 +98,8 @@ def parse_directive(body: str, where: str) -> dict[str, str]:
         raise DirectiveError(f'{where}: skip needs a reason: <!-- docs: skip="why this block is not run" -->')
     if options.get("server", "openai") not in SERVERS:
         raise DirectiveError(f"{where}: server={options['server']} is not one of {', '.join(SERVERS)}")
+    if "venv" in options and not VENV.fullmatch(options["venv"]):
+        raise DirectiveError(f"{where}: venv={options['venv']} is not a venv of the repository's root (.venv-NAME)")
     if "exit" in options and not options["exit"].isdigit():
         raise DirectiveError(f"{where}: exit={options['exit']} is not an exit status")
     return options
@@ -132,6 +136,9 @@ def page_blocks(path: Path, root: Path = ROOT) -> list[Block]:
         language = str(region.lexemes["language"]).lower()
         block = Block(page, line, language, str(region.lexemes["source"]), options)
         kind = block.kind
+        if "venv" in options and kind not in ("console", "shell", "skip"):
+            where = f"{page}:{line}"
+            raise DirectiveError(f"{where}: venv= is for console and bash blocks (their commands run in that venv)")
         if kind == "file":
             pending_files.append(block)
         elif kind in ("console", "shell"):

@@ -91,11 +91,18 @@ def copy_examples(workdir: Path) -> None:
     shutil.copy(ROOT / "conftest_example.py", workdir)
 
 
+def venv_bin(block: Block) -> Path:
+    """Where the block's ``pytest`` and ``python`` come from: the test venv, or the one its ``venv=`` names."""
+    return ROOT / block.options["venv"] / "bin" if "venv" in block.options else BIN
+
+
 def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    bin_dir = venv_bin(block)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     env["COLUMNS"] = "80"
-    env["PYTHON"] = sys.executable  # scripts/ci_local.sh runs the example suite with it
+    # scripts/ci_local.sh runs the example suite with it
+    env["PYTHON"] = str(bin_dir / "python") if "venv" in block.options else sys.executable
     env["PYTHONIOENCODING"] = "utf-8"
     env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:cacheprovider").strip()
     if "openai" in servers:
