@@ -41,9 +41,7 @@ def suites(draw: Any) -> dict[str, Any]:
     n = draw(st.integers(1, 6))
     tasks = draw(st.integers(1, 7))
     patterns = {f"t{i}": "".join(draw(st.sampled_from("PPPF")) for _ in range(n)) for i in range(tasks)}
-    answers = {
-        task: [draw(st.sampled_from(ANSWERS)) for _ in range(n)] for task in patterns if draw(st.booleans())
-    }
+    answers = {task: [draw(st.sampled_from(ANSWERS)) for _ in range(n)] for task in patterns if draw(st.booleans())}
     gates: dict[str, float] = {}
     for dest, high in (("consistency_gap_max", 100), ("answer_disagreement_max", 100), ("pass_hat_k_min", 100)):
         if draw(st.booleans()):
@@ -84,9 +82,7 @@ def curtail(reps: list[RepetitionResult]) -> None:
         tally[rep.task_id] = [passes + rep.succeeded, failures + (not rep.succeeded)]
 
 
-def session(
-    reps: list[RepetitionResult], suite: dict[str, Any], shard: str | None = None
-) -> SessionSummary:
+def session(reps: list[RepetitionResult], suite: dict[str, Any], shard: str | None = None) -> SessionSummary:
     """A session's summary as the plugin makes it, with its gates decided; read back from its JSON report."""
     equivalence: Callable[[Any, Any, str], bool] = lenient if suite["hook"] else default_equivalence
     run = RunFacts(
