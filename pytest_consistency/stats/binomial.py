@@ -70,11 +70,36 @@ def binomial_pmf(n: int, p: float) -> list[float]:
 
 
 def _mass(n: int, p: float, outcomes: range) -> float:
-    """P(X in outcomes) for X ~ Binomial(n, p), 0 < p < 1, summed term by term in log space (no cancellation)."""
+    """P(X in outcomes) for X ~ Binomial(n, p), 0 < p < 1, summed term by term in log space (no cancellation).
+
+    ``outcomes`` is a run of consecutive counts. The sum starts at its largest term (the binomial law is unimodal) and
+    goes outwards, stopping on each side once the terms left, at most the current one times how many remain, are
+    below 1e-17 of the sum: O(sqrt(n)) terms instead of O(n) (a pooled interval of 200 tasks x 2000 repetitions
+    summed 400,000 terms per Newton step).
+    """
+    low, high = outcomes.start, outcomes.stop - 1
+    if low > high:
+        return 0.0
     lc = _log_comb(n)
     lp = math.log(p)
     lq = math.log1p(-p)
-    return math.fsum(math.exp(lc[j] + j * lp + (n - j) * lq) for j in outcomes)
+
+    def term(j: int) -> float:
+        return math.exp(lc[j] + j * lp + (n - j) * lq)
+
+    peak = min(max(int((n + 1) * p), low), high)
+    terms = [term(peak)]
+    total = terms[0]
+    for step, end in ((1, high), (-1, low)):
+        j = peak
+        while j != end:
+            j += step
+            value = term(j)
+            terms.append(value)
+            total += value
+            if value * abs(end - j) < 1e-17 * total:
+                break
+    return math.fsum(terms)
 
 
 def binomial_sf(c: int, n: int, p: float) -> float:

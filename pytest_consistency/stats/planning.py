@@ -3,9 +3,13 @@
 It exists so an inconclusive verdict comes with an actionable number instead of "rerun and hope".
 ``repetitions_to_decide`` assumes the interval's half-width on the threshold's side shrinks like 1/sqrt(n) when
 every task gets more repetitions and the estimate stays where it is; that is the large-sample rate, so the answer is
-a planning figure ("likely enough"), not a guarantee. ``repetitions_for_drop`` is exact: it enumerates every
-outcome of two runs of n repetitions and the rejection region of the exact one-sided test (Boschloo or Fisher).
-Standard library only.
+a planning figure ("likely enough"), not a guarantee. ``repetitions_for_drop`` is exact: the rejection region of the
+exact one-sided test (Boschloo or Fisher) is found exactly (significance.fisher_region: for each baseline count, the
+current counts it rejects are 0..b), and its probability under the two pass rates is summed row by row, O(n) per
+region. Boschloo's region is the largest Fisher region {Fisher p <= t} whose size (supremum over the common pass
+rate) stays within alpha; t is found by bisection on log t to 1e-9 relative, which separates every pair of Fisher
+p-values at small n (so the region is exact there) and at most leaves out tables whose p-value is within 1e-9 of the
+boundary at large n. Standard library only.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import lru_cache
+from itertools import accumulate
 
 from pytest_consistency.stats.binomial import binomial_pmf, check_positive_int
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.significance import TESTS, fisher_statistics, region_log_weights, supremum_over_nuisance
+from pytest_consistency.stats.significance import TESTS, Region, fisher_region, region_size
 
 _PLANNING_GRID = 400
 
@@ -50,27 +55,43 @@ def repetitions_to_decide(n: int, estimate: float, interval: Interval, threshold
 
 
 @lru_cache(maxsize=256)
-def _rejection_threshold(n1: int, n2: int, alpha: float, test: str) -> Fraction | None:
-    """Largest Fisher statistic at which ``test`` still rejects at ``alpha`` (the region is {Fisher p <= it})."""
-    values = sorted({value for row in fisher_statistics(n1, n2) for value in row})
+def _rejection_region(n1: int, n2: int, alpha: float, test: str) -> Region | None:
+    """The largest region {Fisher p <= t} that ``test`` rejects at ``alpha``; None when it rejects no table."""
+    fisher = fisher_region(n1, n2, Fraction(alpha))
     if test == "fisher":
-        accepted = [v for v in values if v <= alpha]
-        return accepted[-1] if accepted else None
+        return None if _is_empty(fisher) else fisher
 
-    # Boschloo's p-value is sup_pi P(Fisher p <= t), increasing in t: binary search the largest t with it <= alpha.
-    def p_value(t: Fraction) -> float:
-        return supremum_over_nuisance(region_log_weights(n1, n2, t), n1 + n2, _PLANNING_GRID)
+    # Boschloo's size sup_pi P(Fisher p <= t) is at most t and grows with t: find the largest t whose size is at
+    # most alpha. Start at t = alpha (valid), step towards the boundary with the secant of log size against log t,
+    # then bisect on log t.
+    def size(t: float) -> float:
+        return region_size(fisher_region(n1, n2, Fraction(t)), _PLANNING_GRID)
 
-    if p_value(values[0]) > alpha:
-        return None
-    lo, hi = 0, len(values) - 1  # invariant: values[lo] rejects; everything above values[hi] does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if p_value(values[mid]) <= alpha:
-            lo = mid
+    low, high = float(alpha), 1.0
+    guess = low
+    for _ in range(6):
+        value = size(guess)
+        if value <= alpha:
+            low = max(low, guess)
         else:
-            hi = mid - 1
-    return values[lo]
+            high = min(high, guess)
+        if value <= 0.0 or not low < high:
+            break
+        guess = min(max(guess * alpha / value, low), high)
+        if guess in (low, high):
+            break
+    while high / low - 1.0 > 1e-9:
+        middle = math.sqrt(low * high)
+        if size(middle) <= alpha:
+            low = middle
+        else:
+            high = middle
+    region = fisher_region(n1, n2, Fraction(low))
+    return None if _is_empty(region) else region
+
+
+def _is_empty(region: Region) -> bool:
+    return all(x > min(region.n1, s) for s, x in enumerate(region.first))
 
 
 def power(n: int, p_baseline: float, p_current: float, alpha: float = 0.05, test: str = "boschloo") -> float:
@@ -82,15 +103,22 @@ def power(n: int, p_baseline: float, p_current: float, alpha: float = 0.05, test
     _check_alpha(alpha)
     if test not in TESTS:
         raise ValueError(f"test must be one of {TESTS}, got {test!r}")
-    threshold = _rejection_threshold(n, n, float(alpha), test)
-    if threshold is None:
+    region = _rejection_region(n, n, float(alpha), test)
+    if region is None:
         return 0.0
-    stats = fisher_statistics(n, n)
     baseline = binomial_pmf(n, p_baseline)
-    current = binomial_pmf(n, p_current)
-    return math.fsum(
-        baseline[x1] * current[x2] for x1 in range(n + 1) for x2 in range(n + 1) if stats[x1][x2] <= threshold
-    )
+    cumulative = list(accumulate(binomial_pmf(n, p_current)))
+    # (x1, x2) is rejected when x1 >= first[x1 + x2]; first never decreases, so row x1 rejects x2 = 0..last - x1,
+    # last the largest total whose first count is at most x1.
+    terms = []
+    last = -1
+    for x1 in range(n + 1):
+        while last + 1 <= 2 * n and region.first[last + 1] <= x1:
+            last += 1
+        top = min(n, last - x1)
+        if top >= 0:
+            terms.append(baseline[x1] * cumulative[top])
+    return math.fsum(terms)
 
 
 def repetitions_for_drop(
