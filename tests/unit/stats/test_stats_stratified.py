@@ -1,9 +1,14 @@
-"""The exact stratified (conditional) test of a suite-level drop, and the pooled pass-rate change.
+"""The exact stratified (conditional) test of a suite-level drop, and the task-averaged pass-rate change.
 
 Known figures: one task alone is Fisher's one-sided exact test (5/5 -> 2/5: 1/12); a task at 5/5 -> 4/5 given its
 nine passes has the baseline's five passes with probability 1/2, so twenty such tasks give 2^-20. The null
 distribution is checked against a brute-force sum of scipy's hypergeometric probabilities, and the level is checked
-exactly, by enumerating every outcome of small suites, at a grid of pass rates.
+exactly, by enumerating every outcome of small suites, at a grid of pass rates. Large suites (the tilted fixed-point
+convolution) are checked against the exact integer convolution to 1e-12 relative.
+
+The change figure is the task-averaged one, mean_i(c2_i / n2_i - c1_i / n1_i), so it agrees with the test: the
+pooled change (all passes over all repetitions) read -96.1 pp [-99.95, -76.3] beside p = 1 for two unchanged tasks
+with unequal repetitions (test_simpsons_paradox_no_task_changed failed on that code).
 """
 
 from __future__ import annotations
@@ -14,10 +19,13 @@ import random
 from fractions import Fraction
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from pytest_consistency.stats import stratified
 from pytest_consistency.stats.binomial import binomial_pmf
 from pytest_consistency.stats.significance import fisher_one_sided
-from pytest_consistency.stats.stratified import Stratum, stratified_drop, stratified_p_value
+from pytest_consistency.stats.stratified import EXACT_PRODUCTS, Stratum, stratified_drop, stratified_p_value
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -76,7 +84,7 @@ def test_exact_false_alarm_rate_is_at_most_alpha(rates: tuple[float, ...], n: in
     assert alarm <= 0.05
 
 
-def test_pooled_change_and_its_interval() -> None:
+def test_the_change_and_its_interval_with_equal_repetitions() -> None:
     result = stratified_drop([Stratum(5, 5, 4, 5)] * 20)
     assert result is not None
     assert (result.baseline_rate, result.current_rate, result.change_pp) == (1.0, 0.8, pytest.approx(-20.0))
@@ -90,7 +98,7 @@ def test_pooled_change_and_its_interval() -> None:
 
 
 @pytest.mark.parametrize("p", [0.5, 0.85, 0.93, 1.0])
-def test_pooled_change_interval_covers_the_true_change_exactly(p: float) -> None:
+def test_change_interval_covers_the_true_change_exactly(p: float) -> None:
     """Three tasks at n = 3, baseline p, current p x 0.8: exact coverage over every outcome is >= 0.95."""
     n, t = 3, 3
     before, after = binomial_pmf(n, p), binomial_pmf(n, 0.8 * p)
@@ -111,3 +119,108 @@ def test_bad_input_is_refused() -> None:
         stratified_drop([(5, 5, 4, 5)])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="confidence"):
         stratified_drop([Stratum(5, 5, 4, 5)], confidence=1.5)
+
+
+# --- the change figure agrees with the test (Simpson's paradox) ----------------------------------------------------
+
+
+def test_simpsons_paradox_no_task_changed() -> None:
+    """Task A passed 50 of 50 in the baseline and 1 of 1 now; task B failed 1 of 1 and now 0 of 50. Neither changed,
+    the test says p = 1, and the pooled figure said 98.0 % -> 2.0 %, -96.1 pp. The task-averaged figure is 0."""
+    result = stratified_drop([Stratum(50, 50, 1, 1), Stratum(0, 1, 0, 50)])
+    assert result is not None
+    assert result.p_value == 1.0
+    assert (result.baseline_rate, result.current_rate, result.change_pp) == (0.5, 0.5, 0.0)
+    assert result.change_interval.contains(0.0)
+
+
+def test_unequal_allocation_with_a_real_drop_reads_as_a_drop() -> None:
+    """The same rates with the runs' repetitions swapped give the same figure: it depends on the rates, not on n."""
+    a = stratified_drop([Stratum(20, 20, 2, 5), Stratum(5, 5, 10, 20), Stratum(10, 20, 3, 5), Stratum(4, 5, 16, 20)])
+    b = stratified_drop([Stratum(5, 5, 8, 20), Stratum(20, 20, 5, 10), Stratum(5, 10, 12, 20), Stratum(16, 20, 4, 5)])
+    assert a is not None and b is not None
+    assert a.change_pp == pytest.approx(b.change_pp) == pytest.approx(-25.0)
+    assert a.change_interval.contains(-25.0) and b.change_interval.contains(-25.0)
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> list[tuple[int, int, int]]:
+    """Tasks as (passes, repetitions in the baseline, scale of the current run's repetitions)."""
+    tasks = draw(st.lists(st.tuples(st.integers(1, 30), st.integers(1, 4)), min_size=1, max_size=12))
+    return [(draw(st.integers(0, n)), n, scale) for n, scale in tasks]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs())
+def test_no_change_reads_zero_whatever_the_repetitions(tasks: list[tuple[int, int, int]]) -> None:
+    """Every task at the same pass rate in both runs (same counts, or the counts scaled with n): change 0, inside."""
+    for strata in (
+        [Stratum(c, n, c, n) for c, n, _ in tasks],
+        [Stratum(c, n, c * scale, n * scale) for c, n, scale in tasks],
+    ):
+        result = stratified_drop(strata)
+        assert result is not None
+        assert result.change_pp == 0.0 and result.baseline_rate == result.current_rate
+        assert result.change_interval.contains(0.0)
+
+
+@pytest.mark.parametrize("p", [0.3, 0.7, 0.9, 1.0])
+def test_change_interval_covers_with_unequal_repetitions_exactly(p: float) -> None:
+    """Three tasks with n = 1, 3, 6 in the baseline and 6, 3, 1 now, every rate p -> 0.85 p: every outcome."""
+    sizes = [(1, 6), (3, 3), (6, 1)]
+    truth = (0.85 * p - p) * 100
+    laws = [(binomial_pmf(n1, p), binomial_pmf(n2, 0.85 * p)) for n1, n2 in sizes]
+    covered = 0.0
+    ranges = [range(n + 1) for pair in sizes for n in pair]
+    for counts in itertools.product(*ranges):
+        strata = [Stratum(counts[2 * i], n1, counts[2 * i + 1], n2) for i, (n1, n2) in enumerate(sizes)]
+        result = stratified_drop(strata)
+        assert result is not None
+        if result.change_interval.contains(truth):
+            covered += math.prod(b[counts[2 * i]] * c[counts[2 * i + 1]] for i, (b, c) in enumerate(laws))
+    assert covered >= 0.95
+
+
+# --- large suites: the tilted convolution equals the exact one ------------------------------------------------------
+
+
+def exact_tail(strata: tuple[tuple[int, int, int], ...], observed: int) -> Fraction:
+    offset, weights, total = stratified._null_distribution(strata)
+    return Fraction(sum(weights[max(0, observed - offset) :]), total)
+
+
+@st.composite
+def suites(draw: st.DrawFn) -> tuple[tuple[tuple[int, int, int], ...], int]:
+    strata = []
+    for _ in range(draw(st.integers(2, 10))):
+        n1, n2 = draw(st.integers(1, 25)), draw(st.integers(1, 25))
+        strata.append((n1, n2, draw(st.integers(1, n1 + n2 - 1))))
+    key = tuple(sorted(strata))
+    low = sum(max(0, s - n2) for n1, n2, s in key)
+    high = sum(min(n1, s) for n1, n2, s in key)
+    return key, draw(st.integers(low, high))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(suites())
+def test_the_tilted_convolution_equals_the_exact_one(suite: tuple[tuple[tuple[int, int, int], ...], int]) -> None:
+    strata, observed = suite
+    exact = float(exact_tail(strata, observed))
+    fast = stratified._tilted_tail(strata, observed)
+    assert fast == pytest.approx(exact, rel=1e-12, abs=1e-300), (strata, observed)
+
+
+@pytest.mark.parametrize(("tasks", "n", "scale"), [(25, 60, 0.95), (150, 10, 1.0), (12, 150, 0.9), (40, 40, 0.97)])
+def test_large_suites_leave_the_exact_convolution_and_keep_its_value(tasks: int, n: int, scale: float) -> None:
+    rng = random.Random(tasks * n)
+    strata = []
+    for _ in range(tasks):
+        p = rng.uniform(0.2, 0.95)
+        strata.append(
+            Stratum(sum(rng.random() < p for _ in range(n)), n, sum(rng.random() < p * scale for _ in range(n)), n)
+        )
+    informative = [t for t in strata if 0 < t.c1 + t.c2 < 2 * n]
+    key = tuple(sorted((t.n1, t.n2, t.c1 + t.c2) for t in informative))
+    assert stratified.exact_products(key) > EXACT_PRODUCTS  # the fast path
+    exact = float(exact_tail(key, sum(t.c1 for t in informative)))
+    assert float(stratified_p_value(strata)) == pytest.approx(exact, rel=1e-12)
