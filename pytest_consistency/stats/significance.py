@@ -160,7 +160,7 @@ class Region:
         return self.n1 + self.n2
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)
 def fisher_region(n1: int, n2: int, threshold: Fraction) -> Region:
     """The tables whose one-sided Fisher p-value is at most ``threshold``, found by one exact walk over s.
 
@@ -214,7 +214,7 @@ def fisher_region(n1: int, n2: int, threshold: Fraction) -> Region:
     return Region(n1, n2, tuple(first), tuple(mass))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)
 def _binomial_steps(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """C(n, s + 1) / C(n, s) and C(n, s - 1) / C(n, s), for s = 0..n (the second is 0 at s = 0)."""
     up = tuple((n - s) / (s + 1) for s in range(n + 1))

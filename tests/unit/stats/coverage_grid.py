@@ -1,7 +1,7 @@
 """The full exact coverage grid of the suite-target intervals: every task at one true pass rate p, T <= 10 tasks,
 n <= 20 repetitions, every k <= n, all four metrics (Mean@k, pass^k, pass@k, the gap), at 95 %.
 
-Run on demand (about half an hour on one core; needs numpy, which the package itself never imports):
+Run on demand (about an hour on one core; needs numpy and scipy, which the package itself never imports):
 
     .venv/bin/python tests/unit/stats/coverage_grid.py [--t 1-10] [--n 1-20] [--steps 2000]
 
@@ -17,13 +17,15 @@ histogram.
 
 Coverage at every p of a grid comes from one pass over the histograms: a histogram's interval for a metric that is
 monotone in p misses below the truth f(p) exactly for the grid points with f(p) < low, so each histogram adds its
-weight (without p) to one cell of a table indexed by (total passes S, first grid point it covers); a cumulative sum
-along the grid and the factor p^S (1 - p)^(T n - S) give the missed mass at every grid point. The gap p - p^k is
-concave, so it is monotone on each side of its peak and handled on each side separately.
+probability given its total passes S (which does not depend on p) to one cell of a table indexed by (S, first grid
+point it covers); a cumulative sum along the grid and the Binomial(T n, p) probability of S give the missed mass at
+every grid point. The gap p - p^k is concave, so it is monotone on each side of its peak and handled on each side
+separately.
 
-The grid: ``steps`` uniform steps on [0, 1], plus 80 geometric points from 1e-7 to 0.02 at each end; then, around the
-ten worst grid points of each metric, a local grid of 400 points on the two neighbouring steps (coverage is piecewise
-smooth in p and jumps where an interval end meets the truth, so its infimum is approached next to a jump).
+The grid: ``steps`` uniform steps on [0, 1], plus 80 geometric points from 1e-7 to 0.02 at each end (2,159 values
+of p with the default 2,000 steps); then, for the ``--refine`` worst cells of each metric, a local grid of 400
+points on the two steps around each of their ten worst grid points (coverage is piecewise smooth in p and jumps
+where an interval end meets the truth, so its infimum is approached next to a jump).
 """
 
 from __future__ import annotations
@@ -372,7 +374,11 @@ def main(argv: list[str] | None = None) -> int:
             here = [c for c in cells if c[2] == t and c[3] == n]
             parts = []
             for metric in METRICS:
-                low = min((c for c in here if c[0] == metric and (c[4] > 1 or metric == "mean")), key=lambda c: c[1])
+                mine = [c for c in here if c[0] == metric and (c[4] > 1 or metric == "mean")]
+                if not mine:
+                    parts.append(f"{metric} n/a (k = 1 only)")
+                    continue
+                low = min(mine, key=lambda c: c[1])
                 parts.append(f"{metric} {low[1]:.4f} (k={low[4]}, p={low[5]:.6g})")
             print(f"T={t:2d} n={n:2d} {time.time() - cell_start:7.1f}s  " + "  ".join(parts), flush=True)
     print(f"grid of {len(grid)} values of p done in {time.time() - start:.0f}s", flush=True)

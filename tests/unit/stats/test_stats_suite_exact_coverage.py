@@ -8,7 +8,7 @@ the pooled widening on pass^k's bottom and the gap's top only. All of them faile
 joined with the pooled image on every side (suite._with_pooled_bounds).
 
 Here: those cells, corners near p = 0 and 1 for 4-6 tasks, and every cell of T <= 3, n <= 6, all at 95 %, for all
-four metrics. The full grid (T <= 10, n <= 20, every k, 2,160 values of p) is coverage_grid.py, run on demand
+four metrics. The full grid (T <= 10, n <= 20, every k, 2,159 values of p) is coverage_grid.py, run on demand
 (``CONSISTENCY_FULL_GRID=1``); its result is in docs/metrics.md.
 """
 
