@@ -28,8 +28,8 @@ WORSE = dict.fromkeys(TASKS, "PPPPF")
 XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 P_VALUE = 2.0**-20  # each task: given its 9 passes, the baseline holds 5 of them with probability 1/2
 LINE = (
-    "suite-level change: pass rate 100.0 % -> 80.0 %, -20.0 pp [[]-*, -*[]]; exact stratified test over 20 "
-    "informative of 20 tasks p = 9.54e-07: a significant DROP (p <= 0.05)"
+    "suite-level change: task-averaged pass rate 100.0 % -> 80.0 %, -20.0 pp [[]-*, -*[]]; exact stratified test "
+    "over 20 informative of 20 tasks p = 9.54e-07: a significant DROP (p <= 0.05)"
 )
 GATE = "gate --consistency-suite-regression: suite regression p 9.53674e-07 < 0.05  FAILED"
 
@@ -79,7 +79,7 @@ def test_a_uniformly_worse_agent_fails_the_suite_regression_gate_in_every_output
     )  # fmt: skip
     assert result.ret == 1, result.stdout.str()
     section = consistency_section(result)
-    assert any(line.startswith("suite-level change: pass rate 100.0 % -> 80.0 %") for line in section)
+    assert any(line.startswith("suite-level change: task-averaged pass rate 100.0 % -> 80.0 %") for line in section)
     result.stdout.fnmatch_lines([LINE, GATE])
 
     report = load_report(pytester)
@@ -103,7 +103,7 @@ def test_a_uniformly_worse_agent_fails_the_suite_regression_gate_in_every_output
     assert props["consistency.gate.suite_regression_p.state"] == "fail"
 
     markdown = (pytester.path / "summary.md").read_text()
-    assert "**suite-level change: pass rate 100.0 % → 80.0 %" in markdown or "**suite-level change" in markdown
+    assert "**suite-level change: task-averaged pass rate 100.0 % -&gt; 80.0 %, -20.0 pp" in markdown
     assert "p = 9.54e-07: a significant DROP" in markdown
     assert "--consistency-suite-regression" in markdown
     page = (pytester.path / "page.html").read_text()

@@ -316,12 +316,12 @@ def detectable(c: Comparison) -> str:
 
 
 def suite_change_text(c: Comparison) -> str:
-    """The suite-level test in one sentence: pooled pass rates, their change with its interval, the exact p-value."""
+    """The suite-level test in one sentence: task-averaged pass rates, their change and interval, the exact p-value."""
     s = c.suite_change
     assert s is not None
     verdict = f"a significant DROP (p <= {c.alpha:g})" if c.suite_regression else f"no significant drop at {c.alpha:g}"
     return (
-        f"suite-level change: pass rate {s.baseline_rate * 100:.1f} % -> {s.current_rate * 100:.1f} %, "
+        f"suite-level change: task-averaged pass rate {s.baseline_rate * 100:.1f} % -> {s.current_rate * 100:.1f} %, "
         f"{s.change_pp:+.1f} pp{bracket(s.change_interval)}; exact stratified test over {s.informative} informative "
         f"of {c.common_tasks} tasks p = {s.p_value:.3g}: {verdict}"
     )
