@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import cassette_yaml, late_secrets, vcr_inflight, vcr_reset
+from . import cassette_yaml, late_secrets, vcr_inflight, vcr_reset, wire
 from .keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
 from .matching import MatchRules, first_difference, normalise, parse_body
 from .paths import format_hint, safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
@@ -38,18 +38,16 @@ from .redact import (
 )
 from .repetition import current
 from .wire import (
+    BODY_DIGEST_HEADER,
     RECORDED_KEY_HEADER,
     RECORDED_LATENCY_HEADER,
     RECORDED_RETRY_HEADER,
     ROUTE_KEY_HEADER,
+    SENT_AT_HEADER,
     provider_of,
 )
 
 MODES = ("none", "once", "new_episodes", "all")
-#: Request header the recording transport adds while recording; read and removed before anything is stored.
-SENT_AT_HEADER = "x-consistency-sent-at"
-#: Digest of the request body as it was sent, before any redaction: what replays are matched on.
-BODY_DIGEST_HEADER = "x-consistency-body-digest"
 
 
 class CassetteError(RuntimeError):
@@ -522,15 +520,6 @@ def unpatched_network(module_name: str, is_async: bool) -> Any:
     return getattr(vcr_patch, _NETWORK.get((module_name, is_async), ""), None) if vcr_patch else None
 
 
-def respx_active(module_name: str) -> bool:
-    """respx mocks httpcore below ``HTTPTransport``: while a router is started, httpx traffic stays in-process."""
-    respx_mocks = sys.modules.get("respx.mocks")
-    if respx_mocks is None or module_name != "httpx":
-        return False
-    mocker = respx_mocks.Mocker.registry.get("httpcore")
-    return bool(mocker is not None and mocker.routers and getattr(mocker, "_patches", None))
-
-
 class _Switch:
     """Stands in for "the cassette of the running repetition" in vcrpy's patches, which are built only once."""
 
@@ -776,6 +765,8 @@ def use_cassette(
     if state is not None:
         state.vcr_cassette = cassette
         state.replay = fast
+        state.explain = mismatch_detail
+        state.answers = functools.partial(answers, cassette)
     try:
         with patches_for(cassette).applied(cassette):
             yield cassette
@@ -785,7 +776,20 @@ def use_cassette(
                 loaded._save()
     finally:
         if state is not None:
-            state.replay = None
+            state.replay = state.answers = None
+
+
+def answers(cassette: Any, request: Any) -> bool:
+    """Whether ``cassette`` will answer ``request`` (an httpx or httpx2 request): ``new_episodes`` asks this before
+    throttling a request, as replays are never throttled (vcrpy asks again right after: the scrubbed form is
+    cached, so the second time is cheap)."""
+    if not len(cassette):
+        return False
+    from vcr.request import Request
+
+    headers = dict(request.headers.items())
+    recorded = Request(request.method, str(request.url), wire.request_content(request), headers)
+    return bool(cassette.can_play_response_for(recorded))
 
 
 def count_unobserved(cassette: Any, fast: Any = None) -> None:

@@ -12,39 +12,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from .records import CallRecord
+from .result import PinnedRoute, TaskDrift
 
 _SNAPSHOT = re.compile(r"^-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8})$")
-
-
-@dataclass(frozen=True)
-class PinnedRoute:
-    """What the calls are compared with; a field that is None is not compared."""
-
-    base_url: str | None
-    key_fingerprint: str | None
-    model: str | None
-    retries_max: int
-
-
-@dataclass
-class TaskDrift:
-    kinds: list[str] = field(default_factory=list)
-    details: list[str] = field(default_factory=list)
-    errors: dict[str, int] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    calls: int = 0
-    unobserved: int = 0
-    unpinned_calls: int = 0
-    retries: int = 0
-    tokens: dict[str, int] = field(default_factory=dict)
-    tokens_per_repetition: list[int] = field(default_factory=list)
-
-    @property
-    def drifted(self) -> bool:
-        return bool(self.kinds)
 
 
 def is_snapshot_of(served: str, requested: str) -> bool:

@@ -9,10 +9,13 @@ its structure: pytest still colours it, JUnit still finds the crash message, xdi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from _pytest.reports import BaseReport
+
+from .late_secrets import write_atomic
 
 #: pytest's representation classes live in these modules; other objects are left alone (never walked).
 _PYTEST_MODULES = ("_pytest.", "pytest.")
@@ -71,3 +74,57 @@ def _redacted(value: Any, redact: Callable[[str], str], seen: set[int]) -> Any:
             if isinstance(item, (str, tuple, list, dict)) or type(item).__module__.startswith(_PYTEST_MODULES):
                 object.__setattr__(value, name, _redacted(item, redact, seen))
     return value
+
+
+def redact_stats(stats: Mapping[str, Iterable[Any]], redact: Callable[[str], str]) -> int:
+    """Every report and warning the terminal holds, redacted in place; returns how many had text."""
+    done: set[int] = set()
+    count = 0
+    for entries in stats.values():
+        for entry in entries:
+            if id(entry) in done:
+                continue
+            done.add(id(entry))
+            if isinstance(entry, BaseReport):
+                if has_text(entry):
+                    redact_report(entry, redact)
+                    count += 1
+            elif type(entry).__name__ == "WarningReport" and isinstance(getattr(entry, "message", None), str):
+                entry.message = redact(entry.message)
+                count += 1
+    return count
+
+
+def redact_junit(path: Path, redact: Callable[[str], str]) -> bool:
+    """JUnit's file at ``path`` with every text and attribute redacted; whether it was rewritten. A file that is
+    not XML is redacted as text (HTML character references are among the encodings searched)."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        tree = ET.parse(path)
+    except FileNotFoundError:
+        return False
+    except ET.ParseError:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cleaned = redact(text)
+        if cleaned != text:
+            write_atomic(path, cleaned)
+        return cleaned != text
+    root = tree.getroot()
+    changed = False
+    for element in root.iter():
+        for name in ("text", "tail"):
+            value = getattr(element, name)
+            if value:
+                cleaned = redact(value)
+                if cleaned != value:
+                    setattr(element, name, cleaned)
+                    changed = True
+        for name, value in element.attrib.items():
+            cleaned = redact(value)
+            if cleaned != value:
+                element.set(name, cleaned)
+                changed = True
+    if changed:  # as pytest and the annotator write it
+        write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"))
+    return changed

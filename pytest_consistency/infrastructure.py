@@ -14,7 +14,7 @@ a missing credential by the SDK's message (openai raises its base ``OpenAIError`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from .records import CallRecord
 
@@ -53,9 +53,10 @@ CREDENTIAL_MESSAGES = {
 }
 
 
-def exception_reason(exc: BaseException | None) -> str | None:
+def exception_reason(exc: BaseException | None, replaying: bool = False, stand_in: Collection[str] = ()) -> str | None:
     """The reason when ``exc`` (or what it was raised from) is one of :data:`REASONS`, with its first line, or an
-    SDK's missing-credentials error (:func:`credentials_reason`)."""
+    SDK's missing-credentials error (:func:`credentials_reason`; ``replaying`` and ``stand_in`` are the
+    repetition's: whether it replays, and which key variables held the stand-in key)."""
     for link in _chain(exc):
         for cls in type(link).__mro__:
             reason = REASONS.get(f"{cls.__module__}.{cls.__qualname__}")
@@ -65,17 +66,14 @@ def exception_reason(exc: BaseException | None) -> str | None:
         text = str(link)
         variable = next((v for message, v in CREDENTIAL_MESSAGES.items() if message in text), None)
         if variable is not None:
-            return credentials_reason(variable)
+            return credentials_reason(variable, replaying, stand_in)
     return None
 
 
-def credentials_reason(variable: str) -> str:
+def credentials_reason(variable: str, replaying: bool, stand_in: Collection[str]) -> str:
     """Why a repetition whose client had no key is the setup's failure, and what to do, replaying or recording."""
-    from .repetition import current
-
-    state = current()
-    if state is not None and state.replaying:
-        held = f"${variable} {'held a stand-in key' if variable in state.stand_in else 'is set'}"
+    if replaying:
+        held = f"${variable} {'held a stand-in key' if variable in stand_in else 'is set'}"
         return (
             f"missing credentials: a client the agent built has no API key, so the SDK refused to send before any "
             f"request. This repetition replays its cassette, which needs no key: {held}, so this client reads "

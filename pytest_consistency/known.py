@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import late_secrets
+from . import failure_text, late_secrets
 from .failure_text import has_text, redact_report
 from .keys import REPLAY_KEY, is_placeholder
 from .late_secrets import Written
@@ -205,11 +205,11 @@ class SecretsHooks:
         redact = redactor(missing, shapes=False)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            late_secrets.redact_stats(reporter.stats, redact)
+            failure_text.redact_stats(reporter.stats, redact)
         junit = junit_path(self.config)
         if junit is not None:
             try:
-                late_secrets.redact_junit(junit, redact)
+                failure_text.redact_junit(junit, redact)
             except OSError as exc:
                 error = f"--junitxml: cannot redact {junit} ({exc.strerror or exc}); it may hold a secret: delete it"
                 if state.summary is not None:

@@ -144,7 +144,7 @@ def rescrub(path: Path, secrets: list[str]) -> bool:
         raise UncleanCassette(
             f"it still held {found} after redaction (a binary body?), so it was removed; re-record it"
         )
-    _write_atomic(path, cleaned)
+    write_atomic(path, cleaned)
     return True
 
 
@@ -200,7 +200,7 @@ def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` through a file beside it, keeping its permissions."""
     mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -212,64 +212,3 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-# --- pytest's text ------------------------------------------------------------------------------------------
-
-
-def redact_stats(stats: Mapping[str, Iterable[Any]], redact: Callable[[str], str]) -> int:
-    """Every report and warning the terminal holds, redacted in place; returns how many had text."""
-    from _pytest.reports import BaseReport
-
-    from .failure_text import has_text, redact_report
-
-    done: set[int] = set()
-    count = 0
-    for entries in stats.values():
-        for entry in entries:
-            if id(entry) in done:
-                continue
-            done.add(id(entry))
-            if isinstance(entry, BaseReport):
-                if has_text(entry):
-                    redact_report(entry, redact)
-                    count += 1
-            elif type(entry).__name__ == "WarningReport" and isinstance(getattr(entry, "message", None), str):
-                entry.message = redact(entry.message)
-                count += 1
-    return count
-
-
-def redact_junit(path: Path, redact: Callable[[str], str]) -> bool:
-    """JUnit's file at ``path`` with every text and attribute redacted; whether it was rewritten. A file that is
-    not XML is redacted as text (HTML character references are among the encodings searched)."""
-    import xml.etree.ElementTree as ET
-
-    try:
-        tree = ET.parse(path)
-    except FileNotFoundError:
-        return False
-    except ET.ParseError:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        cleaned = redact(text)
-        if cleaned != text:
-            _write_atomic(path, cleaned)
-        return cleaned != text
-    root = tree.getroot()
-    changed = False
-    for element in root.iter():
-        for name in ("text", "tail"):
-            value = getattr(element, name)
-            if value:
-                cleaned = redact(value)
-                if cleaned != value:
-                    setattr(element, name, cleaned)
-                    changed = True
-        for name, value in element.attrib.items():
-            cleaned = redact(value)
-            if cleaned != value:
-                element.set(name, cleaned)
-                changed = True
-    if changed:  # as pytest and the annotator write it
-        _write_atomic(path, '<?xml version="1.0" encoding="utf-8"?>' + ET.tostring(root, encoding="unicode"))
-    return changed

@@ -29,10 +29,6 @@ SHOWN = 120
 Normalizer = Callable[[Any, str], Any]
 
 
-class RuleError(ValueError):
-    """A match rule that cannot be used; the message says how to write one."""
-
-
 @dataclass(frozen=True)
 class MatchRules:
     paths: tuple[tuple[str, ...], ...] = ()
@@ -43,26 +39,6 @@ class MatchRules:
     @property
     def active(self) -> bool:
         return bool(self.paths or self.patterns or self.hook)
-
-
-def parse_rule(text: str) -> str:
-    """One rule, validated: ``re:PATTERN`` or a dotted JSON path."""
-    rule = text.strip()
-    if rule.startswith("re:"):
-        try:
-            re.compile(rule[3:])
-        except re.error as exc:
-            raise RuleError(f"{rule!r} is not a regular expression after 're:' ({exc})") from None
-        if not rule[3:]:
-            raise RuleError("'re:' needs a pattern after it, e.g. re:[0-9a-f]{32}")
-        return rule
-    parts = rule.split(".")
-    if not rule or any(not part for part in parts):
-        raise RuleError(
-            f"{text!r} is neither a JSON path (dotted, * for any key or index: messages.*.name) nor a pattern "
-            "(re:REGEX)"
-        )
-    return rule
 
 
 def compile_rules(rules: tuple[str, ...], hook: Normalizer | None = None) -> MatchRules:

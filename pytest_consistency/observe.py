@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ def observe_transports(
     ignore: tuple[re.Pattern[str], ...] = (),
     throttles: Mapping[str, Throttle] | None = None,
     marked_only: bool = False,
+    unpatched: Callable[[str, bool], Any] | None = None,
 ) -> Iterator[None]:
     """Record traffic of clients built anywhere (the agent's own), for the duration of the block.
 
@@ -42,7 +43,9 @@ def observe_transports(
 
     With ``marked_only`` the block may span the whole session (``--consistency-record=off``, where a repetition
     has nothing else to enter): a request is then recorded only while a marked repetition runs, and passes
-    untouched otherwise, as it would outside a per-repetition block.
+    untouched otherwise, as it would outside a per-repetition block. ``unpatched(module name, is_async)`` gives
+    the transport method under vcrpy's patch, which ignored requests are sent through (the cassette's scope
+    passes it; elsewhere the class's own method is not patched).
     """
     saved: list[tuple[type, str, Any]] = []
     unsubscribe = []
@@ -50,7 +53,7 @@ def observe_transports(
     def wrap(module: ModuleType) -> None:
         from .transport import _observe  # the recording machinery, once there is a library to observe
 
-        saved.extend(_observe(module, ledger, ignore, throttles or {}, marked_only))
+        saved.extend(_observe(module, ledger, ignore, throttles or {}, marked_only, unpatched))
 
     for name in HTTP_MODULES:
         module = sys.modules.get(name)

@@ -164,10 +164,28 @@ def shard_spec(raw: Any) -> tuple[int, int]:
     return i, n
 
 
+def parse_rule(text: str) -> str:
+    """One rule, validated: ``re:PATTERN`` or a dotted JSON path."""
+    rule = text.strip()
+    if rule.startswith("re:"):
+        try:
+            re.compile(rule[3:])
+        except re.error as exc:
+            raise SettingError(f"{rule!r} is not a regular expression after 're:' ({exc})") from None
+        if not rule[3:]:
+            raise SettingError("'re:' needs a pattern after it, e.g. re:[0-9a-f]{32}")
+        return rule
+    parts = rule.split(".")
+    if not rule or any(not part for part in parts):
+        raise SettingError(
+            f"{text!r} is neither a JSON path (dotted, * for any key or index: messages.*.name) nor a pattern "
+            "(re:REGEX)"
+        )
+    return rule
+
+
 def match_rules(raw: Any) -> tuple[str, ...]:
     """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.matching`)."""
-    from .matching import RuleError, parse_rule
-
     if isinstance(raw, (list, tuple)):
         items = [item for item in raw]
     elif isinstance(raw, str):
@@ -178,10 +196,7 @@ def match_rules(raw: Any) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise SettingError(f"{shown(item)} is not a rule (a JSON path such as messages.*.name, or re:REGEX)")
-        try:
-            rules.append(parse_rule(item))
-        except RuleError as exc:
-            raise SettingError(str(exc)) from None
+        rules.append(parse_rule(item))
     return tuple(rules)
 
 
@@ -589,14 +604,27 @@ CASSETTE_OPTIONS = (
 )
 
 
-def resample_target(raw: Any) -> Any:
-    """``TASK@STEP`` (see :mod:`.resample.plan`)."""
-    from .resample.plan import ResampleError, parse_target
+@dataclass(frozen=True)
+class Target:
+    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample."""
 
-    try:
-        return parse_target(raw)
-    except ResampleError as exc:
-        raise SettingError(str(exc)) from None
+    task: str
+    step: int
+
+    def __str__(self) -> str:
+        return f"{self.task}@{self.step}"
+
+
+def parse_target(raw: object) -> Target:
+    """``TASK@STEP``; the last ``@`` separates them (a parametrized id may hold one)."""
+    text = str(raw).strip()
+    task, at, step = text.rpartition("@")
+    if not at or not task.strip():
+        raise SettingError(f"{text!r} is not TASK@STEP (e.g. 'examples/test_x.py::test_y[a]@2')")
+    step = step.strip()
+    if not step.isdecimal() or int(step) < 1:
+        raise SettingError(f"{text!r}: the step after '@' must be a whole number of at least 1, not {step!r}")
+    return Target(task.strip(), int(step))
 
 
 RESAMPLE_OPTIONS = (
@@ -604,7 +632,7 @@ RESAMPLE_OPTIONS = (
         "consistency_resample",
         "--consistency-resample",
         ("resample", "step"),
-        resample_target,
+        parse_target,
         "resample step STEP of task TASK (the task id as the report prints it) from a recorded repetition's exact "
         "prefix: its first STEP-1 calls replay from its cassette, step STEP and the rest run M times "
         "(docs/trajectory.md)",

@@ -463,7 +463,9 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
                     scrubber,
                     cassettes.rerecord_advice(item.nodeid),
                     lambda: not active.broken,
-                    lambda: observe_transports(state.ledger, state.ignore, state.throttles),
+                    lambda: observe_transports(
+                        state.ledger, state.ignore, state.throttles, unpatched=cassettes.unpatched_network
+                    ),
                     item.stash.get(CASSETTE_EXISTED, False) if cassette is not None else None,
                 )
 
@@ -579,7 +581,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             # could not answer, so it is still the setup's failure, never a pass.
             infrastructure = call_reason(active.calls)
         if report.failed:
-            infrastructure = exception_reason(call.excinfo.value if call.excinfo else None) or call_reason(active.calls)
+            raised = call.excinfo.value if call.excinfo else None
+            infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(active.calls)
             message = failure_message(call, report, state)
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings["consistency_record_on_exception"]:

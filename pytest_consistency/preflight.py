@@ -8,13 +8,16 @@ the preflight's message, before any of its calls is made.
 
 from __future__ import annotations
 
-from .clients import provider_of
+from .clients import build_client, provider_of
 from .route import Route
 
 
 def preflight(route: Route) -> str | None:
-    """Return None when the route answers, else a message that says what to fix (the provider's own request)."""
-    return provider_of(route).preflight(route)
+    """Return None when the route answers, else a message that says what to fix (the provider's own request, sent
+    by the route's pinned client without retries)."""
+    provider = provider_of(route)
+    client = build_client(route, ledger=None, provider=provider).with_options(max_retries=0)
+    return provider.preflight(route, client)
 
 
 def check_used(routes: dict[str, Route], used: set[str]) -> tuple[str, dict[str, str]]:

@@ -50,6 +50,10 @@ class ActiveRepetition:
     vcr_cassette: Any = field(default=None, repr=False)
     #: The fast replay path of this repetition's cassette (``replay.Replay``), answering the pinned clients.
     replay: Any = field(default=None, repr=False)
+    #: Set by the cassette's scope: whether its cassette answers a request (``new_episodes`` throttles only what
+    #: goes live), and what a replay error means in the plugin's words (a call record's ``detail``).
+    answers: Callable[[Any], bool] | None = field(default=None, repr=False)
+    explain: Callable[[BaseException], str | None] | None = field(default=None, repr=False)
     #: Set when the repetition raised something other than an assertion: its recording is not kept.
     broken: bool = False
     #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.

@@ -13,14 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .drift import PinnedRoute, TaskDrift
 from .records import FAILURE, RepetitionResult
 from .resample.result import ResampleSummary
 from .serial import ReportFormatError, from_data, to_data
 from .stats.interval import Interval
 from .stats.stratified import StratifiedDrop
 from .stats.suite import SuiteIntervals
-from .trajectory.divergence import DivergenceMap
+from .trajectory.model import DivergenceMap
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
 SCHEMA = "pytest-consistency/report/3"
@@ -33,6 +32,34 @@ SCORED: tuple[Verdict, ...] = ("pass", "fail", "xfail")
 GateState = Literal["pass", "fail", "inconclusive"]
 Target = Literal["suite", "population"]
 GateOn = Literal["point", "bound"]
+
+
+@dataclass(frozen=True)
+class PinnedRoute:
+    """What the calls are compared with; a field that is None is not compared."""
+
+    base_url: str | None
+    key_fingerprint: str | None
+    model: str | None
+    retries_max: int
+
+
+@dataclass
+class TaskDrift:
+    kinds: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    calls: int = 0
+    unobserved: int = 0
+    unpinned_calls: int = 0
+    retries: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    tokens_per_repetition: list[int] = field(default_factory=list)
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.kinds)
 
 
 @dataclass(frozen=True)

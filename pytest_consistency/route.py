@@ -89,14 +89,8 @@ class Route:
         )
 
 
-def base_url_problems(url: str, source: str, provider: Provider | None = None) -> list[str]:
-    """What is wrong with a base URL for ``provider`` (default OpenAI); messages show it with any credential
-    redacted."""
-    if provider is None:
-        from .providers import builtin
-
-        provider = builtin("openai")
-        assert provider is not None
+def base_url_problems(url: str, source: str, provider: Provider) -> list[str]:
+    """What is wrong with a base URL for ``provider``; messages show it with any credential redacted."""
     default = provider.default_base_url
     problems = []
     shown = redact_url(url.strip())
@@ -137,19 +131,14 @@ def base_url_problems(url: str, source: str, provider: Provider | None = None) -
     return problems
 
 
-def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider | None = None) -> Route:
-    """Build ``provider``'s route (default OpenAI) and list its problems; raising is left to the caller, who knows
+def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider) -> Route:
+    """Build ``provider``'s route and list its problems; raising is left to the caller, who knows
     if it is needed.
 
     When cassettes are replayed only (``--consistency-record=none``) no call goes out, so the environment's key
     is not used at all, whatever it holds (none, a placeholder, a dummy, a real key as CI jobs often have): the
     clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
-    if provider is None:
-        from .providers import builtin
-
-        provider = builtin("openai")
-        assert provider is not None
     base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
     problems: list[str] = []
     configured_env = settings[key_env_option] if key_env_option else None

@@ -23,13 +23,14 @@ from typing import Any
 from . import metrics
 from .adaptive import decided, passes_as_a_whole
 from .answers import MISSING, default_equivalent, distinct_classes
-from .drift import PinnedRoute, attribution, drift_pp, task_drift
+from .drift import attribution, drift_pp, task_drift
 from .gates import evaluate
 from .infrastructure import call_reason
 from .records import FAILURE, RepetitionResult
 from .result import (
     AdaptiveFacts,
     Analysis,
+    PinnedRoute,
     RouteFacts,
     RouteSettings,
     RunFacts,
@@ -39,7 +40,8 @@ from .result import (
 )
 from .stats.binomial import clopper_pearson, pass_hat_k_interval
 from .stats.suite import suite_intervals
-from .trajectory.divergence import DivergenceMap, divergence_map
+from .trajectory.divergence import divergence_map
+from .trajectory.model import DivergenceMap
 
 Equivalence = Callable[[Any, Any, str], bool]
 

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import re
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from types import ModuleType
@@ -24,10 +25,6 @@ from typing import TYPE_CHECKING, Any
 from . import wire
 from .budget import Ledger
 from .keys import REPLAY_KEY, credentials_in
-
-# The observer's entry point lives in ``observe`` (re-exported here): a session that never imports an HTTP library
-# never loads this module.
-from .observe import HTTP_MODULES, observe_transports  # noqa: F401
 from .records import CallRecord
 from .repetition import current
 
@@ -76,7 +73,7 @@ class Attempt:
         self.tap_: wire.ResponseTap | None = None
         self.held: Held | None = None
         self.request_bytes = len(content)
-        state = current()
+        self.state = state = current()
         if state is not None:
             state.secrets.update(credentials_in(request.headers, str(request.url), content))
             state.add_call(self.record)
@@ -88,9 +85,7 @@ class Attempt:
                 self.failed(exc)
                 raise
         if state is not None and state.recording:  # lets the cassette store the latency measured now
-            from .cassettes import SENT_AT_HEADER  # loaded by the recording cassette already
-
-            request.headers[SENT_AT_HEADER] = repr(self.started)
+            request.headers[wire.SENT_AT_HEADER] = repr(self.started)
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""
@@ -100,18 +95,15 @@ class Attempt:
     def waited(self, seconds: float, request: Any) -> None:
         """The attempt waited ``seconds`` for its throttle slot: report it, and measure latency from now."""
         if seconds:
-            from .cassettes import SENT_AT_HEADER
-
             self.record.wait_ms = round(seconds * 1000, 3)
             self.started = time.perf_counter()
-            if SENT_AT_HEADER in request.headers:
-                request.headers[SENT_AT_HEADER] = repr(self.started)
+            if wire.SENT_AT_HEADER in request.headers:
+                request.headers[wire.SENT_AT_HEADER] = repr(self.started)
 
     def failed(self, exc: BaseException) -> None:
-        from .cassettes import mismatch_detail
-
         self.record.error = wire.exception_kind(exc)
-        self.record.detail = mismatch_detail(exc)
+        explain = self.state.explain if self.state is not None else None
+        self.record.detail = explain(exc) if explain is not None else None
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self._forget()
 
@@ -302,23 +294,15 @@ def live_throttle(throttle: Throttle | None, request: Any) -> Throttle | None:
     """The throttle, unless the request will be answered from a cassette: replays are never throttled.
 
     A repetition that only replays is known from its mode; in ``new_episodes`` the cassette is asked about this
-    request (vcrpy asks it again right after: the scrubbed form is cached, so the second time is cheap).
+    request (``state.answers``, set by the cassette's scope).
     """
     if throttle is None or not throttle.active:
         return None
     state = current()
     if state is None:
         return throttle
-    if state.replaying:
+    if state.replaying or (state.answers is not None and state.answers(request)):
         return None
-    cassette = state.vcr_cassette
-    if cassette is not None and len(cassette):
-        from vcr.request import Request
-
-        headers = dict(request.headers.items())
-        recorded = Request(request.method, str(request.url), wire.request_content(request), headers)
-        if cassette.can_play_response_for(recorded):
-            return None
     return throttle
 
 
@@ -452,6 +436,7 @@ def _observe(
     ignore: tuple[re.Pattern[str], ...],
     throttles: Mapping[str, Throttle],
     marked_only: bool = False,
+    unpatched: Callable[[str, bool], Any] | None = None,
 ) -> list[Any]:
     """Wrap ``module``'s network transports; returns what to put back. The agent's own clients share the pinned
     route's throttle of their provider: they are live requests to the same API."""
@@ -459,14 +444,12 @@ def _observe(
     def throttle_of(request: Any) -> Throttle | None:
         return throttles.get(wire.provider_of(request.headers, str(request.url))) if throttles else None
 
-    from .cassettes import respx_active, unpatched_network  # once an HTTP library is there to observe
-
     name = module.__name__
     sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
     original = sync_cls.handle_request
     original_async = async_cls.handle_async_request
-    network = unpatched_network(name, False) or original
-    network_async = unpatched_network(name, True) or original_async
+    network = (unpatched(name, False) if unpatched else None) or original
+    network_async = (unpatched(name, True) if unpatched else None) or original_async
 
     def outside(request: Any) -> bool:
         if request.extensions.get(PINNED):
@@ -500,3 +483,12 @@ def _observe(
     sync_cls.handle_request = handle_request
     async_cls.handle_async_request = handle_async_request
     return [(sync_cls, "handle_request", original), (async_cls, "handle_async_request", original_async)]
+
+
+def respx_active(module_name: str) -> bool:
+    """respx mocks httpcore below ``HTTPTransport``: while a router is started, httpx traffic stays in-process."""
+    respx_mocks = sys.modules.get("respx.mocks")
+    if respx_mocks is None or module_name != "httpx":
+        return False
+    mocker = respx_mocks.Mocker.registry.get("httpcore")
+    return bool(mocker is not None and mocker.routers and getattr(mocker, "_patches", None))

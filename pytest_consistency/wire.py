@@ -44,6 +44,11 @@ ROUTE_KEY_HEADER = "x-consistency-route-key"
 RECORDED_RETRY_HEADER = "x-consistency-recorded-retry-after"
 MAX_JSON_BODY = 8 * 1024 * 1024
 
+#: Request header the recording transport adds while recording; read and removed before anything is stored.
+SENT_AT_HEADER = "x-consistency-sent-at"
+#: Digest of the request body as it was sent, before any redaction: what replays are matched on.
+BODY_DIGEST_HEADER = "x-consistency-body-digest"
+
 
 def split_url(url: str) -> tuple[str, str]:
     """``(scheme://host/path, base URL)``: query and credentials dropped (they can carry secrets), endpoint removed."""

@@ -290,7 +290,7 @@ def test_late_secrets_are_those_missing_from_a_processs_first_list() -> None:
 
 
 def test_junits_file_is_redacted_in_its_texts_and_attributes(tmp_path: Path) -> None:
-    from pytest_consistency.late_secrets import redact_junit
+    from pytest_consistency.failure_text import redact_junit
     from pytest_consistency.redact import redactor
 
     path = tmp_path / "junit.xml"

@@ -66,8 +66,9 @@ class Provider(Protocol):
         """The SDK's client on ``route``, sending through ``transport``."""
         ...
 
-    def preflight(self, route: Route) -> str | None:
-        """Make one minimal request; None when the route answers, else a message that says what to fix."""
+    def preflight(self, route: Route, client: Any) -> str | None:
+        """Make one minimal request with ``client`` (the route's pinned client, without retries, built by the
+        caller) and close it; None when the route answers, else a message that says what to fix."""
         ...
 
 

@@ -60,12 +60,9 @@ class OpenAIProvider:
             http_client=http_class(transport=transport, timeout=route.timeout),
         )
 
-    def preflight(self, route: Route) -> str | None:
+    def preflight(self, route: Route, client: Any) -> str | None:
         import openai
 
-        from ..clients import build_client
-
-        client = build_client(route, ledger=None).with_options(max_retries=0)
         model = route.model or "gpt-4o-mini"
         where = f"{route.base_url} (from {route.base_url_source})"
         try:

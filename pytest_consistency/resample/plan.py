@@ -11,6 +11,8 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..options import Target
+
 #: Where the samples of ``TASK@STEP`` resampled from repetition REP live, under the task's cassette directory.
 SAMPLES_DIR = "resample"
 
@@ -22,29 +24,6 @@ NOT_MARKED = "is not a @pytest.mark.repeat_consistency task"
 
 class ResampleError(ValueError):
     """A resample option cannot be carried out; the message names the option and the fix."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample."""
-
-    task: str
-    step: int
-
-    def __str__(self) -> str:
-        return f"{self.task}@{self.step}"
-
-
-def parse_target(raw: object) -> Target:
-    """``TASK@STEP``; the last ``@`` separates them (a parametrized id may hold one)."""
-    text = str(raw).strip()
-    task, at, step = text.rpartition("@")
-    if not at or not task.strip():
-        raise ResampleError(f"{text!r} is not TASK@STEP (e.g. 'examples/test_x.py::test_y[a]@2')")
-    step = step.strip()
-    if not step.isdecimal() or int(step) < 1:
-        raise ResampleError(f"{text!r}: the step after '@' must be a whole number of at least 1, not {step!r}")
-    return Target(task.strip(), int(step))
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..options import Target
 from ..paths import SUFFIXES, cassette_path, format_hint, other_format
 from ..records import SUCCESS, RepetitionResult
 from ..wire import provider_of
 from .cost import CostEstimate, estimate
 from .distribution import rows, sample_of
 from .guard import hold_prefix
-from .plan import Plan, ResampleError, Target, source_problem, step_problem, unknown_task
+from .plan import Plan, ResampleError, source_problem, step_problem, unknown_task
 from .prefix import PrefixError, first_difference, interactions, is_complete, step_exchanges, write_prefix
 from .result import ResampleSummary
 

@@ -8,37 +8,12 @@ line is a list of clauses (:attr:`DivergenceMap.parts`), so a later analysis (re
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from ..records import RepetitionResult
 from .align import canonical_keys, distinct_per_step, first_divergence, mean_distance
+from .model import DivergenceMap, TreeNode
 from .steps import decisions_of
-from .tree import Run, TreeNode, build_tree, parting
-
-
-@dataclass(frozen=True)
-class DivergenceMap:
-    """Where a task's repetitions part.
-
-    ``divergent_step`` is the first step (from 1) at which they do not all decide the same (None: they never
-    part); ``distinct`` the number of distinct decisions of each step among the repetitions that reached it;
-    ``tool_distance`` the mean normalised edit distance between the repetitions' sequences of tool names (0:
-    the same tools in the same order, 1: nothing in common; None with fewer than two repetitions); ``tree`` the
-    trajectory tree, empty when the repetitions never part (each took the path any one repetition's calls show).
-    """
-
-    repetitions: int
-    steps: int
-    divergent_step: int | None
-    distinct: list[int]
-    tool_distance: float | None
-    tree: list[TreeNode]
-    #: The attribution line's clauses, for an inconsistent task ("; " joins them); empty otherwise.
-    parts: list[str] = field(default_factory=list)
-
-    @property
-    def line(self) -> str | None:
-        return "; ".join(self.parts) if self.parts else None
+from .tree import Run, build_tree, parting
 
 
 def divergence_map(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: Characters of a decision's text (and of a message asked) kept on the record; the key covers the whole text.
@@ -231,3 +231,47 @@ def asked_from_data(data: Any) -> tuple[Message, ...]:
         m if isinstance(m, Message) else Message(m["role"], m.get("text", ""), m.get("tool_call_id"))
         for m in data or ()
     )
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node: the decision taken at ``step`` by the ``count`` repetitions that shared the path to it.
+
+    The root (``id`` 0, step 0, no parent) holds every repetition of the map. ``ended`` repetitions took no step
+    after this node; ``repeats`` are their repetition numbers (every one that passes through the node).
+    """
+
+    id: int
+    parent: int | None
+    step: int
+    label: str
+    detail: str
+    count: int
+    passed: int
+    ended: int = 0
+    repeats: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class DivergenceMap:
+    """Where a task's repetitions part.
+
+    ``divergent_step`` is the first step (from 1) at which they do not all decide the same (None: they never
+    part); ``distinct`` the number of distinct decisions of each step among the repetitions that reached it;
+    ``tool_distance`` the mean normalised edit distance between the repetitions' sequences of tool names (0:
+    the same tools in the same order, 1: nothing in common; None with fewer than two repetitions); ``tree`` the
+    trajectory tree, empty when the repetitions never part (each took the path any one repetition's calls show).
+    """
+
+    repetitions: int
+    steps: int
+    divergent_step: int | None
+    distinct: list[int]
+    tool_distance: float | None
+    tree: list[TreeNode]
+    #: The attribution line's clauses, for an inconsistent task ("; " joins them); empty otherwise.
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def line(self) -> str | None:
+        return "; ".join(self.parts) if self.parts else None

@@ -12,26 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Decision
-
-
-@dataclass(frozen=True)
-class TreeNode:
-    """One node: the decision taken at ``step`` by the ``count`` repetitions that shared the path to it.
-
-    The root (``id`` 0, step 0, no parent) holds every repetition of the map. ``ended`` repetitions took no step
-    after this node; ``repeats`` are their repetition numbers (every one that passes through the node).
-    """
-
-    id: int
-    parent: int | None
-    step: int
-    label: str
-    detail: str
-    count: int
-    passed: int
-    ended: int = 0
-    repeats: tuple[int, ...] = ()
+from .model import Decision, TreeNode
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.matching import RuleError, compile_rules, first_difference, normalise, parse_rule
+from pytest_consistency.matching import compile_rules, first_difference, normalise
+from pytest_consistency.options import SettingError, parse_rule
 
 BODY = {
     "model": "m",
@@ -42,7 +43,7 @@ def test_the_hook_has_the_last_word_and_none_leaves_the_body() -> None:
 
 @pytest.mark.parametrize("bad", ["", "messages..content", "re:", "re:("])
 def test_a_bad_rule_says_how_to_write_one(bad: str) -> None:
-    with pytest.raises(RuleError):
+    with pytest.raises(SettingError):
         parse_rule(bad)
 
 

@@ -39,8 +39,8 @@ def test_an_anthropic_base_url_must_not_carry_what_the_sdk_appends(url: str, pro
 
 
 def test_an_openai_base_url_needs_its_api_path() -> None:
-    assert base_url_problems("http://gw:4000/v1", "x") == []
-    assert "has no API path" in base_url_problems("http://gw:4000", "x")[0]
+    assert base_url_problems("http://gw:4000/v1", "x", builtin("openai")) == []
+    assert "has no API path" in base_url_problems("http://gw:4000", "x", builtin("openai"))[0]
     assert base_url_problems("http://gw:4000", "x", builtin("anthropic")) == []
 
 

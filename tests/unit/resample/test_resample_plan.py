@@ -4,14 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.options import BY_DEST, SettingError
+from pytest_consistency.options import BY_DEST, SettingError, Target, parse_target
 from pytest_consistency.resample.plan import (
     Plan,
-    ResampleError,
-    Target,
     close_ids,
     known_ids,
-    parse_target,
     source_problem,
     step_problem,
     unknown_task,
@@ -39,7 +36,7 @@ def test_task_at_step() -> None:
     ],
 )
 def test_bad_targets(raw: str, message: str) -> None:
-    with pytest.raises(ResampleError, match=message):
+    with pytest.raises(SettingError, match=message):
         parse_target(raw)
 
 
