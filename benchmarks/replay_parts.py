@@ -67,9 +67,9 @@ def parts(cassette: Path, base_url: str) -> dict[str, Callable[[], Any]]:
     import yaml
     from vcr.serializers import yamlserializer
 
-    from pytest_consistency import cassettes
-    from pytest_consistency.replay import Replay, Request, build_response
-    from pytest_consistency.wire import request_content
+    from pytest_consistency.capture.wire import request_content
+    from pytest_consistency.cassette import cassettes
+    from pytest_consistency.cassette.replay import Replay, Request, build_response
 
     http = __import__(run.http_module_name())
     recorded = yaml.safe_load(cassette.read_text())["interactions"][0]["response"]

@@ -42,7 +42,7 @@ import synthetic  # noqa: E402
 import yaml  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI, Step  # noqa: E402
 
-from pytest_consistency.cassette_convert import convert  # noqa: E402
+from pytest_consistency.cassette.convert import convert  # noqa: E402
 
 #: Options of every pytest process: quiet, and no cache directory written into the suite between samples.
 COMMON = ["-q", "-p", "no:cacheprovider"]

@@ -22,13 +22,13 @@ import time
 import tracemalloc
 from typing import Any
 
-from pytest_consistency.formats import builtin
-from pytest_consistency.formats.json_layout import layout
-from pytest_consistency.gc_pause import gc_paused
-from pytest_consistency.records import CallRecord, RepetitionResult
-from pytest_consistency.redact import redact_strings, redact_text
-from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
+from pytest_consistency.plugin.gc_pause import gc_paused
+from pytest_consistency.report import builtin
+from pytest_consistency.report.json_layout import layout
+from pytest_consistency.secrets.redact import redact_strings, redact_text
 
 BASE = "http://127.0.0.1:8000/v1"
 #: Formats rendered besides the JSON report, when this version of the plugin has them.

@@ -30,10 +30,10 @@ import openai  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI, Step  # noqa: E402
 
 from pytest_consistency import cassettes  # noqa: E402
-from pytest_consistency.clients import build_client  # noqa: E402
-from pytest_consistency.observe import observe_transports  # noqa: E402
-from pytest_consistency.repetition import ActiveRepetition, activate  # noqa: E402
-from pytest_consistency.route import Route  # noqa: E402
+from pytest_consistency.capture.active import ActiveRepetition, activate  # noqa: E402
+from pytest_consistency.capture.clients import build_client  # noqa: E402
+from pytest_consistency.capture.observe import observe_transports  # noqa: E402
+from pytest_consistency.route.route import Route  # noqa: E402
 
 #: How long the server holds the stream after its first event.
 HOLD = 0.03

@@ -10,7 +10,7 @@ the ratio of two processes' wall times moved by more than the map costs.
 Why three sides, each in a fresh process (``--side``), alternated ABC, CBA, ... so that machine load hits all alike:
 - ``map``: what a session does now: every call carries its decision and what it asked, and every task gets its
   divergence map (alignment, tree, figures) into the summary, the JSON report and every render;
-- ``calls``: the same records, with the map switched off (:func:`pytest_consistency.summary.task_trajectory`
+- ``calls``: the same records, with the map switched off (:func:`pytest_consistency.analysis.summary.task_trajectory`
   returns None): the denominator of the map's own cost, the figure the target is about;
 - ``none``: the same calls without decisions, as the plugin recorded them before trajectories: what capturing
   the decisions adds to the end of session, reported beside it.
@@ -45,8 +45,8 @@ sys.path.insert(0, str(HERE))
 
 from session_end import end_of_session, repetition, replayed_call  # noqa: E402
 
-from pytest_consistency.records import RepetitionResult  # noqa: E402
-from pytest_consistency.trajectory.model import Decision, Message, ToolCall  # noqa: E402
+from pytest_consistency.model.records import RepetitionResult  # noqa: E402
+from pytest_consistency.model.trajectory import Decision, Message, ToolCall  # noqa: E402
 
 TOOLS = ("search_invoices", "list_emails", "read_invoice", "send_email", "lookup_customer")
 
@@ -99,7 +99,7 @@ def one_side(side: str, tasks: int, n: int, steps: int, again: bool = True) -> d
     """One measurement in this process: the end of session of ``side``; seconds per step and, unless not
     ``again``, the maps built again on their own. Side ``records`` only builds the records (what to subtract
     from an instruction count of a side)."""
-    import pytest_consistency.summary as summary_module
+    import pytest_consistency.analysis.summary as summary_module
 
     if side not in ("map", "records"):
         summary_module.task_trajectory = lambda *args, **kwargs: None  # type: ignore[assignment]
@@ -110,7 +110,7 @@ def one_side(side: str, tasks: int, n: int, steps: int, again: bool = True) -> d
     if side == "map" and again:
         # The map's own work, timed again in this process right after: the share of the end of session it is,
         # a figure the load of a shared machine moves much less than a ratio of two processes' totals.
-        from pytest_consistency.trajectory.divergence import divergence_map
+        from pytest_consistency.analysis.trajectory.divergence import divergence_map
 
         by_task: dict[str, list[RepetitionResult]] = {}
         for rep in reps:

@@ -11,13 +11,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .budget import TokenBudgetExceeded
-    from .cassettes import SecretInCassetteError
-    from .network import NetworkBlocked
-    from .records import CallRecord
-    from .repetition import Consistency, ConsistencyWarning
-    from .result import SessionSummary
-    from .route import Route
+    from pytest_consistency.capture.active import Consistency, ConsistencyWarning
+    from pytest_consistency.capture.network import NetworkBlocked
+    from pytest_consistency.cassette.cassettes import SecretInCassetteError
+    from pytest_consistency.model.records import CallRecord
+    from pytest_consistency.model.result import SessionSummary
+    from pytest_consistency.route.route import Route
+    from pytest_consistency.shared.ledger import TokenBudgetExceeded
 
 __version__ = "0.1.0"
 

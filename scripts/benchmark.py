@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import openai  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI  # noqa: E402
 
-from pytest_consistency.cassettes import Scrubber, use_cassette  # noqa: E402
-from pytest_consistency.clients import build_client  # noqa: E402
-from pytest_consistency.repetition import ActiveRepetition, activate  # noqa: E402
-from pytest_consistency.route import Route  # noqa: E402
+from pytest_consistency.capture.active import ActiveRepetition, activate  # noqa: E402
+from pytest_consistency.capture.clients import build_client  # noqa: E402
+from pytest_consistency.cassette.cassettes import Scrubber, use_cassette  # noqa: E402
+from pytest_consistency.route.route import Route  # noqa: E402
 
 
 def ask(client: openai.OpenAI, i: int) -> None:

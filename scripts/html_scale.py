@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_consistency.formats.html import render
-from pytest_consistency.records import CallRecord, RepetitionResult
-from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
+from pytest_consistency.report.html import render
 
 BASE = "https://gateway.example.internal/v1"
 WORDS = "the meeting is on friday at three with alice about the invoice budget review calendar".split()

@@ -20,12 +20,6 @@ from fake_openai import GOOD_KEY, FakeOpenAI
 # above: a module first imported inside one in-process session is dropped after it, and the next session would
 # import a second copy beside the first one's classes and state (the subprocess-based guards in test_lazy_costs
 # still see what a session loads by itself).
-import pytest_consistency.baseline
-import pytest_consistency.cassettes
-import pytest_consistency.clients
-import pytest_consistency.formats.json_report
-import pytest_consistency.preflight
-import pytest_consistency.transport  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

@@ -76,7 +76,7 @@ def records(
     "F" is a failure, "S" a skip and "-" a repetition that never ran; the record of what
     :func:`pattern_suite` gives through pytest, for the pure functions.
     """
-    from pytest_consistency.records import RepetitionResult
+    from pytest_consistency.model.records import RepetitionResult
 
     outcomes = {"P": "passed", "F": "failed", "S": "skipped", "-": "not run"}
     result = []
@@ -145,7 +145,7 @@ def route_settings(**changes: Any) -> Any:
     """A pinned route as the summary keeps it, for records made without a session; ``changes`` override fields."""
     from dataclasses import replace
 
-    from pytest_consistency.result import RouteSettings
+    from pytest_consistency.model.result import RouteSettings
 
     route = RouteSettings(
         base_url="http://127.0.0.1:9/v1",

@@ -320,7 +320,7 @@ def test_rpm_spaces_request_starts_and_replays_are_never_throttled(
 
 
 CUSTOM_PROVIDER = """
-from pytest_consistency.providers import builtin
+from pytest_consistency.route.providers import builtin
 
 
 def pytest_consistency_provider(name, config):

@@ -12,10 +12,10 @@ from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import load_report as report
 from suites import without_timings
 
-from pytest_consistency.cassettes import Persister, Scrubber, SecretInCassetteError
-from pytest_consistency.keys import fingerprint
-from pytest_consistency.paths import cassette_path
-from pytest_consistency.redact import redact_body
+from pytest_consistency.cassette.cassettes import Persister, Scrubber, SecretInCassetteError
+from pytest_consistency.cassette.paths import cassette_path
+from pytest_consistency.secrets.keys import fingerprint
+from pytest_consistency.secrets.redact import redact_body
 
 AGENT = """
 import pytest

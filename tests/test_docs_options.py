@@ -1,6 +1,6 @@
 """Every option of the one option table is documented: a docs page names its flag, in code, where it is explained.
 
-The option table (``pytest_consistency.options.OPTIONS``) is where an option is declared; this test is what keeps
+The option table (``pytest_consistency.config.options.OPTIONS``) is where an option is declared; this test is what keeps
 a new option from shipping without a line in the docs a user can find by its name.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.options import OPTIONS
+from pytest_consistency.config.options import OPTIONS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

@@ -28,7 +28,7 @@ from suites import load_report as report
 from suites import report_calls as calls
 from suites import run_mode as run
 
-from pytest_consistency.keys import fingerprint
+from pytest_consistency.secrets.keys import fingerprint
 
 TASK = """
 import pytest

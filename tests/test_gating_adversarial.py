@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from suites import cli, consistency_section, load_report, pattern_suite, session_only
 
-from pytest_consistency.result import SessionSummary
+from pytest_consistency.model.result import SessionSummary
 
 STEADY = {f"steady{i}": "PPPPP" for i in range(4)}
 BASELINE = {**STEADY, "target": "PPPPP", "flaky": "PFPPF"}

@@ -14,12 +14,13 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency import answers, marker
-from pytest_consistency.answers import default_normalize
-from pytest_consistency.marker import MarkerError, parse_marker
-from pytest_consistency.options import ConfigError, load_yaml
-from pytest_consistency.repetition import ActiveRepetition, Consistency
-from pytest_consistency.state import STATE
+from pytest_consistency.analysis import answers
+from pytest_consistency.analysis.answers import default_normalize
+from pytest_consistency.capture.active import ActiveRepetition, Consistency
+from pytest_consistency.config import marker
+from pytest_consistency.config.marker import MarkerError, parse_marker
+from pytest_consistency.config.options import ConfigError, load_yaml
+from pytest_consistency.plugin.state import STATE
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 # The documented limits, spelled out so each test states the number it guards (test_limits checks them).
@@ -31,7 +32,7 @@ MAX_CONFIG_DEPTH = 20
 
 
 def test_limits() -> None:
-    from pytest_consistency import options as settings
+    from pytest_consistency.config import options as settings
 
     assert marker.MAX_REPETITIONS == MAX_REPETITIONS
     assert (answers.MAX_ANSWER_DEPTH, answers.MAX_ANSWER_ITEMS) == (MAX_ANSWER_DEPTH, MAX_ANSWER_ITEMS)
@@ -294,7 +295,7 @@ def test_path_of_defaults_is_relative_to_rootdir_and_unset_is_none(
 
 
 def test_path_without_recorded_bases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from pytest_consistency.settings import Settings
+    from pytest_consistency.config.settings import Settings
 
     monkeypatch.chdir(tmp_path)
     settings = Settings(values={"consistency_report": "r.json", "consistency_cassettes": "~no-such-user-x/tapes"})

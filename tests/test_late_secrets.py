@@ -193,7 +193,7 @@ def test_a_cassette_is_rewritten_in_its_own_format_without_the_late_secret(tmp_p
     from vcr.persisters.filesystem import FilesystemPersister
     from vcr.serializers import jsonserializer, yamlserializer
 
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     path = tmp_path / f"rep-1.{fmt}"
     path.write_text(_cassette(fmt))
@@ -218,7 +218,7 @@ def _body(token: str) -> str:
 
 
 def test_a_cassette_without_the_late_secret_is_left_as_it_is(tmp_path: Path) -> None:
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     path = tmp_path / "rep-1.yaml"
     path.write_text(_cassette("yaml", "nothing-secret-here"))
@@ -230,7 +230,7 @@ def test_a_cassette_without_the_late_secret_is_left_as_it_is(tmp_path: Path) -> 
 def test_only_the_secrets_a_file_was_not_scanned_for_are_looked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     path = tmp_path / "rep-1.yaml"
     path.write_text(_cassette("yaml"))
@@ -242,7 +242,7 @@ def test_only_the_secrets_a_file_was_not_scanned_for_are_looked_for(
 
 
 def test_a_cassette_that_cannot_be_made_clean_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     path = tmp_path / "rep-1.yaml"
     path.write_text(_cassette("yaml"))
@@ -254,7 +254,7 @@ def test_a_cassette_that_cannot_be_made_clean_is_removed(tmp_path: Path, monkeyp
 
 
 def test_a_cassette_that_cannot_be_read_back_is_removed_without_quoting_it(tmp_path: Path) -> None:
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     path = tmp_path / "rep-1.yaml"
     path.write_text(f"interactions: [{{{LATE}\n")  # changed behind the session's back: no longer YAML
@@ -265,7 +265,7 @@ def test_a_cassette_that_cannot_be_read_back_is_removed_without_quoting_it(tmp_p
 
 def test_the_sessions_of_a_process_keep_their_own_lists() -> None:
     """pytester runs a session inside another's test: each session's writes are its own."""
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     outer = late_secrets.open_session()
     inner = late_secrets.open_session()
@@ -282,7 +282,7 @@ def test_the_sessions_of_a_process_keep_their_own_lists() -> None:
 
 
 def test_late_secrets_are_those_missing_from_a_processs_first_list() -> None:
-    from pytest_consistency.late_secrets import late
+    from pytest_consistency.cassette.rescrub import late
 
     assert late({"a", "b", "c"}, [frozenset({"a", "b", "c"})]) == []
     assert late({"a", "b", "c"}, [frozenset({"a", "b", "c"}), frozenset({"a"})]) == ["b", "c"]
@@ -290,8 +290,8 @@ def test_late_secrets_are_those_missing_from_a_processs_first_list() -> None:
 
 
 def test_junits_file_is_redacted_in_its_texts_and_attributes(tmp_path: Path) -> None:
-    from pytest_consistency.failure_text import redact_junit
-    from pytest_consistency.redact import redactor
+    from pytest_consistency.plugin.failure_text import redact_junit
+    from pytest_consistency.secrets.redact import redactor
 
     path = tmp_path / "junit.xml"
     path.write_text(
@@ -311,7 +311,7 @@ def test_a_cassette_that_cannot_be_made_clean_fails_its_repetition_as_the_setups
 ) -> None:
     """As a write refused for a secret: the repetition is an infrastructure error, its task ``error``, the run
     fails; the file is gone."""
-    from pytest_consistency import late_secrets
+    from pytest_consistency.cassette import rescrub as late_secrets
 
     monkeypatch.setenv("VAULT_TOKEN", TOKEN)
     monkeypatch.setattr(late_secrets, "_redact_interaction", lambda interaction, redact: None)

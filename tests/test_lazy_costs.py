@@ -17,7 +17,9 @@ import pytest
 
 
 def pytest_sessionfinish(session):
-    names = ["vcr", "httpx", "httpx2", "uvloop", "yaml", "pytest_consistency.result", "pytest_consistency.formats.html"]
+    names = [
+        "vcr", "httpx", "httpx2", "uvloop", "yaml", "pytest_consistency.model.result", "pytest_consistency.report.html"
+    ]
     with open("imported.json", "w") as handle:
         json.dump({name: name in sys.modules for name in names}, handle)
 """
@@ -47,8 +49,8 @@ def test_a_suite_without_http_imports_no_http_library_and_no_vcrpy(pytester: pyt
         "uvloop": False,
         "yaml": False,
         # The session-end modules load at the end, after the probe ran in the controller's sessionfinish.
-        "pytest_consistency.result": imported["pytest_consistency.result"],
-        "pytest_consistency.formats.html": False,
+        "pytest_consistency.model.result": imported["pytest_consistency.model.result"],
+        "pytest_consistency.report.html": False,
     }
 
 
@@ -60,16 +62,16 @@ import sys
 import pytest
 
 NAMES = [
-    "pytest_consistency.cassettes",
-    "pytest_consistency.vcr_reset",
-    "pytest_consistency.clients",
-    "pytest_consistency.preflight",
-    "pytest_consistency.transport",
-    "pytest_consistency.wire",
-    "pytest_consistency.network",
-    "pytest_consistency.baseline",
-    "pytest_consistency.formats.json_report",
-    "pytest_consistency.summary",
+    "pytest_consistency.cassette.cassettes",
+    "pytest_consistency.cassette.vcr_reset",
+    "pytest_consistency.capture.clients",
+    "pytest_consistency.capture.preflight",
+    "pytest_consistency.capture.transport",
+    "pytest_consistency.capture.wire",
+    "pytest_consistency.capture.network",
+    "pytest_consistency.analysis.baseline",
+    "pytest_consistency.report.json_report",
+    "pytest_consistency.analysis.summary",
 ]
 
 
@@ -97,23 +99,23 @@ def test_a_session_without_cassettes_loads_neither_the_cassette_nor_the_client_m
     result.stdout.fnmatch_lines(["*consistency*"])  # the session end ran and printed its summary
     loaded = json.loads((pytester.path / "loaded.json").read_text())
     assert loaded == {
-        "pytest_consistency.cassettes": False,
-        "pytest_consistency.vcr_reset": False,
-        "pytest_consistency.clients": False,
-        "pytest_consistency.preflight": False,
-        "pytest_consistency.transport": False,
-        "pytest_consistency.wire": False,
-        "pytest_consistency.network": mode == "none",
-        "pytest_consistency.baseline": False,
-        "pytest_consistency.formats.json_report": False,
-        "pytest_consistency.summary": True,
+        "pytest_consistency.cassette.cassettes": False,
+        "pytest_consistency.cassette.vcr_reset": False,
+        "pytest_consistency.capture.clients": False,
+        "pytest_consistency.capture.preflight": False,
+        "pytest_consistency.capture.transport": False,
+        "pytest_consistency.capture.wire": False,
+        "pytest_consistency.capture.network": mode == "none",
+        "pytest_consistency.analysis.baseline": False,
+        "pytest_consistency.report.json_report": False,
+        "pytest_consistency.analysis.summary": True,
     }
 
 
 CHECKS = """
 import json
 
-from pytest_consistency import repetition
+from pytest_consistency.capture import active as repetition
 
 COUNTS = {"checks": 0}
 check = repetition.check_answer
@@ -194,7 +196,7 @@ def test_cassette_patches_are_built_once_per_process(pytester: pytest.Pytester) 
     pytester.makeconftest(
         """
 import pytest
-from pytest_consistency import cassettes
+from pytest_consistency.cassette import cassettes
 
 SEEN = []
 
@@ -240,7 +242,8 @@ COUNTS = {
 def pytest_configure(config):
     import yaml.constructor
 
-    from pytest_consistency import cassettes, replay
+    from pytest_consistency.cassette import cassettes
+    from pytest_consistency.cassette import replay
 
     construct = yaml.constructor.BaseConstructor.construct_document
 
@@ -299,7 +302,7 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session):
     import sys
 
-    fast = sys.modules.get("pytest_consistency.cassette_yaml")
+    fast = sys.modules.get("pytest_consistency.cassette.yaml_reader")
     COUNTS["fast_yaml"] = fast.counts["fast"] if fast is not None else 0
     with open("counts.json", "w") as handle:
         json.dump(COUNTS, handle)
@@ -417,7 +420,7 @@ def test_the_end_of_session_runs_without_the_cyclic_collector_and_restores_it(py
 FINGERPRINTS = """
 import json
 
-from pytest_consistency import route
+from pytest_consistency.route import route
 
 COUNTS = {"fingerprints": 0}
 fingerprint = route.fingerprint
@@ -564,8 +567,8 @@ def test_a_call_completed_at_teardown_still_reaches_the_report(pytester: pytest.
 
 def test_pinned_clients_share_one_recording_transport_class_per_http_module() -> None:
     """A class built per client was about 10 us of every repetition: two clients, sync or async, one class each."""
-    from pytest_consistency.clients import build_client
-    from pytest_consistency.route import Route
+    from pytest_consistency.capture.clients import build_client
+    from pytest_consistency.route.route import Route
 
     route = Route(
         base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789abcdefghij", model="m", timeout=5.0, max_retries=0

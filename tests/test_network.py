@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency import network
-from pytest_consistency.network import NetworkBlocked, blocked
+from pytest_consistency.capture import network
+from pytest_consistency.capture.network import NetworkBlocked, blocked
 
 REASON = "cassettes are replayed only (test)"
 Address = tuple[str, int]
@@ -330,7 +330,7 @@ def test_fails_loudly_when_the_hook_cannot_be_added() -> None:
                 raise RuntimeError("no more hooks")
 
         sys.addaudithook(deny)
-        from pytest_consistency.network import blocked
+        from pytest_consistency.capture.network import blocked
         try:
             with blocked("r"):
                 pass

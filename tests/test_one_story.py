@@ -102,7 +102,7 @@ def test_a_normalize_hook_that_raises_is_not_the_agents_failure(recorded: pytest
 import pytest
 
 def pytest_consistency_normalize_answer(answer, task_id):
-    import pytest_consistency.repetition as r
+    import pytest_consistency.capture.active as r
     if r.current().repeat == 3:
         raise KeyError("no field 'total'")
     return answer

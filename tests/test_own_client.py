@@ -18,8 +18,8 @@ from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import consistency_section
 from suites import load_report as report
 
-from pytest_consistency.keys import REPLAY_KEY, fingerprint
-from pytest_consistency.route import Route, stand_in_keys, stand_in_variables
+from pytest_consistency.route.route import Route, stand_in_keys, stand_in_variables
+from pytest_consistency.secrets.keys import REPLAY_KEY, fingerprint
 
 #: The agent builds its own client from the environment; repetitions 1 and 3 pass, 2 fails: a gap of 66.7 pp.
 AGENT = """

@@ -14,7 +14,7 @@ from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import load_report as report
 from suites import run_recorded, without_timings
 
-from pytest_consistency.keys import fingerprint
+from pytest_consistency.secrets.keys import fingerprint
 
 AGENT = """
 import os, pytest

@@ -27,7 +27,7 @@ from suites import report_calls as calls
 from suites import run_mode as run
 from suites import without_timings
 
-from pytest_consistency.keys import fingerprint
+from pytest_consistency.secrets.keys import fingerprint
 
 #: Other Anthropic credentials an agent might use in its own clients (all accepted by the loopback server).
 OTHER_KEY = "sk-ant-api03-otherkey-9876543210abcdefXYZ"

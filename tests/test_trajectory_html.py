@@ -9,10 +9,10 @@ from typing import Any
 
 from test_html_report import browser, needs_chromium, open_page  # noqa: F401  (the fixture is used by name)
 
-from pytest_consistency.formats.html import render
-from pytest_consistency.records import CallRecord, RepetitionResult
-from pytest_consistency.summary import build_summary
-from pytest_consistency.trajectory.model import Decision, ToolCall
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.trajectory import Decision, ToolCall
+from pytest_consistency.report.html import render
 
 REPS, STEPS = 20, 30
 

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .bisect import Bisection, bisect
-from .plan import NOT_COLLECTED, NOT_MARKED
+from pytest_consistency.analysis.resample.bisect import Bisection, bisect
+from pytest_consistency.resample.plan import NOT_COLLECTED, NOT_MARKED
 
 PROG = "python -m pytest_consistency.resample"
 

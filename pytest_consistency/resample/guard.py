@@ -29,7 +29,7 @@ def hold_prefix(cassette: Any, length: int) -> None:
         return
     from vcr.record_mode import RecordMode
 
-    from ..cassettes import match_key
+    from pytest_consistency.cassette.cassettes import match_key
 
     recording_mode, matchers = cassette.record_mode, cassette._match_on
     cassette.record_mode = RecordMode.NONE

@@ -19,16 +19,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..options import Target
-from ..paths import SUFFIXES, cassette_path, format_hint, other_format
-from ..records import SUCCESS, RepetitionResult
-from ..wire import provider_of
-from .cost import CostEstimate, estimate
-from .distribution import rows, sample_of
-from .guard import hold_prefix
-from .plan import Plan, ResampleError, source_problem, step_problem, unknown_task
-from .prefix import PrefixError, first_difference, interactions, is_complete, step_exchanges, write_prefix
-from .result import ResampleSummary
+from pytest_consistency.analysis.resample.cost import CostEstimate, estimate
+from pytest_consistency.analysis.resample.distribution import rows, sample_of
+from pytest_consistency.capture.wire import provider_of
+from pytest_consistency.cassette.paths import SUFFIXES, cassette_path, format_hint, other_format
+from pytest_consistency.config.options import Target
+from pytest_consistency.model.records import SUCCESS, RepetitionResult
+from pytest_consistency.model.resample import ResampleSummary
+from pytest_consistency.resample.guard import hold_prefix
+from pytest_consistency.resample.plan import Plan, ResampleError, source_problem, step_problem, unknown_task
+from pytest_consistency.resample.prefix import (
+    PrefixError,
+    first_difference,
+    interactions,
+    is_complete,
+    step_exchanges,
+    write_prefix,
+)
 
 #: Cassette modes that may go live (``none`` replays only; ``off`` has no cassette to replay a prefix from).
 LIVE_MODES = ("once", "new_episodes", "all")
@@ -284,7 +291,7 @@ class ResampleSession:
 def attribute(tasks: Iterable[Any], result: ResampleSummary | None) -> None:
     """Add the resampling clause to the resampled task's attribution line, after where its repetitions part:
     "repetitions part at step 2 (...); resampling step 2 alone gives 3 distinct decisions in 10 samples; ..."."""
-    from ..trajectory.divergence import add_clause
+    from pytest_consistency.analysis.trajectory.divergence import add_clause
 
     if result is None:
         return

@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from pytest_consistency.metrics import TaskCounts
 from pytest_consistency.stats.binomial import check_confidence, check_counts
 from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.significance import fisher_tail
 from pytest_consistency.stats.suite import mean_interval
 

@@ -67,9 +67,9 @@ from functools import lru_cache
 from operator import itemgetter
 from statistics import NormalDist
 
-from pytest_consistency.metrics import TaskCounts, mean_at_k, pass_at_k, pass_hat_k
 from pytest_consistency.stats.binomial import binomial_pmf, check_confidence, clopper_pearson
 from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.metrics import TaskCounts, mean_at_k, pass_at_k, pass_hat_k
 
 TARGETS: tuple[str, ...] = ("suite", "population")
 

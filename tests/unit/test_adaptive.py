@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.adaptive import Board, Tally, decided, required_passes
+from pytest_consistency.analysis.adaptive import Board, Tally, decided, required_passes
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.answers import MISSING, check_answer, default_equivalent, default_normalize, distinct_classes
+from pytest_consistency.analysis.answers import (
+    MISSING,
+    check_answer,
+    default_equivalent,
+    default_normalize,
+    distinct_classes,
+)
 
 
 def test_strings_are_stripped_and_whitespace_collapsed() -> None:
@@ -36,7 +42,7 @@ def test_custom_tolerance_is_used() -> None:
 def test_a_plain_scalar_is_one_the_full_checks_accept(value: object) -> None:
     import json
 
-    from pytest_consistency.answers import plain_scalar
+    from pytest_consistency.analysis.answers import plain_scalar
 
     assert plain_scalar(value)
     check_answer(value)
@@ -65,6 +71,6 @@ class _Text(str):
     ],
 )
 def test_anything_else_is_left_to_the_full_checks(value: object) -> None:
-    from pytest_consistency.answers import plain_scalar
+    from pytest_consistency.analysis.answers import plain_scalar
 
     assert not plain_scalar(value)

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 from suites import records
 
-from pytest_consistency.baseline import compare
-from pytest_consistency.records import CallRecord
-from pytest_consistency.result import Analysis, RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.result import Analysis, RouteSettings, RunFacts, SessionSummary
 
 STEADY = {f"s{i}": "PPPPP" for i in range(4)}
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from suites import records
 
-from pytest_consistency.formats.terminal import gate_line
-from pytest_consistency.metrics import TaskCounts
-from pytest_consistency.result import Analysis
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.result import Analysis
+from pytest_consistency.report.terminal import gate_line
+from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import suite_intervals
-from pytest_consistency.summary import build_summary, conclude
 
 BOUND = Analysis(gate_on="bound")
 

@@ -7,9 +7,9 @@ import math
 import pytest
 from suites import records
 
-from pytest_consistency.baseline import compare
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.stats.significance import mcnemar_one_sided
-from pytest_consistency.summary import build_summary, conclude
 
 
 def test_the_gap_change_is_scored_at_the_common_k() -> None:
@@ -82,7 +82,7 @@ def test_a_curtailed_baseline_is_classified_by_verdict_but_never_tested_as_binom
     assert comparison.flips_p_value is None and comparison.regressions == 0
     assert [change.status for change in comparison.tasks] == ["still flaky", "newly flaky", "unchanged"]
     current.comparison = comparison
-    from pytest_consistency.baseline import untested_gates
+    from pytest_consistency.analysis.baseline import untested_gates
 
     problem = untested_gates(current, {"consistency_regressions_max": 0, "mcnemar_p_min": 0.05})
     assert problem is not None

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from suites import records
 
-from pytest_consistency.adaptive import decided, required_passes
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.adaptive import decided, required_passes
+from pytest_consistency.analysis.summary import build_summary
 
 HAIRS = [0.50000000004, 0.49999999996, 0.45, 0.6, 0.7, 2 / 3, 1 / 3, 0.1 + 0.2, 0.8, 1.0, 0.0]
 

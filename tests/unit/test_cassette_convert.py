@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from vcr.serializers import jsonserializer, yamlserializer
 
-from pytest_consistency.cassette_convert import ConvertError, convert, summary_lines
+from pytest_consistency.cassette.convert import ConvertError, convert, summary_lines
 from pytest_consistency.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency import cassette_tree
-from pytest_consistency.cassette_tree import nothing_collects_cassettes, only_cassettes, under
+from pytest_consistency.cassette import tree as cassette_tree
+from pytest_consistency.cassette.tree import nothing_collects_cassettes, only_cassettes, under
 
 
 class _Config:

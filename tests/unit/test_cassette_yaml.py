@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from vcr.serializers import yamlserializer
 
-from pytest_consistency import cassette_yaml
-from pytest_consistency.cassette_yaml import Unsupported, loads, parse
+from pytest_consistency.cassette import yaml_reader as cassette_yaml
+from pytest_consistency.cassette.yaml_reader import Unsupported, loads, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_consistency.drift import task_drift
-from pytest_consistency.records import CallRecord
-from pytest_consistency.result import PinnedRoute
+from pytest_consistency.analysis.drift import task_drift
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.result import PinnedRoute
 
 OPENAI = PinnedRoute("http://gw/v1", "sha256:aaaa", "gpt-x", 1)
 ANTHROPIC = PinnedRoute("http://gw", "sha256:bbbb", "claude-x", 1)

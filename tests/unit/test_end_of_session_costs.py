@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import pytest_consistency.redact as redact_module
-from pytest_consistency.formats.json_report import write_atomic
-from pytest_consistency.gc_pause import gc_paused
-from pytest_consistency.serial import _field_names, to_data
+import pytest_consistency.secrets.redact as redact_module
+from pytest_consistency.model.serial import _field_names, to_data
+from pytest_consistency.plugin.gc_pause import gc_paused
+from pytest_consistency.report.json_report import write_atomic
 
 
 def test_each_distinct_string_is_redacted_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,8 +96,8 @@ def test_reading_a_report_back_spells_no_position_and_takes_each_hint_apart_once
 ) -> None:
     """``from_data`` (every Markdown/HTML output, merge, show, a baseline) built an error path per value and took
     each type hint apart per value: 12.9 s for a 1,000-task report of 20 calls a repetition."""
-    import pytest_consistency.serial as serial
-    from pytest_consistency.serial import from_data
+    import pytest_consistency.model.serial as serial
+    from pytest_consistency.model.serial import from_data
 
     def spelled(where):  # only an error spells out where it is
         raise AssertionError(f"a position was spelled out on the success path: {where!r}")

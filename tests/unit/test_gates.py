@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 from suites import records
 
-from pytest_consistency.gates import BY_DEST, GATES, decide
-from pytest_consistency.options import GATE_OPTIONS
-from pytest_consistency.result import Analysis, SessionSummary
+from pytest_consistency.analysis.gates import BY_DEST, GATES, decide
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.config.options import GATE_OPTIONS
+from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.summary import build_summary, conclude
 
 GAP = BY_DEST["consistency_gap_max"]
 PASS_HAT = BY_DEST["pass_hat_k_min"]

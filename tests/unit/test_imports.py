@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_consistency import imports
+from pytest_consistency.capture import imports
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.answers import NormalizeError
-from pytest_consistency.budget import TokenBudgetExceeded
-from pytest_consistency.cassettes import CassetteError, SecretInCassetteError
-from pytest_consistency.infrastructure import call_reason, exception_reason
-from pytest_consistency.network import NetworkBlocked
-from pytest_consistency.records import CallRecord
+from pytest_consistency.analysis.answers import NormalizeError
+from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
+from pytest_consistency.capture.network import NetworkBlocked
+from pytest_consistency.cassette.cassettes import CassetteError, SecretInCassetteError
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.shared.ledger import TokenBudgetExceeded
 
 
 def raised_from(inner: BaseException) -> BaseException:

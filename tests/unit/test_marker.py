@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.marker import MarkerError, MarkerSpec, parse_marker, task_id_of
+from pytest_consistency.config.marker import MarkerError, MarkerSpec, parse_marker, task_id_of
 
 
 def test_defaults_and_positional() -> None:

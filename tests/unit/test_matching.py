@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.matching import compile_rules, first_difference, normalise
-from pytest_consistency.options import SettingError, parse_rule
+from pytest_consistency.cassette.matching import compile_rules, first_difference, normalise
+from pytest_consistency.config.options import SettingError, parse_rule
 
 BODY = {
     "model": "m",

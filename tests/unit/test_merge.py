@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from suites import records
 
-from pytest_consistency.merge import MergeError, merge_reports
-from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.serial import to_data
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.merge import MergeError, merge_reports
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
+from pytest_consistency.model.serial import to_data
 
 PATTERNS = {"a": "PPFPP", "b": "PPPPP", "c": "FPFPF", "d": "PPPPF", "e": "FFFFF"}
 ANSWERS = {"a": ["x", "x", "y", "x", "x"], "c": ["1", "2", "1", "1", "1"]}
@@ -81,7 +81,7 @@ def test_errors_and_other_failures_of_a_shard_are_carried() -> None:
 
 
 def budgeted(patterns: dict[str, str], limit: int, spent: int) -> SessionSummary:
-    from pytest_consistency.result import TokenBudget
+    from pytest_consistency.model.result import TokenBudget
 
     return build_summary(records(patterns), run=RunFacts(token_budget=TokenBudget(limit=limit, spent=spent)))
 
@@ -108,7 +108,7 @@ def test_shards_of_one_task_with_different_min_pass_or_k_are_refused() -> None:
 
 
 def test_shards_analysed_differently_are_refused_unless_the_merge_says_how() -> None:
-    from pytest_consistency.result import Analysis
+    from pytest_consistency.model.result import Analysis
 
     one = build_summary(records({"a": "PP"}), analysis=Analysis(confidence=0.95))
     two = build_summary(records({"b": "PP"}), analysis=Analysis(confidence=0.9))
@@ -118,7 +118,7 @@ def test_shards_analysed_differently_are_refused_unless_the_merge_says_how() -> 
 
 
 def test_a_resample_section_is_not_merged_and_the_merge_says_so() -> None:
-    from pytest_consistency.resample.result import DecisionRow, ResampleSummary
+    from pytest_consistency.model.resample import DecisionRow, ResampleSummary
 
     first = shard(lambda t, r: r % 2 == 0)
     first.resample = ResampleSummary("a", 2, 1, 4, 4, 3, "cassettes/x", rows=[DecisionRow("k", "tool k", 4, 2)])

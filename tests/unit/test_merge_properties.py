@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from suites import records
 
-from pytest_consistency.adaptive import decided, refused_with_adaptive
-from pytest_consistency.baseline import compare, untested_gates
-from pytest_consistency.merge import MergeError, gated_merge
-from pytest_consistency.records import RepetitionResult
-from pytest_consistency.result import Analysis, RunFacts, SessionSummary
-from pytest_consistency.summary import build_summary, conclude, default_equivalence
+from pytest_consistency.analysis.adaptive import decided, refused_with_adaptive
+from pytest_consistency.analysis.baseline import compare, untested_gates
+from pytest_consistency.analysis.merge import MergeError, gated_merge
+from pytest_consistency.analysis.summary import build_summary, conclude, default_equivalence
+from pytest_consistency.model.records import RepetitionResult
+from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary
 
 EXAMPLES = settings(
     max_examples=250, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
@@ -197,7 +197,7 @@ def test_shards_gated_differently_or_of_another_split_are_refused(suite: dict[st
     victim = data.draw(st.integers(0, len(reports) - 1))
     name, report = reports[victim]
     if data.draw(st.booleans()):  # one shard ran with another threshold of a gate, or without it
-        from pytest_consistency.gates import GATES
+        from pytest_consistency.analysis.gates import GATES
 
         gate = data.draw(st.sampled_from([g for g in GATES if g.dest in ("consistency_gap_max", "pass_hat_k_min")]))
         changed = dict(suite["gates"])

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_consistency import metrics
-from pytest_consistency.metrics import TaskCounts
+from pytest_consistency.stats import metrics
+from pytest_consistency.stats.metrics import TaskCounts
 
 
 def published(all_pass: int, successes: int) -> list[TaskCounts]:

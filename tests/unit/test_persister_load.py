@@ -9,7 +9,7 @@ import pytest
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serializers import yamlserializer
 
-from pytest_consistency.cassettes import Persister, Scrubber
+from pytest_consistency.cassette.cassettes import Persister, Scrubber
 
 CASSETTE = """interactions:
 - request:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from suites import records, route_settings
 
-from pytest_consistency.records import CallRecord
-from pytest_consistency.result import RunFacts
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.result import RunFacts
 
 BASE = "http://127.0.0.1:9/v1"
 

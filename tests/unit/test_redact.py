@@ -8,8 +8,8 @@ from urllib.parse import quote
 
 import pytest
 
-from pytest_consistency.keys import credential_of, key_problem
-from pytest_consistency.redact import (
+from pytest_consistency.secrets.keys import credential_of, key_problem
+from pytest_consistency.secrets.redact import (
     find_secret,
     name_is_secret,
     redact_body,

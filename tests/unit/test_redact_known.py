@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.failure_text import has_text, redact_report
-from pytest_consistency.known import is_secret_value, route_secrets
-from pytest_consistency.providers import builtin
-from pytest_consistency.redact import REDACTED, redactor
-from pytest_consistency.route import Route
+from pytest_consistency.plugin.failure_text import has_text, redact_report
+from pytest_consistency.plugin.secrets import is_secret_value, route_secrets
+from pytest_consistency.route.providers import builtin
+from pytest_consistency.route.route import Route
+from pytest_consistency.secrets.redact import REDACTED, redactor
 
 KEY = "sk-test-unit-key-0123456789abcdef"
 
@@ -29,7 +29,7 @@ def test_every_routes_key_and_every_variable_a_key_may_come_from() -> None:
 
 
 def test_replay_placeholders_and_documentation_placeholders_are_not_secrets() -> None:
-    from pytest_consistency.cassettes import REPLAY_KEY
+    from pytest_consistency.cassette.cassettes import REPLAY_KEY
 
     routes = [route("openai", REPLAY_KEY, "OPENAI_API_KEY")]
     assert route_secrets(routes, providers(), {"OPENAI_API_KEY": "sk-..."}) == []  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
 
-from pytest_consistency.redact import (
+from pytest_consistency.secrets.redact import (
     REDACTED,
     find_secret,
     name_is_secret,
@@ -220,7 +220,7 @@ MULTIPART = (
 
 
 def test_multipart_form_fields_lose_credential_values_and_keep_files_and_the_rest() -> None:
-    from pytest_consistency.redact import body_credentials
+    from pytest_consistency.secrets.redact import body_credentials
 
     cleaned = redact_body(MULTIPART.encode(), fields=True).decode()
     assert "mp-secret-1q1q" not in cleaned and "mp-pw-2w2w" not in cleaned
@@ -232,7 +232,7 @@ def test_multipart_form_fields_lose_credential_values_and_keep_files_and_the_res
 
 
 def test_every_credential_a_request_carries() -> None:
-    from pytest_consistency.keys import credentials_in
+    from pytest_consistency.secrets.keys import credentials_in
 
     headers = {
         "Authorization": "Bearer sk-1234",
@@ -247,7 +247,7 @@ def test_every_credential_a_request_carries() -> None:
 
 @pytest.mark.parametrize("value", ["bearer lower-tok-1a", "BEARER upper-tok-2b", "basic dXNlcjpsb3ctcHctM2M="])
 def test_an_auth_scheme_in_any_case_makes_any_header_a_credential(value: str) -> None:
-    from pytest_consistency.redact import header_credential
+    from pytest_consistency.secrets.redact import header_credential
 
     secret = header_credential("X-Upstream", value)
     assert secret in ("lower-tok-1a", "upper-tok-2b", "low-pw-3c")
@@ -271,7 +271,7 @@ def test_a_secret_json_escaped_without_ascii_escapes_is_found_and_redacted(secre
     is), inside a response body: found by the pre-write scan and redacted (found missing by an adversarial review)."""
     import json
 
-    from pytest_consistency.redact import find_secret, redact_body
+    from pytest_consistency.secrets.redact import find_secret, redact_body
 
     inner = json.dumps({"password": secret}, ensure_ascii=False, separators=(",", ":"))
     body = json.dumps({"body": inner})

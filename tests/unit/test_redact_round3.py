@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.redact import header_credential, name_is_secret
+from pytest_consistency.secrets.redact import header_credential, name_is_secret
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from pytest_consistency import redact
-from pytest_consistency.redact import KEY_LIKE, REDACTED, redact_shapes
+from pytest_consistency.secrets import redact
+from pytest_consistency.secrets.redact import KEY_LIKE, REDACTED, redact_shapes
 
 #: One credential per shape of ``_KEY_SHAPES``, in its order, then one per scheme of ``_SCHEMES``.
 EXAMPLES = (

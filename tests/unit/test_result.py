@@ -8,11 +8,11 @@ from dataclasses import replace
 import pytest
 from suites import records, route_settings
 
-from pytest_consistency.baseline import compare
-from pytest_consistency.records import CallRecord
-from pytest_consistency.result import SCHEMA, Analysis, RouteSettings, RunFacts, SessionSummary, TokenBudget
-from pytest_consistency.serial import ReportFormatError
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.result import SCHEMA, Analysis, RouteSettings, RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.model.serial import ReportFormatError
 
 ROUTE: RouteSettings = route_settings()
 

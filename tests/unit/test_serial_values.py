@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_consistency.serial import ReportFormatError, check_values
+from pytest_consistency.model.serial import ReportFormatError, check_values
 
 
 def test_a_number_beyond_a_float_is_named_by_its_path() -> None:

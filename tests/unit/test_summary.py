@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from suites import published_patterns, records
 
-from pytest_consistency.result import RunFacts
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.result import RunFacts
 
 
 def test_published_figures_from_records() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.throttle import Throttle, ThrottleTimeout, Waited, file_stem, next_start
+from pytest_consistency.shared.throttle import Throttle, ThrottleTimeout, Waited, file_stem, next_start
 
 Interval = tuple[float, float, int]  # (entered, left, who)
 

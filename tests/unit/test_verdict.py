@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from suites import records
 
-from pytest_consistency.formats import html, junit, markdown, terminal
-from pytest_consistency.result import RunFacts, SessionSummary, TokenBudget
-from pytest_consistency.summary import build_summary, conclude
-from pytest_consistency.verdict import closing_parts, failure_reasons
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.analysis.verdict import closing_parts, failure_reasons
+from pytest_consistency.model.result import RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.report import html, junit, markdown, terminal
 
 
 def settled(summary: SessionSummary, thresholds: dict[str, float | None] | None = None) -> SessionSummary:

@@ -6,8 +6,8 @@ import json
 
 import httpx2
 
-from pytest_consistency.records import CallRecord
-from pytest_consistency.wire import ResponseTap, apply_payload, complete_headers, provider_of, split_url
+from pytest_consistency.capture.wire import ResponseTap, apply_payload, complete_headers, provider_of, split_url
+from pytest_consistency.model.records import CallRecord
 
 
 def record() -> CallRecord:

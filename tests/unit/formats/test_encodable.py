@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_consistency.formats.encodable import needs_escape, visible, visible_in_json
+from pytest_consistency.report.encodable import needs_escape, visible, visible_in_json
 
 
 def test_a_lone_surrogate_becomes_the_six_characters_json_writes_for_it() -> None:

@@ -15,11 +15,11 @@ from typing import Any
 
 from suites import records, route_settings
 
-from pytest_consistency.formats import builtin
-from pytest_consistency.formats.html import FORMAT, HtmlFormat, first_difference, render
-from pytest_consistency.records import CallRecord, RepetitionResult
-from pytest_consistency.result import RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
+from pytest_consistency.report import builtin
+from pytest_consistency.report.html import FORMAT, HtmlFormat, first_difference, render
 
 HOSTILE = '</script><img src=x onerror="alert(1)"><!--<script>alert(2)</script>'
 BASE = "http://127.0.0.1:8765/v1"
@@ -197,7 +197,7 @@ def test_header_shows_verdict_figures_gates_route_and_drift() -> None:
     summary = summary_of({"a": "PFPFP", "b": "PPPPP"}, min_pass=0.0)
     summary.tasks[0].repetitions[0].calls[0].base_url = "http://other:1/v1"
     summary = build_summary([r for t in summary.tasks for r in t.repetitions], run=RunFacts(route=route()))
-    from pytest_consistency.summary import conclude
+    from pytest_consistency.analysis.summary import conclude
 
     conclude(summary, {"consistency_gap_max": 1.0})
     summary.passed = False

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from pytest_consistency.formats.json_layout import LINE_DEPTH, layout
+from pytest_consistency.report.json_layout import LINE_DEPTH, layout
 
 
 def report_like() -> dict:

@@ -10,10 +10,10 @@ import pytest
 import xmlschema
 from suites import records
 
-from pytest_consistency.formats import builtin
-from pytest_consistency.formats.junit import _mangle, annotate, render
-from pytest_consistency.result import SessionSummary
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.result import SessionSummary
+from pytest_consistency.report import builtin
+from pytest_consistency.report.junit import _mangle, annotate, render
 
 SCHEMA = Path(__file__).parents[2] / "schemas" / "junit-10.xsd"
 SECRET = "sk-test-0123456789abcdefghijklmnopqrstuv"

@@ -8,11 +8,11 @@ import re
 from markdown_it import MarkdownIt
 from suites import records
 
-from pytest_consistency.baseline import compare
-from pytest_consistency.formats import builtin
-from pytest_consistency.formats.markdown import MARGIN, MAX_BYTES, render
-from pytest_consistency.result import Analysis, SessionSummary
-from pytest_consistency.summary import build_summary, conclude
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.model.result import Analysis, SessionSummary
+from pytest_consistency.report import builtin
+from pytest_consistency.report.markdown import MARGIN, MAX_BYTES, render
 
 STEADY = {f"steady{i}": "PPPPP" for i in range(5)}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from suites import records
 
-from pytest_consistency.formats.terminal import display_ids, render
-from pytest_consistency.summary import build_summary
+from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.report.terminal import display_ids, render
 
 TWO_TESTS = [
     "examples/test_agent_tasks.py::test_pinned[invoice-sender]",

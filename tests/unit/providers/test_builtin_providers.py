@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.clients import defaults_of
-from pytest_consistency.providers import BUILTIN, builtin
-from pytest_consistency.route import Route, base_url_problems
+from pytest_consistency.capture.clients import defaults_of
+from pytest_consistency.route.providers import BUILTIN, builtin
+from pytest_consistency.route.route import Route, base_url_problems
 
 
 def test_both_builtins_are_found_by_name_and_unknown_names_are_not() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.resample.bisect import bisect
+from pytest_consistency.analysis.resample.bisect import bisect
 
 
 def probe_of(pattern: str, asked: list[int]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_consistency.resample.cost import CostEstimate, estimate, recorded_tokens
+from pytest_consistency.analysis.resample.cost import CostEstimate, estimate, recorded_tokens
 
 
 def exchange(body: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from pytest_consistency.resample.distribution import NO_STEP, Sample, rows, sample_of
-from pytest_consistency.resample.result import DecisionRow, ResampleSummary
+from pytest_consistency.analysis.resample.distribution import NO_STEP, Sample, rows, sample_of
+from pytest_consistency.model.resample import DecisionRow, ResampleSummary
 
 
 def summary(samples: list[Sample], step: int = 2) -> ResampleSummary:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.options import BY_DEST, SettingError, Target, parse_target
+from pytest_consistency.config.options import BY_DEST, SettingError, Target, parse_target
 from pytest_consistency.resample.plan import (
     Plan,
     close_ids,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from pytest_consistency.resample.render import headline, html_section, markdown_lines, source_line, terminal_lines
-from pytest_consistency.resample.result import DecisionRow, ResampleSummary
+from pytest_consistency.model.resample import DecisionRow, ResampleSummary
+from pytest_consistency.report.resample import headline, html_section, markdown_lines, source_line, terminal_lines
 
 RESULT = ResampleSummary(
     task="t.py::test_x",

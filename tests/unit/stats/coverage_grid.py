@@ -43,9 +43,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-from pytest_consistency.metrics import TaskCounts
 from pytest_consistency.stats import suite as suite_module
 from pytest_consistency.stats.binomial import clopper_pearson
+from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import suite_intervals
 
 METRICS: tuple[str, ...] = ("mean", "pass^k", "pass@k", "gap")

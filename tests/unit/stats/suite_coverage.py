@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pytest_consistency.metrics import TaskCounts
+from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import suite_intervals
 
 METRICS: tuple[str, ...] = ("mean", "pass^k", "pass@k", "gap")

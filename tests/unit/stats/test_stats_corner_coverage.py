@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_consistency.metrics import TaskCounts
 from pytest_consistency.stats.binomial import binomial_pmf
+from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import paired_gap_difference, rates_look_alike, suite_intervals
 
 NOMINAL = 0.95

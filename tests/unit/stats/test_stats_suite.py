@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.metrics import TaskCounts, overall
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.metrics import TaskCounts, overall
 from pytest_consistency.stats.suite import (
     FEW_TASKS_FOR_POPULATION,
     TARGETS,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.records import CallRecord, RepetitionResult
-from pytest_consistency.trajectory.align import (
+from pytest_consistency.analysis.trajectory.align import (
     canonical_keys,
     distinct_per_step,
     edit_distance,
@@ -13,9 +12,10 @@ from pytest_consistency.trajectory.align import (
     mean_distance,
     normalised_distance,
 )
-from pytest_consistency.trajectory.divergence import divergence_map
-from pytest_consistency.trajectory.model import Decision, ToolCall
-from pytest_consistency.trajectory.tree import Run, build_tree, parting
+from pytest_consistency.analysis.trajectory.divergence import divergence_map
+from pytest_consistency.analysis.trajectory.tree import Run, build_tree, parting
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.trajectory import Decision, ToolCall
 
 
 def tool(name: str, **arguments: object) -> Decision:
@@ -164,7 +164,7 @@ def test_many_branches_are_listed_with_their_shares() -> None:
 
 
 def test_a_later_clause_goes_after_where_they_part() -> None:
-    from pytest_consistency.trajectory.divergence import add_clause
+    from pytest_consistency.analysis.trajectory.divergence import add_clause
 
     reps = [rep(1, "passed", tool("a")), rep(2, "failed", tool("b"))]
     mapped = divergence_map(reps, inconsistent=True)

@@ -14,11 +14,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from pytest_consistency.providers.anthropic import PROVIDER as ANTHROPIC
-from pytest_consistency.providers.openai import PROVIDER as OPENAI
-from pytest_consistency.records import CallRecord
-from pytest_consistency.trajectory.model import MAX_TEXT, Decision, Message, ToolCall, clip
-from pytest_consistency.wire import ResponseTap
+from pytest_consistency.capture.wire import ResponseTap
+from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.trajectory import MAX_TEXT, Decision, Message, ToolCall, clip
+from pytest_consistency.route.providers.anthropic import PROVIDER as ANTHROPIC
+from pytest_consistency.route.providers.openai import PROVIDER as OPENAI
 
 CHAT = "http://h/v1/chat/completions"
 RESPONSES = "http://h/v1/responses"
@@ -352,8 +352,8 @@ def test_messages_asked() -> None:
 )
 def test_a_decision_survives_the_repetition_payload(decision: Decision) -> None:
     """The collector reads each call from the worker's JSON payload: every field comes back, the ReAct action too."""
-    from pytest_consistency.serial import to_data
-    from pytest_consistency.trajectory.model import asked_from_data, decision_from_data
+    from pytest_consistency.model.serial import to_data
+    from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
 
     assert decision_from_data(json.loads(json.dumps(to_data(decision)))) == decision
     asked = (Message("tool", "found", "c1"), Message("user", "and?"))

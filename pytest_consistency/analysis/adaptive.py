@@ -1,0 +1,132 @@
+"""Adaptive repetitions (``--consistency-adaptive``): stop a task once its verdict can no longer change.
+
+This is curtailment, not a sequential test: a task passes when at least ``need = ceil(min_pass * n)`` of its n
+repetitions pass, so once ``need`` passed (pass) or more than ``n - need`` failed (fail) the remaining
+repetitions cannot change the verdict and are skipped. The verdicts, and so the exit status they decide, are
+exactly those of the full run; the calls of the skipped repetitions are saved. Nothing is peeked at but the
+verdict's own arithmetic, so no error rate changes. At the default ``min_pass=1.0`` a task stops at its first
+failure; a task that keeps passing runs all n.
+
+The figures of a curtailed task (Mean@k, pass^k, the gap) would come from fewer repetitions than n, so they are
+not the figures of the full run: figure gates are refused together with adaptive mode, and the report says how
+many repetitions each task used.
+
+Repetitions of one task may run on different xdist workers, so the outcomes so far live on a :class:`Board`: one
+small append-only file per task in a directory the controller creates and hands to every worker, written under an
+exclusive ``flock`` like the token ledger. A repetition that started before the verdict was decided still runs
+and counts. A task that had a repetition skip at run time is not curtailed (the full run would score it on fewer
+repetitions); one limit remains: a repetition that would have skipped after the verdict was decided is never run,
+so adaptive mode gives the decided verdict where the full run would call the task incomplete.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Literal
+
+#: Gates that read only verdict-independent facts, and so may be combined with adaptive mode.
+ADAPTIVE_GATES = frozenset({"route_drift_max"})
+
+
+def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regression: bool, who: str) -> str | None:
+    """Why the gates set in ``thresholds`` (by gate dest) cannot be decided on adaptive runs, or None.
+
+    One rule for pytest (``--consistency-adaptive`` with a figure gate is a usage error) and for
+    ``pytest-consistency merge`` of adaptive shards, which must refuse what pytest refuses. ``who`` starts the
+    sentence: "--consistency-adaptive" or "the reports ran with --consistency-adaptive, which".
+    """
+    from pytest_consistency.analysis.gates import GATES, SUITE_REGRESSION_FLAG
+
+    refused = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and thresholds.get(g.dest) is not None]
+    if suite_regression:
+        refused.append(SUITE_REGRESSION_FLAG)
+    if not refused:
+        return None
+    return (
+        f"{who} stops a task once its verdict is decided, so its figures come from fewer than n repetitions; "
+        f"{', '.join(refused)} would gate on them. Drop --consistency-adaptive to gate on figures, or gate on "
+        "verdicts (min_pass) and --route-drift-max only."
+    )
+
+
+def required_passes(n: int, min_pass: float) -> int:
+    """Passes a task needs out of n: ``ceil(min_pass * n)``, computed exactly on the decimal the user wrote.
+
+    ``repr`` of a float is the shortest decimal that reads back as it, so ``0.6`` is 3/5 (not the float just below,
+    whose product with 5 is 3.0000000000000004) and ``0.50000000004`` stays above 1/2. The full run decides with
+    the same function (:func:`passes_as_a_whole`), so adaptive mode and the full run never disagree.
+    """
+    return max(0, math.ceil(Fraction(repr(float(min_pass))) * n))
+
+
+def passes_as_a_whole(passes: int, scored: int, min_pass: float) -> bool:
+    """The verdict of a task that ran to the end: at least :func:`required_passes` of its scored repetitions."""
+    return passes >= required_passes(scored, min_pass)
+
+
+def decided(passes: int, failures: int, n: int, min_pass: float) -> Literal["pass", "fail"] | None:
+    """The task's verdict when the repetitions still to run cannot change it, else None."""
+    need = required_passes(n, min_pass)
+    if passes >= need:
+        return "pass"
+    if failures > n - need:
+        return "fail"
+    return None
+
+
+@dataclass(frozen=True)
+class Tally:
+    passes: int = 0
+    failures: int = 0
+    #: Repetitions that skipped at run time. A task with a skip is never curtailed: the full run scores it on the
+    #: repetitions that ran (and calls it incomplete below k), which the arithmetic above does not model.
+    skipped: int = 0
+
+
+class Board:
+    """Outcomes of the repetitions run so far, per task, shared by every process of the session."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _file(self, task_id: str) -> Path:
+        return self.directory / hashlib.sha256(task_id.encode()).hexdigest()[:24]
+
+    def record(self, task_id: str, nodeid: str, outcome: Literal["pass", "fail", "skip"]) -> None:
+        """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome)."""
+        line = f"{outcome[0]} {nodeid}\n".encode()
+        fd = os.open(self._file(task_id), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not any(seen[2:] == line[2:] for seen in _lines(fd)):
+                os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def tally(self, task_id: str) -> Tally:
+        path = self._file(task_id)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return Tally()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            marks = [line[:1] for line in _lines(fd)]
+        finally:
+            os.close(fd)
+        return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
+
+
+def _lines(fd: int) -> list[bytes]:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return [line + b"\n" for line in b"".join(chunks).split(b"\n") if line]

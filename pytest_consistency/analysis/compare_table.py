@@ -1,0 +1,175 @@
+"""The experiment table of ``pytest-consistency compare``: one row per report, each tested against the first.
+
+This is the users' controlled experiment (groups A to D: route not pinned, key pinned, route pinned, keys rotated)
+as a table: model, base URL, key fingerprint, n, tasks, Mean@k, pass^k and the gap with their intervals, answer
+disagreement, route drift, retries, errors and tokens; and for every row after the first, its difference from the
+first: the gap change with its paired interval, significant per-task regressions, and McNemar's p on pass^n flips.
+Rows are typed (:class:`Row`), and the text, Markdown and JSON renderings read the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.merge import merge_reports
+from pytest_consistency.model.result import Analysis, Comparison, SessionSummary
+from pytest_consistency.model.serial import to_data
+from pytest_consistency.stats.interval import Interval
+
+FORMATS = ("text", "markdown", "json")
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    model: str | None
+    base_url: str | None
+    key: str | None
+    n: int | None
+    tasks: int
+    mean_at_k: float | None
+    mean_at_k_interval: Interval | None
+    pass_hat_k: float | None
+    pass_hat_k_interval: Interval | None
+    gap_pp: float | None
+    gap_interval: Interval | None
+    answer_disagreement_pp: float | None
+    route_drift_pp: float | None
+    retries: int | None
+    errors: int | None
+    total_tokens: int | None
+    tokens_per_task: float | None
+    #: Against the first row (None for the first row itself).
+    versus_first: Comparison | None
+
+
+def _reanalysed(label: str, summary: SessionSummary, analysis: Analysis) -> SessionSummary:
+    if summary.analysis == analysis:
+        return summary
+    return merge_reports([(label, summary)], analysis, allow_mixed=True)
+
+
+def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> list[Row]:
+    summaries = [(label, _reanalysed(label, s, analysis)) for label, s in reports]
+    first_label, first = summaries[0]
+    result = []
+    for index, (label, s) in enumerate(summaries):
+        route, iv = s.route, s.intervals
+        result.append(
+            Row(
+                label=label,
+                model=route.settings.model if route else None,
+                base_url=route.settings.base_url if route else None,
+                key=_keys(s),
+                n=s.repeat,
+                tasks=s.task_count,
+                mean_at_k=s.mean_at_k,
+                mean_at_k_interval=iv.mean_at_k if iv else None,
+                pass_hat_k=s.pass_hat_k,
+                pass_hat_k_interval=iv.pass_hat_k if iv else None,
+                gap_pp=s.consistency_gap_pp,
+                gap_interval=iv.gap_pp if iv else None,
+                answer_disagreement_pp=s.answer_disagreement_pp,
+                route_drift_pp=route.drift_pp if route else None,
+                retries=route.retries if route else None,
+                errors=sum(route.errors.values()) if route else None,
+                total_tokens=route.total_tokens if route else None,
+                tokens_per_task=route.avg_tokens_per_task if route else None,
+                versus_first=None if index == 0 else compare(first, s, first_label),
+            )
+        )
+    return result
+
+
+def _keys(summary: SessionSummary) -> str | None:
+    """The key fingerprints the calls used when there were several (group D), else the route's."""
+    used = sorted(
+        {c.key_fingerprint for t in summary.tasks for r in t.repetitions for c in r.calls if c.key_fingerprint}
+    )
+    if len(used) > 1:
+        return f"{len(used)} keys: " + ", ".join(used)
+    return summary.route.key_shown if summary.route else None
+
+
+def _num(value: float | int | None, spec: str = ".1f", unit: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{unit}"
+
+
+def _with(value: float | None, interval: Interval | None, scale: float) -> str:
+    if value is None:
+        return "-"
+    text = f"{value * scale:.1f}"
+    return text if interval is None else f"{text} [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
+
+
+def _versus(c: Comparison | None) -> str:
+    if c is None:
+        return "(reference)"
+    if c.untested is not None:
+        return "not tested: curtailed counts (--consistency-adaptive)"
+    gap = "gap n/a" if c.gap_change_pp is None else f"gap {c.gap_change_pp:+.1f} pp"
+    if c.gap_change_interval is not None:
+        gap += f" [{c.gap_change_interval.low:+.1f}, {c.gap_change_interval.high:+.1f}]"
+    flips = "" if c.flips_p_value is None else f"; McNemar p={c.flips_p_value:.3g}"
+    return f"{gap}; {c.regressions} regression(s) ({c.test}, q<={c.alpha:g}){flips}"
+
+
+HEADERS = (
+    "group",
+    "model",
+    "base URL",
+    "key",
+    "n",
+    "tasks",
+    "Mean@k %",
+    "pass^k %",
+    "gap pp",
+    "disagree pp",
+    "drift pp",
+    "retries",
+    "errors",
+    "tokens",
+    "tokens/task-rep",
+    "vs first",
+)
+
+
+def _cells(row: Row) -> list[str]:
+    return [
+        row.label,
+        row.model or "-",
+        row.base_url or "-",
+        row.key or "-",
+        _num(row.n, "d"),
+        str(row.tasks),
+        _with(row.mean_at_k, row.mean_at_k_interval, 100),
+        _with(row.pass_hat_k, row.pass_hat_k_interval, 100),
+        _with(row.gap_pp, row.gap_interval, 1),
+        _num(row.answer_disagreement_pp),
+        _num(row.route_drift_pp),
+        _num(row.retries, "d"),
+        _num(row.errors, "d"),
+        _num(row.total_tokens, "d"),
+        _num(row.tokens_per_task),
+        _versus(row.versus_first),
+    ]
+
+
+def comparison_table(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis, fmt: str = "text") -> str:
+    table = rows(reports, analysis)
+    target = "this suite of tasks" if analysis.target == "suite" else "the population of tasks"
+    note = f"intervals: {analysis.confidence * 100:g} % confidence, for {target}"
+    if fmt == "json":
+        return json.dumps({"analysis": to_data(analysis), "rows": [to_data(r) for r in table]}, indent=2)
+    cells = [_cells(row) for row in table]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+        return "\n".join([*lines, "", note])
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADERS)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
+    return "\n".join([*lines, note])

@@ -1,0 +1,346 @@
+"""From the repetitions of a session to per-task verdicts, figures, intervals and route facts: a pure function.
+
+:func:`build_summary` is the only place figures are derived. The plugin calls it at the end of a session, and
+``pytest-consistency merge`` calls it on the repetitions of several reports, so a merged report has exactly the
+figures one run over everything gives. :func:`conclude` then decides the gates; settling the exit status and
+writing reports are separate steps after it (:mod:`.finish`).
+
+How repetitions count (documented in the README):
+- ``passed``/``xpassed`` succeed; ``failed``, ``error`` (a setup or teardown error) and ``xfailed`` fail;
+- ``skipped`` repetitions are not scored: the task is scored on the repetitions that ran, and is
+  ``incomplete`` (left out of every figure) when fewer than k ran; a task skipped in every repetition is
+  ``skipped``;
+- a repetition the session never reached (Ctrl-C, ``-x``) makes its task ``incomplete``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole
+from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
+from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
+from pytest_consistency.analysis.gates import evaluate
+from pytest_consistency.analysis.infrastructure import call_reason
+from pytest_consistency.analysis.trajectory.divergence import divergence_map
+from pytest_consistency.model.records import FAILURE, RepetitionResult
+from pytest_consistency.model.result import (
+    AdaptiveFacts,
+    Analysis,
+    PinnedRoute,
+    RouteFacts,
+    RouteSettings,
+    RunFacts,
+    SessionSummary,
+    TaskResult,
+    Verdict,
+)
+from pytest_consistency.model.trajectory import DivergenceMap
+from pytest_consistency.stats import metrics
+from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
+from pytest_consistency.stats.suite import suite_intervals
+
+Equivalence = Callable[[Any, Any, str], bool]
+
+
+class EquivalenceError(RuntimeError):
+    """The answer equivalence hook raised: the task's answers cannot be compared."""
+
+
+def default_equivalence(left: Any, right: Any, task_id: str) -> bool:
+    return default_equivalent(left, right)
+
+
+def build_task(
+    task_id: str,
+    repetitions: list[RepetitionResult],
+    equivalent: Equivalence,
+    analysis: Analysis,
+    hooked: TaskResult | None = None,
+) -> TaskResult:
+    """One task's verdict and figures; ``hooked`` is the same task as a session with an answer equivalence hook
+    summarised it (a merge cannot call the hook): its answer classes and divergence map are kept, not recomputed."""
+    repetitions = sorted(repetitions, key=lambda r: r.repeat)
+    first = repetitions[0]
+    n, k, min_pass = first.n, first.k, first.min_pass
+    scored = [r for r in repetitions if r.scored]
+    passes = sum(r.succeeded for r in scored)
+    seen = {r.repeat for r in repetitions if r.outcome != "not run"}
+    missing_reps = n - len(seen)
+    curtailed = sum(r.outcome == "curtailed" for r in repetitions)
+
+    answers = [(r.answer_recorded, r.normalized if r.answer_recorded else MISSING) for r in scored]
+    distinct: int | None = None
+    disagrees: bool | None = None
+    errors: list[str] = []
+    if hooked is not None:
+        distinct, disagrees = hooked.distinct_answers, hooked.answers_disagree
+    elif any(recorded for recorded, _ in answers):
+        try:
+            classes = distinct_classes(answers, lambda a, b: equivalent(a, b, task_id))
+        except EquivalenceError as exc:
+            errors.append(str(exc))
+        else:
+            distinct = len(classes)
+            disagrees = distinct > 1
+
+    counts: metrics.TaskCounts | None = None
+    verdict: Verdict
+    # A report written before the field existed says it through its calls (replay mismatches, refused calls).
+    broken = [
+        (r.repeat, reason)
+        for r in repetitions
+        if (reason := r.infrastructure or (call_reason(r.calls) if r.outcome in FAILURE else None))
+    ]
+    infrastructure = [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
+    if hooked is not None:  # the hook's own errors (it raised), without those derived again just below
+        errors = [error for error in hooked.errors if error not in infrastructure]
+    errors += infrastructure
+    if broken:
+        verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
+    elif missing_reps:
+        verdict = "incomplete"
+    elif curtailed:
+        # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
+        early = decided(passes, len(scored) - passes, n, min_pass)
+        verdict = "incomplete" if early is None or not scored else early
+        if scored and early is not None:
+            counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
+    elif not scored:
+        verdict = "skipped"
+    elif len(scored) < k:
+        verdict = "incomplete"
+    else:
+        counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
+        verdict = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
+    if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
+        verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
+
+    return TaskResult(
+        task_id=task_id,
+        n=n,
+        k=k,
+        min_pass=min_pass,
+        repetitions=repetitions,
+        outcomes=[r.outcome for r in repetitions],
+        answers=[r.answer if r.answer_recorded else None for r in repetitions],
+        passes=passes,
+        scored=len(scored),
+        distinct_answers=distinct,
+        answers_disagree=disagrees,
+        verdict=verdict,
+        mean_at_k=float(metrics.mean_at_k(counts)) if counts else None,
+        pass_hat_k=float(metrics.pass_hat_k(counts)) if counts else None,
+        pass_at_k=float(metrics.pass_at_k(counts)) if counts else None,
+        gap_pp=metrics.gap_pp(counts) if counts else None,
+        pass_rate_interval=clopper_pearson(counts.c, counts.n, analysis.confidence) if counts else None,
+        pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
+        errors=errors,
+        curtailed=curtailed,
+        trajectory=hooked.trajectory
+        if hooked is not None
+        else task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
+    )
+
+
+def task_trajectory(
+    task_id: str, repetitions: list[RepetitionResult], inconsistent: bool, equivalent: Equivalence
+) -> DivergenceMap | None:
+    """The task's divergence map; text decisions compared by the session's answer equivalence (by their normalised
+    text when it is the default, or when the hook raised on them)."""
+    if equivalent is default_equivalence:
+        return divergence_map(repetitions, inconsistent)
+    try:
+        return divergence_map(repetitions, inconsistent, lambda a, b: equivalent(a, b, task_id))
+    except EquivalenceError:
+        return divergence_map(repetitions, inconsistent)
+
+
+def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
+    return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
+
+
+def _common(values: Iterable[int]) -> int | None:
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def build_summary(
+    repetitions: Iterable[RepetitionResult],
+    equivalent: Equivalence = default_equivalence,
+    run: RunFacts | None = None,
+    analysis: Analysis | None = None,
+    hooked: Mapping[str, TaskResult] | None = None,
+) -> SessionSummary:
+    """Every figure of a session from its repetition records and the facts of the run; gates come after.
+
+    ``hooked``: tasks whose answers a hook compared, as their session summarised them (see :func:`build_task`).
+    """
+    run = run or RunFacts()
+    analysis = analysis or Analysis()
+    by_task: dict[str, list[RepetitionResult]] = defaultdict(list)
+    for repetition in repetitions:
+        by_task[repetition.task_id].append(repetition)
+    ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
+    hooked = hooked or {}
+    tasks = [build_task(task_id, reps, equivalent, analysis, hooked.get(task_id)) for task_id, reps in ordered]
+    scored = [t for t in tasks if t.is_scored]
+    counts = scored_counts(tasks)
+    figures = metrics.overall(counts)
+    with_answers = [t for t in scored if t.answers_disagree is not None]  # incomplete tasks are in no figure
+    # A scored task whose answers could not be compared (its equivalence hook raised) might agree or not: the
+    # share is unknown, so the figure is not measurable rather than computed over the other tasks.
+    undetermined = any(t.errors for t in scored)
+    summary = SessionSummary(
+        repeat=_common(t.n for t in scored),
+        k=_common(t.k for t in scored),
+        task_count=len(scored),
+        mean_at_k=figures.mean_at_k if figures else None,
+        pass_hat_k=figures.pass_hat_k if figures else None,
+        pass_at_k=figures.pass_at_k if figures else None,
+        consistency_gap_pp=figures.consistency_gap_pp if figures else None,
+        answer_disagreement_pp=None
+        if undetermined
+        else metrics.disagreement_pp(sum(bool(t.answers_disagree) for t in with_answers), len(with_answers)),
+        tasks=tasks,
+        analysis=analysis,
+        run=run,
+        intervals=suite_intervals(counts, analysis.confidence, analysis.target),
+        errors=[error for task in tasks for error in task.errors],
+    )
+    reruns = sum(r.reruns for t in tasks for r in t.repetitions)
+    if reruns:
+        summary.warnings.append(
+            f"a retry plugin (pytest-rerunfailures, flaky, pytest-retry) re-ran {reruns} repetition attempt(s); each "
+            "repetition counts with its first outcome, since a failure that passes on rerun is the inconsistency "
+            "being measured"
+        )
+    if run.route is not None:
+        summary.route = route_facts(summary, run)
+    if run.adaptive_n_min is not None:
+        summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
+    budget = run.token_budget
+    if budget is not None and budget.exceeded_in:
+        summary.warnings.append(
+            f"token budget exceeded in {', '.join(budget.exceeded_in)}: each shard was over its own "
+            f"--consistency-token-budget (merged: {budget.spent} of {budget.limit} tokens); later live calls were "
+            "refused"
+        )
+    elif budget is not None and budget.exceeded:
+        summary.warnings.append(
+            f"token budget exceeded: {budget.spent} tokens used > --consistency-token-budget={budget.limit}; "
+            "later live calls were refused"
+        )
+    return summary
+
+
+def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
+    saved_calls = 0.0
+    for task in tasks:
+        ran = [r for r in task.repetitions if r.scored]
+        if task.curtailed and ran:
+            saved_calls += task.curtailed * sum(len(r.calls) for r in ran) / len(ran)
+    return AdaptiveFacts(
+        n_min=n_min,
+        tasks_curtailed=sum(1 for t in tasks if t.curtailed),
+        repetitions_used=sum(t.scored for t in tasks),
+        repetitions_saved=sum(t.curtailed for t in tasks),
+        calls_saved=round(saved_calls, 1),
+    )
+
+
+def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
+    """Attach drift and attribution to every task, and return the session's route figures."""
+    assert run.route is not None
+    calls = [c for t in summary.tasks for r in t.repetitions for c in r.calls]
+
+    def pinned_of(route: RouteSettings) -> PinnedRoute:
+        """The route to compare with; replayed without a key, with the key its cassettes were recorded on."""
+        pinned = route.pinned()
+        if pinned.key_fingerprint is None:
+            # A pinned call recorded before cassettes kept the pinned route's key counts with the key it was sent
+            # with: a suite recorded on two keys has no one recorded key to compare every task with. An unpinned
+            # call's own key never does: another key is what key drift is about.
+            keys = {
+                c.route_key or (c.key_fingerprint if c.pinned else None) for c in calls if c.provider == route.provider
+            }
+            keys.discard(None)
+            if len(keys) == 1:
+                pinned = replace(pinned, key_fingerprint=keys.pop())
+        return pinned
+
+    pinned = pinned_of(run.route)
+    others = {route.provider: pinned_of(route) for route in run.other_routes}
+    for task in summary.tasks:
+        unobserved = sum(r.unobserved for r in task.repetitions)
+        drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
+        task.drift = drift
+        inconsistent = bool(task.answers_disagree) or 0 < task.passes < task.scored
+        task.attribution = attribution(inconsistent, drift) if drift.calls or drift.unobserved else None
+        summary.warnings.extend(f"{task.task_id}: {text}" for text in drift.warnings)
+    drifts = [t.drift for t in summary.tasks if t.drift is not None]
+    # Drift is a figure like the others: incomplete tasks (``-k rep1``, Ctrl-C) are left out of it.
+    scored = [t for t in summary.tasks if t.is_scored and t.drift is not None]
+    scored_drifts = [t.drift for t in scored if t.drift is not None]
+    scored_total = sum(d.tokens.get("total", 0) for d in scored_drifts)
+    repetitions = sum(t.scored for t in scored)
+    errors: Counter[str] = Counter()
+    for d in drifts:
+        errors.update(d.errors)
+    by_provider = dict(sorted(Counter(c.provider for c in calls).items()))
+
+    def key_shown(route: RouteSettings) -> str:
+        """The route's key fingerprint; replayed without a key, the keys its provider's calls were recorded with."""
+        if route.key_fingerprint is not None:
+            return str(route.key_fingerprint)
+        recorded = sorted(
+            {c.key_fingerprint for c in calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
+        )
+        return ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
+
+    return RouteFacts(
+        settings=run.route,
+        key_shown=key_shown(run.route),
+        calls=sum(d.calls for d in drifts),
+        retries=sum(d.retries for d in drifts),
+        prompt_tokens=sum(d.tokens.get("prompt", 0) for d in drifts),
+        completion_tokens=sum(d.tokens.get("completion", 0) for d in drifts),
+        total_tokens=sum(d.tokens.get("total", 0) for d in drifts),
+        avg_tokens_per_task=scored_total / repetitions if repetitions else None,
+        errors=dict(sorted(errors.items())),
+        drift_pp=drift_pp(scored_drifts),
+        drift_tasks=[t.task_id for t in scored if t.drifted],
+        tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
+        other_routes=list(run.other_routes),
+        other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
+        calls_by_provider=by_provider if len(by_provider) > 1 else {},
+        route_used=bool(calls) and (not run.other_routes or "openai" in by_provider),
+        wait_ms=float(round(sum(c.wait_ms for c in calls), 3)),
+    )
+
+
+def untolerated(task: TaskResult) -> bool:
+    """The task has a failed repetition that no verdict tolerates: it failed, or is in no figure at all."""
+    if task.verdict in ("pass", "xfail"):
+        return False
+    return task.verdict in ("fail", "error") or any(r.outcome in ("failed", "error") for r in task.repetitions)
+
+
+def conclude(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:
+    """Decide the gates; the summary passes when every gate does, no failure is left untolerated (a failed task,
+    or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
+    budget held and the run was not interrupted."""
+    summary.gates = evaluate(summary, thresholds)
+    budget = summary.run.token_budget
+    summary.passed = (
+        all(g.passed for g in summary.gates)
+        and not any(untolerated(t) for t in summary.tasks)
+        and not (budget is not None and budget.exceeded)
+        and not summary.errors
+        and not summary.run.other_failures
+        and not summary.run.interrupted
+    )
+    return summary

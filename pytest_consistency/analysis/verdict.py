@@ -1,0 +1,114 @@
+"""Why a run failed, as one typed list that every output renders: one story in every output.
+
+The exit status is settled from the summary (:func:`.summary.conclude`); this module says *why*, in the same
+terms, for the terminal section and pytest's closing line, the Markdown step summary, the HTML page and JUnit.
+Before it each output listed its own reasons and they drifted apart (JUnit had no failing testcase when only an
+equivalence hook raised; the closing line stayed green while a gate failed). Pure: a summary in, reasons out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_consistency.model.result import GateResult, SessionSummary, TaskResult
+
+ReasonKind = Literal["gate", "task", "error_task", "unscored", "other", "budget", "interrupted", "error"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason the run failed: ``text`` for a sentence, ``label`` for the closing line (None: pytest's own
+    counts already show it), the tasks it names and, for a gate, the gate."""
+
+    kind: ReasonKind
+    text: str
+    label: str | None
+    tasks: tuple[str, ...] = ()
+    gate: GateResult | None = None
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def unscored_failures(task: TaskResult) -> bool:
+    """A task in no figure (incomplete, skipped) with a failed repetition: pytest counts that failure."""
+    return task.verdict not in ("pass", "xfail", "fail", "error") and any(
+        r.outcome in ("failed", "error") for r in task.repetitions
+    )
+
+
+def failing_gates(summary: SessionSummary) -> list[GateResult]:
+    """Gates that count as failed: failed, or inconclusive under ``--consistency-inconclusive=fail``."""
+    return [g for g in summary.gates if not g.passed]
+
+
+def failure_reasons(summary: SessionSummary) -> list[Reason]:
+    """Every reason the run failed, most decisive first; empty for a run that passed."""
+    reasons = [
+        Reason(
+            "gate",
+            f"gate {g.option} {'failed' if g.state == 'fail' else 'inconclusive'}",
+            f"gate {g.option} failed",
+            gate=g,
+        )
+        for g in failing_gates(summary)
+    ]
+    failed = tuple(t.task_id for t in summary.tasks if t.verdict == "fail")
+    if failed:
+        reasons.append(Reason("task", f"{len(failed)} task(s) failed", None, failed))
+    broken = tuple(t.task_id for t in summary.tasks if t.verdict == "error")
+    if broken:
+        text = f"{len(broken)} task(s) in error (a cassette, a refused call or a hook, not the agent)"
+        reasons.append(Reason("error_task", text, _plural(len(broken), "task") + " in error", broken))
+    unscored = tuple(t.task_id for t in summary.tasks if unscored_failures(t))
+    if unscored:
+        text = f"{len(unscored)} task(s) failed a repetition and are in no figure"
+        reasons.append(Reason("unscored", text, None, unscored))
+    if summary.run.other_failures:
+        text = f"{summary.run.other_failures} other test(s) or collection error(s) failed"
+        reasons.append(Reason("other", text, None))
+    budget = summary.run.token_budget
+    if budget is not None and budget.exceeded:
+        text = f"token budget exceeded: {budget.spent} > {budget.limit}"
+        if budget.exceeded_in:
+            text = f"token budget exceeded in {', '.join(budget.exceeded_in)} (each shard has its own budget)"
+        reasons.append(Reason("budget", text, "budget exceeded"))
+    if summary.interrupted:
+        reasons.append(Reason("interrupted", "the session was interrupted: partial results", None))
+    if summary.errors:
+        label = _plural(len(summary.errors), "consistency error")
+        reasons += [Reason("error", f"error: {error}", label) for error in summary.errors]
+    return reasons
+
+
+def closing_parts(summary: SessionSummary) -> list[str]:
+    """What pytest's closing line must add so that it names why the run failed (each label once); reasons that
+    pytest's own counts show (failed tests, interrupted) have no label."""
+    if summary.passed:
+        return []
+    parts: list[str] = []
+    for reason in failure_reasons(summary):
+        if reason.label is not None and reason.label not in parts:
+            parts.append(reason.label)
+    return parts
+
+
+def tolerated_text(summary: SessionSummary) -> str | None:
+    """How often tasks that met their ``min_pass`` failed, in the words a reviewer needs (None: none did).
+
+    Not "N failures tolerated" alone: a 0/5 task under ``min_pass=0`` met its threshold, and the sentence says both
+    that it did and how often its repetitions failed.
+    """
+    tasks = [t for t in summary.tasks if t.tolerated_failures]
+    if not tasks:
+        return None
+    failed = sum(t.tolerated_failures for t in tasks)
+    ran = sum(t.scored for t in tasks)
+    return f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass (tolerated)"
+
+
+def met_threshold_text(task: TaskResult) -> str:
+    """A passing task with failed repetitions: it met its threshold, and how often it failed."""
+    return f"met min_pass {task.min_pass:g}, {task.scored - task.passes} failed"

@@ -1,0 +1,177 @@
+"""The state of the repetition that is running now, and the ``consistency`` handle tests receive.
+
+pytest runs one test at a time per process (xdist workers are processes), so one module-level slot is
+enough to let code that has no access to the test — an HTTP transport, a patched client class — attach
+what it saw to the running repetition, from any thread the agent starts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_consistency.analysis.answers import NormalizeError, check_answer, plain_scalar
+from pytest_consistency.config.marker import shown
+from pytest_consistency.model.records import CallRecord
+
+
+class ConsistencyWarning(pytest.PytestWarning):
+    """Something about a repetition's recording deserves attention but does not fail it."""
+
+
+@dataclass
+class ActiveRepetition:
+    task_id: str
+    repeat: int
+    n: int
+    marked: bool
+    answer_recorded: bool = False
+    answer: Any = None
+    normalized: Any = None
+    calls: list[CallRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: The cassette of this repetition, and whether it is being recorded (not only replayed).
+    cassette: str | None = None
+    recording: bool = False
+    #: Replay-only and this repetition has no cassette file: every request it sends is unrecorded (no vcrpy
+    #: cassette is entered for it; the plugin's transports refuse the request themselves).
+    cassette_absent: bool = False
+    #: Every request is answered from the cassette (``none``, or ``once`` with a cassette): nothing is throttled.
+    replaying: bool = False
+    #: The key variables that hold the stand-in key during this replayed repetition (``route.stand_in_keys``).
+    stand_in: tuple[str, ...] = ()
+    #: The vcrpy cassette entered for this repetition (``new_episodes`` asks it which requests it answers).
+    vcr_cassette: Any = field(default=None, repr=False)
+    #: The fast replay path of this repetition's cassette (``replay.Replay``), answering the pinned clients.
+    replay: Any = field(default=None, repr=False)
+    #: Set by the cassette's scope: whether its cassette answers a request (``new_episodes`` throttles only what
+    #: goes live), and what a replay error means in the plugin's words (a call record's ``detail``).
+    answers: Callable[[Any], bool] | None = field(default=None, repr=False)
+    explain: Callable[[BaseException], str | None] | None = field(default=None, repr=False)
+    #: Set when the repetition raised something other than an assertion: its recording is not kept.
+    broken: bool = False
+    #: Attempts whose response has not been closed yet; charged to the token budget when the repetition ends.
+    open_attempts: list[Any] = field(default_factory=list)
+    #: Cassette exchanges that no observed client made (set when the cassette closes).
+    unobserved: int = 0
+    #: Skipped by adaptive mode: the task's verdict was decided before this repetition started.
+    curtailed: bool = False
+    #: Call phases run (a retry plugin runs more than one), and the first one's outcome and answer.
+    attempts: int = 0
+    first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
+    #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
+    secrets: set[str] = field(default_factory=set, repr=False)
+    #: What the call phase's payload carried (calls, unobserved, notes, cassette), see ``collect.adds_nothing``.
+    sent: tuple[Any, ...] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_call(self, call: CallRecord) -> None:
+        with self.lock:
+            self.calls.append(call)
+
+    def note(self, text: str) -> None:
+        with self.lock:
+            if text not in self.notes:
+                self.notes.append(text)
+
+
+_active: ActiveRepetition | None = None
+
+
+def activate(state: ActiveRepetition | None) -> None:
+    global _active
+    _active = state
+
+
+def current() -> ActiveRepetition | None:
+    return _active
+
+
+class Consistency:
+    """Handle of the current repetition, returned by the ``consistency`` fixture.
+
+    In an unmarked test it stands for a single repetition (n = 1) that is not part of the consistency
+    figures, so helpers that call ``record`` work in every test.
+    """
+
+    def __init__(self, state: ActiveRepetition, normalize: Callable[[Any, str], Any]) -> None:
+        self._state = state
+        self._normalize = normalize
+
+    @property
+    def repeat(self) -> int:
+        """1-based index of this repetition."""
+        return self._state.repeat
+
+    @property
+    def n(self) -> int:
+        return self._state.n
+
+    @property
+    def task_id(self) -> str:
+        return self._state.task_id
+
+    @property
+    def calls(self) -> list[CallRecord]:
+        """HTTP attempts observed so far in this repetition (a copy)."""
+        with self._state.lock:
+            return list(self._state.calls)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(call.total_tokens for call in self.calls)
+
+    def record(self, answer: Any) -> None:
+        """Record this repetition's answer; it is compared across the task's repetitions.
+
+        The answer must be JSON-serialisable, because it goes into the report and, under xdist, travels from
+        the worker to the controller. Recording twice keeps the last answer and warns. NaN and infinities (not
+        valid JSON), nesting deeper than ``MAX_ANSWER_DEPTH`` and more than ``MAX_ANSWER_ITEMS`` values are a
+        ValueError, checked without recursion before anything else touches the answer.
+        """
+        if not plain_scalar(answer):  # a plain scalar passes both checks: they are skipped for it
+            self._check(answer)
+        if self._state.answer_recorded:
+            warnings.warn(
+                ConsistencyWarning(
+                    f"{self.task_id} repetition {self.repeat}: record() called again; keeping the last answer"
+                ),
+                stacklevel=2,
+            )
+        try:
+            normalized = self._normalize(answer, self.task_id)
+        except Exception as exc:
+            raise NormalizeError(
+                f"pytest_consistency_normalize_answer raised {type(exc).__name__}: {exc} "
+                f"({self.task_id} repetition {self.repeat}); fix the hook: the answer could not be normalised"
+            ) from exc
+        if not plain_scalar(normalized):
+            check_answer(normalized, "the value pytest_consistency_normalize_answer returned")
+            try:
+                json.dumps(normalized, allow_nan=False)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    "pytest_consistency_normalize_answer returned a value that is not JSON-serialisable: "
+                    f"{shown(normalized)}"
+                ) from None
+        self._state.answer = answer
+        self._state.normalized = normalized
+        self._state.answer_recorded = True
+
+    @staticmethod
+    def _check(answer: Any) -> None:
+        """``record()``'s checks of an answer that is not a plain scalar: limits first, then JSON."""
+        check_answer(answer)
+        try:
+            json.dumps(answer, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"consistency.record() needs a JSON-serialisable answer ({exc}); record a str, number, list "
+                "or dict, e.g. the agent's final text or a dict of the fields you compare"
+            ) from None

@@ -1,0 +1,243 @@
+"""``pytest-consistency``: merge, show and compare JSON reports, without pytest, openai or vcrpy; convert cassettes.
+
+- ``merge REPORT... -o OUT``: shard or matrix reports into the report of one run over everything, gated by the
+  same options as pytest (command line, or ``--consistency-config`` YAML); exit 0 when it passes, 1 when a gate
+  or a task fails, 2 when the input is unusable;
+- ``show REPORT``: the terminal summary the session printed;
+- ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
+  tested against the first;
+- ``cassettes convert --to json|yaml [DIR ...]``: the repetitions' cassettes from one format to the other, in place
+  (:mod:`.cassette_convert`; the one command that imports vcrpy).
+
+Options come from the plugin's own table (:mod:`.options`), so a gate added there is a flag here too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
+from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.analysis.merge import MergeError, gated_merge
+from pytest_consistency.config.options import (
+    ANALYSIS_OPTIONS,
+    GATE_OPTIONS,
+    ConfigError,
+    Option,
+    SettingError,
+    argparse_type,
+    load_yaml,
+)
+from pytest_consistency.model.result import Analysis, SessionSummary
+from pytest_consistency.report import BUILTIN, builtin
+from pytest_consistency.report.encodable import visible
+from pytest_consistency.report.json_report import ReportError, read_report, write_atomic
+from pytest_consistency.report.terminal import render
+
+PROG = "pytest-consistency"
+#: Analysis options that make sense on reports; ``merge`` also takes the baseline (a sharded run is compared once,
+#: merged), ``compare`` does not (its first report is the baseline).
+REPORT_ANALYSIS = tuple(o for o in ANALYSIS_OPTIONS if o.dest != "consistency_baseline")
+BASELINE = next(o for o in ANALYSIS_OPTIONS if o.dest == "consistency_baseline")
+#: Options that choose how reports are analysed (as opposed to gates and the baseline).
+ANALYSIS_DESTS = frozenset(
+    {
+        "consistency_confidence",
+        "consistency_interval_target",
+        "consistency_gate_on",
+        "consistency_inconclusive",
+        "consistency_test",
+        "consistency_suite_regression",
+    }
+)
+
+
+class UsageProblem(Exception):
+    """Bad input to the command: printed as ``pytest-consistency <command>: error: ...``, exit status 2."""
+
+
+def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
+    for option in options:
+        if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
+            parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
+            continue
+        parser.add_argument(
+            option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
+        )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Merge, show and compare pytest-consistency reports.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    merge = commands.add_parser("merge", help="merge shard reports into one report, and gate it")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    merge.add_argument("-o", "--output", type=Path, required=True, metavar="OUT", help="write the merged report")
+    merge.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
+    )
+    merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
+    _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+
+    show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
+    show.add_argument("report", type=Path, metavar="REPORT")
+    show.add_argument("-q", "--quiet", action="store_true", help="only the overall figures and gates")
+    show.add_argument(
+        "--format", choices=tuple(BUILTIN), default="terminal", help="terminal (default), json, markdown, html, junit"
+    )
+
+    compare = commands.add_parser("compare", help="one row per report, each tested against the first")
+    compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
+    compare.add_argument("--labels", help="comma-separated row labels (default: the file names)")
+    compare.add_argument("--format", choices=FORMATS, default="text", help="text (default), markdown or json")
+    compare.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (analysis)")
+    _add(compare, REPORT_ANALYSIS)
+
+    cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
+    actions = cassettes.add_subparsers(dest="action", required=True, metavar="ACTION")
+    convert = actions.add_parser("convert", help="convert each repetition's cassette to JSON or YAML, in place")
+    convert.add_argument("directories", nargs="*", type=Path, metavar="DIR", help="cassette directories (cassettes)")
+    convert.add_argument("--to", required=True, choices=("json", "yaml"), help="the format to write")
+    convert.add_argument("--dry-run", action="store_true", help="say what would be converted; change nothing")
+    return parser
+
+
+def _read(paths: Sequence[Path]) -> list[tuple[str, SessionSummary]]:
+    try:
+        return [(str(path), read_report(path)) for path in paths]
+    except ReportError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
+    """Command line > YAML (``--consistency-config``) for each option; unset options are absent."""
+    values: dict[str, Any] = {}
+    yaml_values: dict[tuple[str, ...], Any] = {}
+    lines: dict[tuple[str, ...], int] = {}
+    if args.consistency_config is not None:
+        try:
+            yaml_values, lines = load_yaml(args.consistency_config)
+        except ConfigError as exc:
+            raise UsageProblem(str(exc)) from None
+    for option in options:
+        cli = getattr(args, option.dest, None)
+        if cli is not None:
+            values[option.dest] = cli
+        elif option.yaml_path in yaml_values:
+            try:
+                values[option.dest] = option.parse(yaml_values[option.yaml_path])
+                if option.is_flag:
+                    values[option.dest] = values[option.dest] == "true"
+            except SettingError as exc:
+                where = f"{args.consistency_config}:{lines.get(option.yaml_path, 1)}"
+                raise UsageProblem(f"{where}: {option.yaml_key}: {exc} (see {option.flag})") from None
+    return values
+
+
+def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
+    """The reports' own analysis, with whatever the command line or YAML sets instead."""
+    fields = {
+        "consistency_confidence": "confidence",
+        "consistency_interval_target": "target",
+        "consistency_gate_on": "gate_on",
+        "consistency_inconclusive": "inconclusive",
+        "consistency_test": "test",
+        "consistency_suite_regression": "suite_regression",
+    }
+    changes = {name: values[dest] for dest, name in fields.items() if dest in values}
+    return Analysis(**{**recorded.__dict__, **changes})
+
+
+def run_merge(args: argparse.Namespace, out: Any) -> int:
+    reports = _read(args.reports)
+    values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+    # Shards analysed differently are refused, unless the command says how to analyse the merge.
+    analysis = _analysis(values, reports[0][1].analysis) if ANALYSIS_DESTS & set(values) else None
+    baseline = None
+    if "consistency_baseline" in values:
+        label = str(values["consistency_baseline"])
+        path = Path(label)
+        if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
+            path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
+        baseline = (label, _read([path])[0][1])
+    explicit = {g.dest: values[g.dest] for g in GATES if g.dest in values}
+    try:
+        summary = gated_merge(reports, explicit, analysis, args.allow_mixed, baseline)
+    except MergeError as exc:
+        raise UsageProblem(str(exc)) from None
+    try:
+        write_atomic(args.output, summary.to_dict())
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
+    _print(render(summary, 0, _width()), out)
+    print(visible(f"report: {args.output}"), file=out)
+    return summary.exit_status if summary.exit_status is not None else 1
+
+
+def run_show(args: argparse.Namespace, out: Any) -> int:
+    summary = _read([args.report])[0][1]
+    if args.format == "terminal":
+        _print(render(summary, -1 if args.quiet else 0, _width()), out)
+        return 0
+    fmt = builtin(args.format)
+    assert fmt is not None
+    out.write(visible(fmt.render(summary)))
+    return 0
+
+
+def run_compare(args: argparse.Namespace, out: Any) -> int:
+    reports = _read(args.reports)
+    labels = (
+        [label.strip() for label in args.labels.split(",")] if args.labels else [Path(p).stem for p in args.reports]
+    )
+    if len(labels) != len(reports):
+        raise UsageProblem(f"--labels names {len(labels)} row(s) for {len(reports)} report(s); give one per report")
+    values = _settings(args, REPORT_ANALYSIS)
+    analysis = _analysis(values, reports[0][1].analysis)
+    table = comparison_table(list(zip(labels, (r for _, r in reports), strict=True)), analysis, args.format)
+    print(visible(table), file=out)
+    return 0
+
+
+def run_cassettes(args: argparse.Namespace, out: Any) -> int:
+    from pytest_consistency.cassette.convert import ConvertError, convert, summary_lines
+
+    try:
+        outcome = convert(args.directories or [Path("cassettes")], args.to, args.dry_run)
+    except ConvertError as exc:
+        raise UsageProblem(str(exc)) from None
+    for line in summary_lines(outcome, args.to, args.dry_run):
+        print(visible(line), file=out)
+    return 1 if outcome.left else 0
+
+
+def _width() -> int:
+    return min(shutil.get_terminal_size((80, 24)).columns, 120)
+
+
+def _print(lines: Sequence[Any], out: Any) -> None:
+    for line in lines:
+        print(visible(line.text), file=out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    commands = {"merge": run_merge, "show": run_show, "compare": run_compare, "cassettes": run_cassettes}
+    try:
+        return commands[args.command](args, sys.stdout)
+    except UsageProblem as exc:
+        print(visible(f"{PROG} {args.command}: error: {exc}"), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

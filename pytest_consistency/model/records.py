@@ -1,0 +1,100 @@
+"""Plain records that travel from a repetition to the session summary and the JSON report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_consistency.model.trajectory import Decision, Message
+
+#: Outcomes of one repetition. ``passed`` and ``xpassed`` are successes; ``failed``, ``error`` (setup or
+#: teardown raised) and ``xfailed`` are failures; ``skipped`` repetitions are not scored at all;
+#: ``not run`` marks a repetition the session never reached (interrupted or ``-x``); ``curtailed`` one that adaptive
+#: mode skipped because its task's verdict was already decided.
+SUCCESS = frozenset({"passed", "xpassed"})
+FAILURE = frozenset({"failed", "error", "xfailed"})
+OUTCOMES = SUCCESS | FAILURE | {"skipped", "not run", "curtailed"}
+
+
+@dataclass
+class CallRecord:
+    """One HTTP attempt, as seen on the wire (retries are separate records)."""
+
+    method: str
+    url: str
+    base_url: str
+    key_fingerprint: str | None
+    model_requested: str | None
+    model_served: str | None = None
+    system_fingerprint: str | None = None
+    status: int | None = None
+    error: str | None = None
+    #: Why a replay did not match, or that token counts were estimated; None when there is nothing to add.
+    detail: str | None = None
+    retry_index: int = 0
+    latency_ms: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    stream: bool = False
+    pinned: bool = True
+    replayed: bool = False
+    gateway: dict[str, str] = field(default_factory=dict)
+    #: Token counts were estimated (a stream closed before its usage arrived), not read from the response.
+    tokens_estimated: bool = False
+    #: The API the request spoke (``openai``, ``anthropic``): drift is checked against that provider's route.
+    provider: str = "openai"
+    #: Prompt tokens read from or written to the provider's prompt cache (Anthropic reports them apart from
+    #: ``input_tokens``; they are included in ``total_tokens``).
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
+    #: Rate-limit headers of the response (``anthropic-ratelimit-*``, ``x-ratelimit-*``, ``retry-after``).
+    rate_limit: dict[str, str] = field(default_factory=dict)
+    #: Replayed: the key fingerprint of the route pinned when it was recorded (drift compares with it, as the
+    #: replaying session has no key of its own).
+    route_key: str | None = None
+    #: Milliseconds this attempt waited for a slot (``--consistency-concurrency``, ``--consistency-rpm``) before
+    #: it was sent; not part of ``latency_ms``.
+    wait_ms: float = 0.0
+    #: A sampling call: what the model decided, read from the response as it streamed past (live or replayed), and
+    #: what the step asked that was new since the model's previous turn (:mod:`.trajectory`); None and () otherwise.
+    decision: Decision | None = None
+    asked: tuple[Message, ...] = ()
+
+
+@dataclass
+class RepetitionResult:
+    """What one repetition of a task produced, assembled from its setup, call and teardown reports."""
+
+    task_id: str
+    nodeid: str
+    repeat: int
+    n: int
+    k: int
+    min_pass: float
+    order: int = 0
+    outcome: str = "not run"
+    answer_recorded: bool = False
+    answer: Any = None
+    normalized: Any = None
+    duration: float = 0.0
+    calls: list[CallRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cassette: str | None = None
+    #: Times pytest-rerunfailures ran this repetition again; the first outcome is the one that counts.
+    reruns: int = 0
+    #: HTTP exchanges in the cassette that no observed client made (aiohttp, requests, ...): unseen route.
+    unobserved: int = 0
+    #: Why this repetition failed when the reason is the setup's, not the agent's (a corrupt cassette, a refused
+    #: call, a hook that raised: :mod:`.infrastructure`); such a repetition is never tolerated. None otherwise.
+    infrastructure: str | None = None
+    #: Why it failed, in one line (the assertion or exception, pytest's own wording), redacted; None when it did not.
+    message: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.outcome in SUCCESS or self.outcome in FAILURE
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome in SUCCESS

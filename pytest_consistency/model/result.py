@@ -1,0 +1,373 @@
+"""The session result: typed data that every output (terminal, JSON report, ``pytest-consistency show``) renders.
+
+Data flows one way: repetition records (:mod:`.records`) and the facts of the run (:class:`RunFacts`) go into
+:func:`.summary.build_summary`, a pure function that derives every figure; :mod:`.gates` decides the gates;
+renderers only read. Nothing is stored as a loose dict to be read back by string key, and the JSON report is
+:func:`.serial.to_data` of :class:`SessionSummary`, so ``from_dict(to_dict(x)) == x`` and a report carries what a
+merge needs to recompute every figure: per-repetition outcomes and normalised answers, calls, the route pinned and
+the analysis settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pytest_consistency.model.records import FAILURE, RepetitionResult
+from pytest_consistency.model.resample import ResampleSummary
+from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
+from pytest_consistency.model.trajectory import DivergenceMap
+from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.stratified import StratifiedDrop
+from pytest_consistency.stats.suite import SuiteIntervals
+
+#: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
+SCHEMA = "pytest-consistency/report/3"
+
+#: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
+#: never tolerated, and it fails the run.
+Verdict = Literal["pass", "fail", "xfail", "error", "incomplete", "skipped"]
+#: Verdicts of tasks that count in the figures.
+SCORED: tuple[Verdict, ...] = ("pass", "fail", "xfail")
+GateState = Literal["pass", "fail", "inconclusive"]
+Target = Literal["suite", "population"]
+GateOn = Literal["point", "bound"]
+
+
+@dataclass(frozen=True)
+class PinnedRoute:
+    """What the calls are compared with; a field that is None is not compared."""
+
+    base_url: str | None
+    key_fingerprint: str | None
+    model: str | None
+    retries_max: int
+
+
+@dataclass
+class TaskDrift:
+    kinds: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    calls: int = 0
+    unobserved: int = 0
+    unpinned_calls: int = 0
+    retries: int = 0
+    tokens: dict[str, int] = field(default_factory=dict)
+    tokens_per_repetition: list[int] = field(default_factory=list)
+
+    @property
+    def drifted(self) -> bool:
+        return bool(self.kinds)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """How intervals are computed and gates decided; kept in the report so a merge decides the same way."""
+
+    confidence: float = 0.95
+    #: What the suite intervals describe: ``suite`` (these tasks, repetition noise only) or ``population``.
+    target: Target = "suite"
+    gate_on: GateOn = "point"
+    #: What an inconclusive gate does to the exit status.
+    inconclusive: Literal["fail", "pass"] = "fail"
+    #: The one-sided exact test of a per-task regression against a baseline.
+    test: Literal["boschloo", "fisher"] = "boschloo"
+    #: ``--consistency-suite-regression``: fail when the suite-level (stratified exact) test finds a drop.
+    suite_regression: bool = False
+
+    @property
+    def alpha(self) -> float:
+        return round(1 - self.confidence, 12)
+
+
+@dataclass(frozen=True)
+class RouteSettings:
+    """The route every repetition was pinned to, as configured (never the key itself)."""
+
+    base_url: str
+    model: str | None
+    key_fingerprint: str | None
+    key_env: str
+    replay_only: bool
+    timeout: float
+    max_retries: int
+    temperature: float | None
+    seed: int | None
+    #: Retries per request above which a repetition counts as drift.
+    retries_max: int
+    #: The API the route speaks (``openai``, ``anthropic``).
+    provider: str = "openai"
+
+    def pinned(self) -> PinnedRoute:
+        return PinnedRoute(self.base_url, self.key_fingerprint, self.model, self.retries_max)
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    limit: int
+    spent: int
+    #: Merged reports: the shards whose own budget was exceeded (a shard over its budget stays over it when the
+    #: sums of several shards are not).
+    exceeded_in: tuple[str, ...] = ()
+
+    @property
+    def exceeded(self) -> bool:
+        return self.spent > self.limit or bool(self.exceeded_in)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the session knew besides its repetitions: the inputs of the summary other than the records."""
+
+    route: RouteSettings | None = None
+    record_mode: str | None = None
+    preflight: str | None = None
+    token_budget: TokenBudget | None = None
+    interrupted: bool = False
+    #: ``default`` or the plugins that implement ``pytest_consistency_answers_equivalent``.
+    equivalence: str = "default"
+    #: Failed tests that are not repetitions, and collection errors: they fail the run whatever the figures say.
+    other_failures: int = 0
+    #: Their node ids (a collection error's is its file's), so a merge counts once what every shard collected.
+    other_failed: list[str] = field(default_factory=list)
+    #: ``--consistency-n-min`` when adaptive repetitions were on, else None.
+    adaptive_n_min: int | None = None
+    #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
+    other_routes: list[RouteSettings] = field(default_factory=list)
+    #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
+    #: to ``pytest-consistency merge``.
+    shard: str | None = None
+
+    @property
+    def shard_position(self) -> tuple[int, int] | None:
+        """``(I, N)`` of :attr:`shard` when it reads ``I/N`` with 1 <= I <= N, else None."""
+        index, sep, count = (self.shard or "").partition("/")
+        if not (sep and index.isdecimal() and count.isdecimal() and 1 <= int(index) <= int(count)):
+            return None
+        return int(index), int(count)
+
+
+@dataclass
+class TaskResult:
+    task_id: str
+    n: int
+    k: int
+    min_pass: float
+    repetitions: list[RepetitionResult]
+    #: Per repetition, in order: its outcome, and its recorded answer (None where none was recorded).
+    outcomes: list[str]
+    answers: list[Any]
+    passes: int
+    scored: int
+    distinct_answers: int | None
+    answers_disagree: bool | None
+    verdict: Verdict
+    mean_at_k: float | None
+    pass_hat_k: float | None
+    pass_at_k: float | None
+    gap_pp: float | None
+    #: Exact (Clopper–Pearson) interval of the pass rate, and that interval raised to the k-th power for pass^k.
+    pass_rate_interval: Interval | None = None
+    pass_hat_k_interval: Interval | None = None
+    #: "route drift" or "agent" for an inconsistent task once route records exist; None otherwise.
+    attribution: str | None = None
+    drift: TaskDrift | None = None
+    #: Errors that left a figure of this task undetermined (an equivalence hook that raised).
+    errors: list[str] = field(default_factory=list)
+    #: Repetitions adaptive mode skipped because the verdict was decided without them.
+    curtailed: int = 0
+    #: Where the scored repetitions' model steps part (:mod:`.trajectory`); None when none made a model call.
+    trajectory: DivergenceMap | None = None
+
+    @property
+    def is_scored(self) -> bool:
+        return self.verdict in SCORED
+
+    @property
+    def drifted(self) -> bool:
+        return self.drift is not None and self.drift.drifted
+
+    @property
+    def tolerated_failures(self) -> int:
+        """Failed repetitions of a passing task (``min_pass`` below 1)."""
+        return sum(r.outcome in FAILURE for r in self.repetitions) if self.verdict == "pass" else 0
+
+
+@dataclass(frozen=True)
+class RouteFacts:
+    """What the calls of the session show about its route, beside the route as configured."""
+
+    settings: RouteSettings
+    #: The key fingerprint to show: the route's, or in replay-only mode the ones the cassettes were recorded with.
+    key_shown: str
+    calls: int
+    retries: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    #: Total tokens of scored tasks / their repetitions.
+    avg_tokens_per_task: float | None
+    errors: dict[str, int]
+    drift_pp: float | None
+    drift_tasks: list[str]
+    tasks_with_calls: int
+    #: The session's other pinned routes (the Anthropic one), each checked against its own provider's calls.
+    other_routes: list[RouteSettings] = field(default_factory=list)
+    #: The key to show for each of ``other_routes``, by provider (as ``key_shown``).
+    other_keys_shown: dict[str, str] = field(default_factory=dict)
+    #: Calls per provider, when more than one provider was called.
+    calls_by_provider: dict[str, int] = field(default_factory=dict)
+    #: The OpenAI route (``settings``) was called, or no other route is pinned: its line is worth printing.
+    route_used: bool = True
+    #: Milliseconds all attempts waited for --consistency-concurrency/--consistency-rpm slots (not in any latency).
+    wait_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class AdaptiveFacts:
+    """What adaptive repetitions saved: repetitions skipped, and the calls they would have made (estimated from
+    the calls per repetition of the same task)."""
+
+    n_min: int
+    tasks_curtailed: int
+    repetitions_used: int
+    repetitions_saved: int
+    calls_saved: float
+
+
+@dataclass
+class GateResult:
+    name: str
+    option: str
+    threshold: float
+    direction: Literal["max", "min"]
+    unit: str
+    #: The point estimate (None: not measurable in this session) and, when gating on the bound, its interval.
+    value: float | None
+    interval: Interval | None
+    on: GateOn
+    state: GateState
+    #: The state as the exit status counts it (an inconclusive gate counts as ``--consistency-inconclusive``).
+    passed: bool
+    #: For an inconclusive gate: about how many more repetitions per task would likely decide it.
+    more_repetitions: int | None = None
+    #: For an inconclusive gate whose figure is scored at k = n: the advice to follow instead (pin k).
+    advice: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    """One task, baseline against current."""
+
+    task_id: str
+    status: Literal["newly failing", "newly flaky", "recovered", "still flaky", "unchanged", "new", "removed"]
+    baseline: str | None
+    current: str | None
+    p_value: float | None
+    q_value: float | None
+    regression: bool
+    #: The baseline or the current run of this task had route drift: a change may be the route, not the agent.
+    confounded: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The current run against a baseline report (``--consistency-baseline``)."""
+
+    baseline: str
+    test: str
+    alpha: float
+    tasks: list[TaskChange]
+    regressions: int
+    #: Smallest drop from a clean baseline (c = n) the test can flag for one task alone, and with every task's
+    #: share of the false discovery rate (Benjamini–Hochberg's smallest threshold, alpha / tasks).
+    minimum_detectable_drop: int | None
+    minimum_detectable_drop_all: int | None
+    #: Exact McNemar p-value of pass^n flips between the runs (tasks that went all-pass → not vs not → all-pass).
+    flips_worse: int
+    flips_better: int
+    flips_p_value: float | None
+    common_tasks: int
+    gap_change_pp: float | None
+    gap_change_interval: Interval | None
+    route_changes: list[str]
+    baseline_tokens_per_task: float | None
+    current_tokens_per_task: float | None
+    #: The suite-level test over the tasks both runs scored: exact stratified (conditional, Cochran–Mantel–Haenszel)
+    #: test of a drop, and the pooled pass-rate change with its interval (None when no task is in both runs).
+    suite_change: StratifiedDrop | None = None
+    #: The suite-level test found a drop at ``alpha``.
+    suite_regression: bool = False
+    #: Why the tests that assume binomial counts (per task, McNemar, the gap change, the suite-level test) were not
+    #: run: a run with curtailed tasks (``--consistency-adaptive``). None when they were.
+    untested: str | None = None
+    #: How the runs were made comparable when their k or n differ (the common k of the gap change, the repetitions
+    #: McNemar's flips are read on), one sentence each.
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionSummary:
+    repeat: int | None
+    k: int | None
+    task_count: int
+    mean_at_k: float | None
+    pass_hat_k: float | None
+    pass_at_k: float | None
+    consistency_gap_pp: float | None
+    answer_disagreement_pp: float | None
+    tasks: list[TaskResult]
+    analysis: Analysis = field(default_factory=Analysis)
+    run: RunFacts = field(default_factory=RunFacts)
+    intervals: SuiteIntervals | None = None
+    route: RouteFacts | None = None
+    comparison: Comparison | None = None
+    adaptive: AdaptiveFacts | None = None
+    gates: list[GateResult] = field(default_factory=list)
+    passed: bool = True
+    #: The session's exit status as settled by the plugin (None until settled).
+    exit_status: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    #: Errors of the plugin's outputs and of user hooks, each naming itself.
+    errors: list[str] = field(default_factory=list)
+    #: ``--consistency-resample``: the decisions the samples took at the resampled step (None otherwise).
+    resample: ResampleSummary | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.run.interrupted
+
+    @property
+    def tolerated_nodeids(self) -> set[str]:
+        """Repetitions whose failure ``min_pass`` tolerates: in a task that passes as a whole, in a session that ran
+        to the end (a run stopped early by a tolerated failure did not run everything, so nothing is tolerated)."""
+        if self.interrupted:
+            return set()
+        return {r.nodeid for t in self.tasks if t.verdict == "pass" for r in t.repetitions}
+
+    @property
+    def scored_tasks(self) -> list[TaskResult]:
+        return [t for t in self.tasks if t.is_scored]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``."""
+        data = to_data(self)
+        tasks = data.pop("tasks")
+        return {"schema": SCHEMA, "summary": data, "tasks": tasks}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "report") -> SessionSummary:
+        if not isinstance(data, dict):
+            raise ReportFormatError(f"{where}: not a pytest-consistency report (a JSON object is expected)")
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise ReportFormatError(
+                f"{where}: schema {schema!r}, this version reads {SCHEMA!r}; "
+                "re-run the session with this version to write a current report"
+            )
+        unknown = sorted(set(data) - {"schema", "summary", "tasks"})
+        if unknown or not isinstance(data.get("summary"), dict):
+            raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
+        return from_data(cls, {**data["summary"], "tasks": data.get("tasks")}, where)

@@ -1,0 +1,220 @@
+"""Carry each repetition's results from where it ran to where the session is summarised.
+
+The payload rides on the test report itself (reports keep extra attributes, and pytest-xdist serialises them
+to the controller), so the same code path serves a plain run and ``-n 2``, and no worker writes a file another
+one could race on. The payload is a JSON string, so any recorded answer crosses the execnet channel intact.
+
+One payload per repetition where the phases add nothing: a passed setup says nothing the call phase will not (the
+repetition counts once its call reports), and a passed teardown adds nothing to the call's payload when nothing it
+carries changed since (no call completed, no exchange or note added). Those reports carry only ``MARKED`` (their
+duration still counts), which saves building, serialising and parsing two of every three payloads of a repetition.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_consistency.capture.active import ActiveRepetition
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.serial import to_data
+from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
+
+ATTRIBUTE = "consistency_payload"
+#: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
+MARKED = "consistency_marked"
+
+
+def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
+    """Whether this phase's report may go without a payload (see the module docstring)."""
+    if not report.passed or report.when == "call":
+        return False
+    if report.when == "setup":
+        return True
+    return state.sent is not None and state.sent == _snapshot(state)
+
+
+def sent(state: ActiveRepetition) -> None:
+    """Note what the call phase's payload carried, so that an unchanged teardown need not repeat it."""
+    state.sent = _snapshot(state)
+
+
+def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
+    """What a teardown's payload would carry beyond the call's, as comparable values: every field of every call
+    record (their dicts by items, as one is updated in place; decisions and messages are frozen), the unobserved
+    exchanges, the notes and the cassette. A call completed at teardown (a stream closed by the fixture), a late
+    exchange or note makes the teardown send its payload; an unchanged one sends none, as a repetition without
+    calls already did."""
+    with state.lock:
+        calls = tuple(
+            tuple(tuple(value.items()) if isinstance(value, dict) else value for value in vars(call).values())
+            for call in state.calls
+        )
+        return (calls, state.unobserved, len(state.notes), state.cassette)
+
+
+def payload(
+    state: ActiveRepetition,
+    result: RepetitionResult,
+    hook_plugins: list[str],
+    infrastructure: str | None = None,
+    message: str | None = None,
+) -> str:
+    with state.lock:
+        data: dict[str, Any] = {
+            "task_id": result.task_id,
+            "repeat": result.repeat,
+            "n": result.n,
+            "k": result.k,
+            "min_pass": result.min_pass,
+            "order": result.order,
+            "answer_recorded": state.answer_recorded,
+            "answer": state.answer,
+            "normalized": state.normalized,
+            # Flat records of JSON scalars and str dicts: their attributes are the data. The validating round trip
+            # of ``serial`` is for reports read from disk; this payload is written and read by this very plugin in
+            # one session, and the typed conversion cost more than the rest of a replayed repetition's bookkeeping.
+            "calls": [vars(call) for call in state.calls],
+            "notes": list(state.notes),
+            "cassette": state.cassette,
+            "unobserved": state.unobserved,
+            "curtailed": state.curtailed,
+            "infrastructure": infrastructure,
+            "message": message,
+            "attempts": state.attempts,
+            "first_attempt": state.first_attempt if state.attempts > 1 else None,
+            "equivalence_plugins": hook_plugins,
+        }
+    return json.dumps(data, default=to_data)  # a call's decision and asked messages are dataclasses
+
+
+def call_from_payload(call: dict[str, Any]) -> CallRecord:
+    """A call record from the payload: its decision and asked messages arrive as JSON and become records again."""
+    record = CallRecord(**call)
+    if record.decision is not None:
+        record.decision = decision_from_data(record.decision)
+    if record.asked:
+        record.asked = asked_from_data(record.asked)
+    return record
+
+
+def phase_outcome(report: pytest.TestReport) -> str:
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if xfail else "passed"
+        if report.skipped:
+            return "xfailed" if xfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if xfail else "skipped"
+    return "passed"
+
+
+class Collector:
+    """Assembles repetitions from the reports of their setup, call and teardown phases."""
+
+    def __init__(self) -> None:
+        self.repetitions: dict[str, RepetitionResult] = {}
+        #: The same repetitions by task, so a task's outcomes so far are read without scanning the session.
+        self.by_task: dict[str, list[RepetitionResult]] = {}
+        self.failed_nodeids: set[str] = set()
+        self.worker_equivalence_plugins: set[str] = set()
+        #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
+        self.settled: set[str] = set()
+        #: Durations of payload-less phases (``MARKED``) that reported before their repetition's first payload.
+        self.pending: dict[str, float] = {}
+
+    def expect(self, nodeid: str, task_id: str, repeat: int, n: int, k: int, min_pass: float, order: int) -> bool:
+        """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
+        rep = self.repetitions.get(nodeid)
+        if rep is None:
+            rep = RepetitionResult(
+                task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
+            )
+            rep.duration += self.pending.pop(nodeid, 0.0)
+            self._keep(rep)
+            return True
+        return rep.outcome == "not run"
+
+    def _keep(self, rep: RepetitionResult) -> None:
+        self.repetitions[rep.nodeid] = rep
+        self.by_task.setdefault(rep.task_id, []).append(rep)
+
+    def add(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failed_nodeids.add(report.nodeid)
+        raw = getattr(report, ATTRIBUTE, None)
+        if raw is None:
+            if getattr(report, MARKED, False):
+                known = self.repetitions.get(report.nodeid)
+                if known is None:
+                    self.pending[report.nodeid] = self.pending.get(report.nodeid, 0.0) + report.duration
+                else:
+                    known.duration += report.duration
+            return
+        data = json.loads(raw)
+        self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
+        rep = self.repetitions.get(report.nodeid)
+        if rep is None:
+            rep = RepetitionResult(
+                task_id=data["task_id"],
+                nodeid=report.nodeid,
+                repeat=data["repeat"],
+                n=data["n"],
+                k=data["k"],
+                min_pass=data["min_pass"],
+                order=data["order"],
+            )
+            rep.duration += self.pending.pop(report.nodeid, 0.0)
+            self._keep(rep)
+        rep.calls = [call_from_payload(call) for call in data["calls"]]
+        rep.notes = data["notes"]
+        rep.cassette = data["cassette"]
+        rep.unobserved = data["unobserved"]
+        if report.nodeid not in self.settled:  # the first phase that failed says why
+            if data["infrastructure"] and rep.infrastructure is None:
+                rep.infrastructure = data["infrastructure"]
+            if data["message"] and rep.message is None:
+                rep.message = data["message"]
+        rep.duration += report.duration
+        if str(report.outcome) not in ("passed", "failed", "skipped"):
+            # pytest-rerunfailures ("rerun") and pytest-retry ("retried", or its --retry-outcome) report the attempt
+            # they retry under an outcome of their own and hide the failure behind a later pass: the first attempt
+            # is the repetition.
+            rep.reruns += 1
+            if report.nodeid not in self.settled:
+                self.settled.add(report.nodeid)
+                rep.outcome = "failed" if report.when == "call" else "error"  # setup or teardown raised
+                rep.answer_recorded, rep.answer, rep.normalized = (
+                    data["answer_recorded"],
+                    data["answer"],
+                    data["normalized"],
+                )
+            return
+        if report.nodeid in self.settled:
+            return
+        first = data["first_attempt"]
+        if first is not None and report.when == "call":
+            # flaky runs the repetition again without reporting the first attempt: the payload carries it.
+            self.settled.add(report.nodeid)
+            rep.reruns += data["attempts"] - 1
+            rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
+            return
+        rep.answer_recorded = data["answer_recorded"]
+        rep.answer = data["answer"]
+        rep.normalized = data["normalized"]
+        outcome = phase_outcome(report)
+        if report.when == "setup":
+            # A passed setup says nothing yet: the repetition counts once its call phase reports.
+            rep.outcome = "not run" if outcome == "passed" else outcome
+            if data["curtailed"] and outcome == "skipped":
+                rep.outcome = "curtailed"
+        elif report.when == "call":
+            rep.outcome = outcome
+        elif outcome == "error" and rep.outcome in ("passed", "xpassed", "not run"):
+            rep.outcome = "error"

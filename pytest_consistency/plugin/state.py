@@ -1,0 +1,99 @@
+"""What the plugin keeps for one pytest session, in one object on ``config.stash``."""
+
+from __future__ import annotations
+
+import re
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_consistency.analysis.adaptive import Board
+from pytest_consistency.capture.active import ActiveRepetition
+from pytest_consistency.config.marker import MARKER, MarkerSpec, parse_marker
+from pytest_consistency.config.settings import Settings
+from pytest_consistency.plugin.collect import Collector
+from pytest_consistency.route.route import Route
+from pytest_consistency.shared.ledger import Ledger
+
+if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin
+    from pytest_consistency.cassette.matching import MatchRules
+    from pytest_consistency.model.result import SessionSummary
+    from pytest_consistency.resample.session import ResampleSession
+    from pytest_consistency.route.providers import Provider
+    from pytest_consistency.shared.throttle import Throttle
+
+
+@dataclass
+class PluginState:
+    settings: Settings
+    collector: Collector = field(default_factory=Collector)
+    summary: SessionSummary | None = None
+    #: ``summary.tolerated_nodeids``, once the verdicts are settled (asked once per failed report afterwards).
+    tolerated: frozenset[str] = frozenset()
+    report_path: str | None = None
+    #: Position of each marked item in the collection order, identical on every xdist worker.
+    order: dict[str, int] = field(default_factory=dict)
+    route: Route | None = None
+    ledger: Ledger | None = None
+    preflight: str | None = None
+    cassette_root: Path = Path("cassettes")
+    #: Which directories below the cassette root hold only cassettes, as the collection walk found them.
+    cassette_dirs: dict[str, bool] = field(default_factory=dict)
+    #: URL patterns (``--consistency-ignore-url``) that are neither recorded, replayed nor counted.
+    ignore: tuple[re.Pattern[str], ...] = ()
+    #: Node ids of the collection errors seen by the controller: tolerated repetitions never hide them. A set, since
+    #: every xdist worker collects, and reports, the same error.
+    collection_errors: set[str] = field(default_factory=set)
+    #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
+    board: Board | None = None
+    #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).
+    redacted: tuple[tuple[str, ...], dict[str, Any]] | None = None
+    #: Credentials this process saw sent, and with xdist each finished worker's (see ``known``).
+    seen_secrets: set[str] = field(default_factory=set)
+    #: Other outputs written at the end of the session, as ``format: path``.
+    written: list[str] = field(default_factory=list)
+    #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
+    errors: list[str] = field(default_factory=list)
+    #: Plugins implementing ``pytest_consistency_answers_equivalent``, read once at the first report.
+    equivalence_plugins: list[str] | None = None
+    #: The pinned route and provider of each provider name (``route`` is ``routes["openai"]``), the routes whose
+    #: fixtures the collected tests use, and each route's limits when --consistency-concurrency/-rpm are set.
+    providers: dict[str, Provider] = field(default_factory=dict)
+    routes: dict[str, Route] = field(default_factory=dict)
+    used_routes: set[str] = field(default_factory=set)
+    throttles: dict[str, Throttle] = field(default_factory=dict)
+    #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
+    resample: ResampleSession | None = None
+    #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
+    observer: ExitStack | None = None
+    #: The routes' key fingerprints and keys for each repetition's cassette scrubber, once the first one asks.
+    route_keys: dict[str, str] | None = None
+    route_secrets: list[str] | None = None
+    #: The match rules compiled after collection, until ``cassettes`` is loaded and takes them.
+    match_rules: MatchRules | None = None
+
+    def spec(self, marker: pytest.Mark) -> MarkerSpec:
+        return parse_marker(
+            marker.args,
+            dict(marker.kwargs),
+            repeat_override=self.settings["consistency_repeat"],
+            default_min_pass=1.0
+            if self.settings["consistency_min_pass"] is None
+            else self.settings["consistency_min_pass"],
+        )
+
+
+STATE = pytest.StashKey[PluginState]()
+ACTIVE = pytest.StashKey[ActiveRepetition]()
+SPEC = pytest.StashKey[MarkerSpec]()
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def marker_of(item: pytest.Item) -> pytest.Mark | None:
+    return item.get_closest_marker(MARKER)
