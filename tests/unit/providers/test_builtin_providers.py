@@ -6,7 +6,8 @@ import pytest
 
 from pytest_consistency.capture.clients import defaults_of
 from pytest_consistency.route.providers import BUILTIN, builtin
-from pytest_consistency.route.route import Route, base_url_problems
+from pytest_consistency.route.resolve import base_url_problems
+from pytest_consistency.route.route import Route
 
 
 def test_both_builtins_are_found_by_name_and_unknown_names_are_not() -> None:
