@@ -19,7 +19,7 @@ from pytest_consistency.analysis.answers import default_normalize
 from pytest_consistency.capture.active import ActiveRepetition, Consistency
 from pytest_consistency.config import marker
 from pytest_consistency.config.marker import MarkerError, parse_marker
-from pytest_consistency.config.options import ConfigError, load_yaml
+from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.plugin.state import STATE
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
@@ -32,7 +32,7 @@ MAX_CONFIG_DEPTH = 20
 
 
 def test_limits() -> None:
-    from pytest_consistency.config import options as settings
+    from pytest_consistency.config import yaml as settings
 
     assert marker.MAX_REPETITIONS == MAX_REPETITIONS
     assert (answers.MAX_ANSWER_DEPTH, answers.MAX_ANSWER_ITEMS) == (MAX_ANSWER_DEPTH, MAX_ANSWER_ITEMS)

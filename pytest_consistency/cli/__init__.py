@@ -24,15 +24,9 @@ from typing import Any
 from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
 from pytest_consistency.analysis.gates import GATES
 from pytest_consistency.analysis.merge import MergeError, gated_merge
-from pytest_consistency.config.options import (
-    ANALYSIS_OPTIONS,
-    GATE_OPTIONS,
-    ConfigError,
-    Option,
-    SettingError,
-    argparse_type,
-    load_yaml,
-)
+from pytest_consistency.config.options import ANALYSIS_OPTIONS, GATE_OPTIONS, Option, argparse_type
+from pytest_consistency.config.parse import SettingError
+from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.report import BUILTIN, builtin
 from pytest_consistency.report.encodable import visible

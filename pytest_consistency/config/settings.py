@@ -13,16 +13,9 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.config.options import (
-    BY_DEST,
-    OPTIONS,
-    ConfigError,
-    Option,
-    SettingError,
-    absolute_path,
-    argparse_type,
-    load_yaml,
-)
+from pytest_consistency.config.options import BY_DEST, OPTIONS, Option, argparse_type
+from pytest_consistency.config.parse import SettingError, absolute_path
+from pytest_consistency.config.yaml import ConfigError, load_yaml
 
 
 def add_options(parser: pytest.Parser) -> None:

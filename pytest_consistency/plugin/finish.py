@@ -23,7 +23,8 @@ from pytest_consistency.analysis.answers import default_equivalent
 from pytest_consistency.analysis.gates import GATES
 from pytest_consistency.analysis.summary import EquivalenceError, build_summary, conclude
 from pytest_consistency.config.marker import PARAM, task_id_of
-from pytest_consistency.config.options import BY_DEST, absolute_path
+from pytest_consistency.config.options import BY_DEST
+from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
 from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TokenBudget

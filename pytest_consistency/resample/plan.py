@@ -11,7 +11,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_consistency.config.options import Target
+from pytest_consistency.config.parse import Target
 
 #: Where the samples of ``TASK@STEP`` resampled from repetition REP live, under the task's cassette directory.
 SAMPLES_DIR = "resample"

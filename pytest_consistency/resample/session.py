@@ -23,7 +23,7 @@ from pytest_consistency.analysis.resample.cost import CostEstimate, estimate
 from pytest_consistency.analysis.resample.distribution import rows, sample_of
 from pytest_consistency.capture.wire import provider_of
 from pytest_consistency.cassette.paths import SUFFIXES, cassette_path, format_hint, other_format
-from pytest_consistency.config.options import Target
+from pytest_consistency.config.parse import Target
 from pytest_consistency.model.records import SUCCESS, RepetitionResult
 from pytest_consistency.model.resample import ResampleSummary
 from pytest_consistency.resample.guard import hold_prefix

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pytest_consistency.cassette.matching import compile_rules, first_difference, normalise
-from pytest_consistency.config.options import SettingError, parse_rule
 
 BODY = {
     "model": "m",
@@ -39,12 +36,6 @@ def test_a_pattern_masks_every_match_in_every_string() -> None:
 def test_the_hook_has_the_last_word_and_none_leaves_the_body() -> None:
     assert normalise({"a": 1}, compile_rules((), lambda body, url: {"b": 2})) == {"b": 2}
     assert normalise({"a": 1}, compile_rules((), lambda body, url: None)) == {"a": 1}
-
-
-@pytest.mark.parametrize("bad", ["", "messages..content", "re:", "re:("])
-def test_a_bad_rule_says_how_to_write_one(bad: str) -> None:
-    with pytest.raises(SettingError):
-        parse_rule(bad)
 
 
 def test_the_first_difference_names_the_path_and_both_values() -> None:

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from pytest_consistency.config.options import BY_DEST, SettingError, Target, parse_target
+from pytest_consistency.config.parse import Target
 from pytest_consistency.resample.plan import (
     Plan,
     close_ids,
@@ -15,41 +13,6 @@ from pytest_consistency.resample.plan import (
 )
 
 TASK = "examples/test_react_tasks.py::test_react[invoice-sender]"
-
-
-def test_task_at_step() -> None:
-    assert parse_target(f"{TASK}@2") == Target(TASK, 2)
-    assert str(parse_target(f" {TASK} @ 3 ")) == f"{TASK}@3"
-    # The last "@" separates them: an id may hold one.
-    assert parse_target("t.py::f[a@b]@4") == Target("t.py::f[a@b]", 4)
-
-
-@pytest.mark.parametrize(
-    ("raw", "message"),
-    [
-        (TASK, "is not TASK@STEP"),
-        ("@2", "is not TASK@STEP"),
-        (f"{TASK}@", "must be a whole number of at least 1, not ''"),
-        (f"{TASK}@0", "must be a whole number of at least 1, not '0'"),
-        (f"{TASK}@two", "not 'two'"),
-        (f"{TASK}@-1", "not '-1'"),
-    ],
-)
-def test_bad_targets(raw: str, message: str) -> None:
-    with pytest.raises(SettingError, match=message):
-        parse_target(raw)
-
-
-def test_the_option_table_parses_and_refuses() -> None:
-    assert BY_DEST["consistency_resample"].parse(f"{TASK}@2") == Target(TASK, 2)
-    assert BY_DEST["consistency_resample"].flag == "--consistency-resample"
-    assert BY_DEST["consistency_resample_n"].flag == "--consistency-resample-n"
-    assert BY_DEST["consistency_resample_from"].flag == "--consistency-resample-from"
-    with pytest.raises(SettingError, match="must be at least 1"):
-        BY_DEST["consistency_resample_n"].parse("0")
-    with pytest.raises(SettingError, match="is not TASK@STEP"):
-        BY_DEST["consistency_resample"].parse("nothing")
-    assert BY_DEST["consistency_resample_from"].default == 1
 
 
 def test_sample_cassettes_sit_beside_the_source() -> None:

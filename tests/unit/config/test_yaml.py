@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.config.options import ConfigError, load_yaml
+from pytest_consistency.config.yaml import ConfigError, load_yaml
 
 
 def test_both_routes_load_from_their_sections(tmp_path: Path) -> None:

@@ -1,0 +1,228 @@
+"""The parsers of the options' values: each takes one value as written and returns it parsed, or raises
+:class:`SettingError` saying what is wrong with it (the caller names where the value came from).
+
+The same parser reads a value from the command line, the ini file and the YAML file (see :mod:`.options`, where
+each option names its parser). Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_consistency.config.marker import MAX_REPETITIONS, above_maximum, shown
+
+#: Largest request timeout: the HTTP stack overflows on timeouts of some 10**10 seconds.
+MAX_TIMEOUT = 86_400.0
+
+
+class SettingError(ValueError):
+    """A value of one option is invalid; the caller names where it came from."""
+
+
+def positive_int(raw: Any) -> int:
+    if isinstance(raw, bool):
+        raise SettingError(f"{shown(raw)} is not a whole number")
+    if isinstance(raw, int):
+        value = raw
+    else:
+        digits = str(raw).strip()
+        try:
+            value = int(digits)
+        except ValueError:
+            problem = "is too large" if digits.lstrip("+-").isdecimal() else "is not a whole number"
+            raise SettingError(f"{shown(raw)} {problem}") from None
+    if value < 1:
+        raise SettingError(f"{shown(raw)} must be at least 1")
+    return value
+
+
+def repetitions(raw: Any) -> int:
+    """A whole number of repetitions per task, 1..:data:`~pytest_consistency.config.marker.MAX_REPETITIONS`."""
+    value = positive_int(raw)
+    if value > MAX_REPETITIONS:
+        raise SettingError(above_maximum(raw))
+    return value
+
+
+def non_negative_int(raw: Any) -> int:
+    if raw in (0, "0"):
+        return 0
+    return positive_int(raw)
+
+
+def _number(raw: Any) -> float:
+    if isinstance(raw, bool):
+        raise SettingError(f"{shown(raw)} is not a number")
+    try:
+        value = float(str(raw).strip()) if not isinstance(raw, (int, float)) else float(raw)
+    except ValueError:
+        raise SettingError(f"{shown(raw)} is not a number") from None
+    except OverflowError:  # an int beyond the float range, e.g. a 400-digit YAML number
+        raise SettingError(f"{shown(raw)} is not a finite number") from None
+    if not math.isfinite(value):
+        raise SettingError(f"{shown(raw)} is not a finite number")
+    return value
+
+
+def _bounded(raw: Any, ok: Callable[[float], bool], requirement: str) -> float:
+    value = _number(raw)
+    if not ok(value):
+        raise SettingError(f"{shown(raw)} {requirement}")
+    return value
+
+
+def percentage(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.0 <= v <= 100.0, "must be within 0..100 (percentage points)")
+
+
+def confidence_level(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.5 <= v < 1.0, "must be at least 0.5 and below 1 (e.g. 0.95)")
+
+
+def fraction(raw: Any) -> float:
+    return _bounded(raw, lambda v: 0.0 <= v <= 1.0, "must be within 0..1")
+
+
+def positive_number(raw: Any) -> float:
+    return _bounded(raw, lambda v: v > 0, "must be greater than 0")
+
+
+def non_negative_number(raw: Any) -> float:
+    return _bounded(raw, lambda v: v >= 0, "must not be negative")
+
+
+def timeout_seconds(raw: Any) -> float:
+    value = positive_number(raw)
+    if value > MAX_TIMEOUT:
+        raise SettingError(f"{shown(raw)} must be at most {MAX_TIMEOUT:.0f} seconds (one day)")
+    return value
+
+
+def regex(raw: Any) -> str:
+    value = text(raw)
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise SettingError(f"{shown(value)} is not a regular expression ({exc})") from None
+    return value
+
+
+def text(raw: Any) -> str:
+    if not isinstance(raw, (str, int, float)) or isinstance(raw, bool) or str(raw).strip() == "":
+        raise SettingError(f"{shown(raw)} is not a non-empty string")
+    return str(raw).strip()
+
+
+def file_path(raw: Any) -> str:
+    """A file or directory name; see :meth:`Settings.path` for what a relative one is relative to."""
+    value = text(raw)
+    if "\x00" in value:
+        raise SettingError(f"{shown(raw)} contains a NUL character, which no file name can hold")
+    return value
+
+
+def named_output(raw: Any) -> str:
+    """``NAME=FILE``: a report format and the file to write it to."""
+    value = file_path(raw)
+    name, sep, path = value.partition("=")
+    if not sep or not name.strip() or not path.strip():
+        raise SettingError(f"{shown(raw)} is not NAME=FILE (e.g. markdown=summary.md)")
+    return f"{name.strip()}={path.strip()}"
+
+
+def shard_spec(raw: Any) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N, e.g. ``2/4``."""
+    value = text(raw)
+    index, sep, count = value.partition("/")
+    if not sep or not index.strip().isdecimal() or not count.strip().isdecimal():
+        raise SettingError(f"{shown(raw)} is not I/N (e.g. 2/4: the second of four shards)")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise SettingError(f"{shown(raw)}: I must be within 1..N (e.g. 2/4)")
+    return i, n
+
+
+def parse_rule(text: str) -> str:
+    """One rule, validated: ``re:PATTERN`` or a dotted JSON path."""
+    rule = text.strip()
+    if rule.startswith("re:"):
+        try:
+            re.compile(rule[3:])
+        except re.error as exc:
+            raise SettingError(f"{rule!r} is not a regular expression after 're:' ({exc})") from None
+        if not rule[3:]:
+            raise SettingError("'re:' needs a pattern after it, e.g. re:[0-9a-f]{32}")
+        return rule
+    parts = rule.split(".")
+    if not rule or any(not part for part in parts):
+        raise SettingError(
+            f"{text!r} is neither a JSON path (dotted, * for any key or index: messages.*.name) nor a pattern "
+            "(re:REGEX)"
+        )
+    return rule
+
+
+def match_rules(raw: Any) -> tuple[str, ...]:
+    """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.matching`)."""
+    if isinstance(raw, (list, tuple)):
+        items = [item for item in raw]
+    elif isinstance(raw, str):
+        items = [line for line in raw.splitlines() if line.strip()] or [raw]
+    else:
+        raise SettingError(f"{shown(raw)} is not a rule or a list of rules")
+    rules = []
+    for item in items:
+        if not isinstance(item, str):
+            raise SettingError(f"{shown(item)} is not a rule (a JSON path such as messages.*.name, or re:REGEX)")
+        rules.append(parse_rule(item))
+    return tuple(rules)
+
+
+def choice(*allowed: str) -> Callable[[Any], str]:
+    def parse(raw: Any) -> str:
+        value = str(raw).strip().lower() if isinstance(raw, (str, int, float)) else None
+        if value is None or value not in allowed:
+            raise SettingError(f"{shown(raw)} is not one of {', '.join(allowed)}")
+        return value
+
+    parse.__name__ = "one of " + "/".join(allowed)
+    return parse
+
+
+@dataclass(frozen=True)
+class Target:
+    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample."""
+
+    task: str
+    step: int
+
+    def __str__(self) -> str:
+        return f"{self.task}@{self.step}"
+
+
+def parse_target(raw: object) -> Target:
+    """``TASK@STEP``; the last ``@`` separates them (a parametrized id may hold one)."""
+    text = str(raw).strip()
+    task, at, step = text.rpartition("@")
+    if not at or not task.strip():
+        raise SettingError(f"{text!r} is not TASK@STEP (e.g. 'examples/test_x.py::test_y[a]@2')")
+    step = step.strip()
+    if not step.isdecimal() or int(step) < 1:
+        raise SettingError(f"{text!r}: the step after '@' must be a whole number of at least 1, not {step!r}")
+    return Target(task.strip(), int(step))
+
+
+def absolute_path(value: Any, base: Path | None) -> Path:
+    path = Path(str(value))
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # "~user" of an unknown user, or no home directory: keep the name as written
+        pass
+    if path.is_absolute():
+        return path
+    return (base if base is not None else Path.cwd()) / path
