@@ -28,7 +28,8 @@ from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSumm
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.report import builtin
 from pytest_consistency.report.json_layout import layout
-from pytest_consistency.secrets.redact import redact_strings, redact_text
+from pytest_consistency.secrets.literals import redact_text
+from pytest_consistency.secrets.structures import redact_strings
 
 BASE = "http://127.0.0.1:8000/v1"
 #: Formats rendered besides the JSON report, when this version of the plugin has them.

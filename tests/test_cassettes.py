@@ -15,7 +15,7 @@ from suites import without_timings
 from pytest_consistency.cassette.cassettes import Persister, Scrubber, SecretInCassetteError
 from pytest_consistency.cassette.paths import cassette_path
 from pytest_consistency.secrets.keys import fingerprint
-from pytest_consistency.secrets.redact import redact_body
+from pytest_consistency.secrets.structures import redact_body
 
 AGENT = """
 import pytest

@@ -291,7 +291,7 @@ def test_late_secrets_are_those_missing_from_a_processs_first_list() -> None:
 
 def test_junits_file_is_redacted_in_its_texts_and_attributes(tmp_path: Path) -> None:
     from pytest_consistency.plugin.failure_text import redact_junit
-    from pytest_consistency.secrets.redact import redactor
+    from pytest_consistency.secrets.literals import redactor
 
     path = tmp_path / "junit.xml"
     path.write_text(

@@ -13,7 +13,7 @@ import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import load_report, run_recorded
 
-from pytest_consistency.secrets.redact import find_secret
+from pytest_consistency.secrets.literals import find_secret
 
 AGENT = """
 import os, pytest

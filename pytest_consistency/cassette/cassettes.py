@@ -40,15 +40,9 @@ from pytest_consistency.cassette import yaml_reader as cassette_yaml
 from pytest_consistency.cassette.matching import MatchRules, first_difference, normalise, parse_body
 from pytest_consistency.cassette.paths import format_hint, safe_name, serializer_name, task_directory  # noqa: F401  (safe_name re-exported)
 from pytest_consistency.secrets.keys import REPLAY_KEY, credential_of, fingerprint  # noqa: F401  (REPLAY_KEY: re-exported)
-from pytest_consistency.secrets.redact import (
-    body_credentials,
-    find_secret,
-    header_credential,
-    name_is_secret,
-    redact_body,
-    redact_url,
-    url_credentials,
-)
+from pytest_consistency.secrets.literals import find_secret
+from pytest_consistency.secrets.names import header_credential, name_is_secret
+from pytest_consistency.secrets.structures import body_credentials, redact_body, redact_url, url_credentials
 
 MODES = ("none", "once", "new_episodes", "all")
 

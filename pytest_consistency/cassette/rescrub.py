@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_consistency.secrets.redact import find_secret, redactor
+from pytest_consistency.secrets.literals import find_secret, redactor
 
 #: The ``workeroutput`` entries of a worker's written cassettes, and of the secrets it first redacted text with.
 WRITTEN_KEY = "consistency_written_cassettes"

@@ -44,7 +44,7 @@ from pytest_consistency.route.doctor import cross_route_problems
 from pytest_consistency.route.providers import Provider
 from pytest_consistency.route.resolve import resolve_route
 from pytest_consistency.route.route import Route, stand_in_keys, stand_in_variables
-from pytest_consistency.secrets.redact import redact_text
+from pytest_consistency.secrets.literals import redact_text
 from pytest_consistency.shared.ledger import Ledger
 from pytest_consistency.shared.scratch import Scratch
 

@@ -33,7 +33,8 @@ from pytest_consistency.plugin.secrets import known_secrets
 from pytest_consistency.plugin.state import SPEC, STATE, PluginState
 from pytest_consistency.report import BUILTIN, UnknownFormat
 from pytest_consistency.report.terminal import MARKUP, render
-from pytest_consistency.secrets.redact import redact_strings, redact_text
+from pytest_consistency.secrets.literals import redact_text
+from pytest_consistency.secrets.structures import redact_strings
 
 #: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
 #: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.

@@ -28,7 +28,7 @@ from pytest_consistency.plugin import failure_text
 from pytest_consistency.plugin.failure_text import has_text, redact_report
 from pytest_consistency.plugin.state import ACTIVE, STATE, is_worker
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder
-from pytest_consistency.secrets.redact import redactor
+from pytest_consistency.secrets.literals import redactor
 
 if TYPE_CHECKING:
     from pytest_consistency.plugin.state import PluginState

@@ -18,7 +18,7 @@ Per-testcase ``<properties>`` are what pytest itself writes for ``record_propert
 junit-10.xsd (which pytest's default ``junit_family=xunit2`` targets) does not list them, so a validator that
 enforces that schema strictly rejects them, as it rejects ``record_property``. Everything else validates.
 
-Every text added (property values, moved tracebacks) passes through :func:`~..redact.redact_text`.
+Every text added (property values, moved tracebacks) passes through :func:`~pytest_consistency.secrets.literals.redact_text`.
 The writes are atomic, so a CI step never reads half a file.
 """
 
@@ -35,7 +35,7 @@ from pytest_consistency.model.result import SessionSummary, TaskChange, TaskResu
 from pytest_consistency.report.json_report import write_text_atomic
 from pytest_consistency.report.markdown import answer_classes
 from pytest_consistency.report.terminal import gate_line
-from pytest_consistency.secrets.redact import redact_text
+from pytest_consistency.secrets.literals import redact_text
 from pytest_consistency.stats.interval import Interval
 
 Property = tuple[str, str]

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.route.route import ROUTE_OPTIONS, Route
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder, key_problem
-from pytest_consistency.secrets.redact import redact_url
+from pytest_consistency.secrets.structures import redact_url
 
 if TYPE_CHECKING:
     from pytest_consistency.route.providers import Provider

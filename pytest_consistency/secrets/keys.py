@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from pytest_consistency.secrets.redact import body_credentials, header_credential, url_credentials
+from pytest_consistency.secrets.names import header_credential
+from pytest_consistency.secrets.structures import body_credentials, url_credentials
 
 #: Values people leave in place of a key; compared case-insensitively after stripping.
 PLACEHOLDERS = frozenset(

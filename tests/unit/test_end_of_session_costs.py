@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import pytest_consistency.secrets.redact as redact_module
+import pytest_consistency.secrets.structures as redact_module
 from pytest_consistency.model.serial import _field_names, to_data
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.report.json_report import write_atomic

@@ -14,7 +14,7 @@ from pytest_consistency.capture.wire import RECORDED_KEY_HEADER
 from pytest_consistency.cassette import cassettes
 from pytest_consistency.cassette.cassettes import Scrubber
 from pytest_consistency.cassette.replay import Request
-from pytest_consistency.secrets.redact import header_credential
+from pytest_consistency.secrets.names import header_credential
 
 KEY = "sk-proj-memo0123456789abcdefghijklmnop"
 OTHER = "sk-proj-other9876543210zyxwvutsrqpon"
@@ -78,7 +78,7 @@ def test_header_answers_are_the_same_from_the_memo() -> None:
 
 def test_redacting_strings_with_a_generator_of_secrets_still_redacts_them() -> None:
     """The memo for the no-secret case asks whether there are secrets first: a generator must not be used up."""
-    from pytest_consistency.secrets.redact import redact_strings
+    from pytest_consistency.secrets.structures import redact_strings
 
     data = {"a": f"token {OTHER.replace('sk-proj-', 'plain-')}", "b": ["plain", "x"]}
     secret = OTHER.replace("sk-proj-", "plain-")
