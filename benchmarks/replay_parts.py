@@ -10,7 +10,7 @@ CPU time per iteration (noisier; ratios between parts still hold within one run)
 
 Parts (each builds what a repetition builds fresh, so no memo from an earlier iteration helps it):
 
-- ``load``: read and parse the cassette file (the plugin's persister and fast YAML reader).
+- ``load``: read and parse the cassette file (the plugin's persister and vcrpy's YAML serializer, libyaml).
 - ``load+filter``: ``Replay.interactions()``: ``load``, then the response filter over every recorded response.
 - ``scrub``: the live request scrubbed by a fresh repetition's ``Scrubber`` (credentials out, digests in).
 - ``build``: the recorded response rebuilt as an httpx ``Response`` (vcrpy's own function).
@@ -68,8 +68,10 @@ def parts(cassette: Path, base_url: str) -> dict[str, Callable[[], Any]]:
     from vcr.serializers import yamlserializer
 
     from pytest_consistency.capture.wire import request_content
-    from pytest_consistency.cassette import cassettes
-    from pytest_consistency.cassette.replay import Replay, Request, build_response
+    from pytest_consistency.cassette._vcr import build_response, patches_for
+    from pytest_consistency.cassette.persist import Persister
+    from pytest_consistency.cassette.replay import Replay, Request
+    from pytest_consistency.cassette.scrub import Scrubber
 
     http = __import__(run.http_module_name())
     recorded = yaml.safe_load(cassette.read_text())["interactions"][0]["response"]
@@ -108,12 +110,12 @@ def parts(cassette: Path, base_url: str) -> dict[str, Callable[[], Any]]:
     sdk_call()
     live = sent[-1]
 
-    def scrubber() -> cassettes.Scrubber:
-        return cassettes.Scrubber(None, (), {})
+    def scrubber() -> Scrubber:
+        return Scrubber(None, (), {})
 
     def replay() -> Replay:
         s = scrubber()
-        return Replay(cassette, s, cassettes.Persister(s, "re-record"), match_key_fingerprint=False)
+        return Replay(cassette, s, Persister(s, "re-record"), match_key_fingerprint=False)
 
     parsed = replay()
     assert parsed.interactions(), f"{cassette} parsed to nothing"
@@ -136,11 +138,11 @@ def parts(cassette: Path, base_url: str) -> dict[str, Callable[[], Any]]:
     unloaded = Cassette(str(cassette), record_mode="none")  # what vcrpy's patch builder reads; never loaded here
 
     def patches() -> None:
-        with cassettes.patches_for(unloaded).applied(unloaded):
+        with patches_for(unloaded).applied(unloaded):
             pass
 
     return {
-        "load": lambda: cassettes.Persister(scrubber(), "re-record").load_cassette(cassette, yamlserializer),
+        "load": lambda: Persister(scrubber(), "re-record").load_cassette(cassette, yamlserializer),
         "load+filter": lambda: replay().interactions(),
         "scrub": scrub,
         "build": lambda: build_response(response, http),

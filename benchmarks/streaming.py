@@ -29,10 +29,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 import openai  # noqa: E402
 from fake_openai import GOOD_KEY, FakeOpenAI, Step  # noqa: E402
 
-from pytest_consistency import cassettes  # noqa: E402
 from pytest_consistency.capture.active import ActiveRepetition, activate  # noqa: E402
 from pytest_consistency.capture.clients import build_client  # noqa: E402
 from pytest_consistency.capture.observe import observe_transports  # noqa: E402
+from pytest_consistency.cassette.scope import repetition_scope  # noqa: E402
+from pytest_consistency.cassette.scrub import Scrubber  # noqa: E402
 from pytest_consistency.route.route import Route  # noqa: E402
 
 #: How long the server holds the stream after its first event.
@@ -75,16 +76,16 @@ def measure(samples: int) -> dict[str, Any]:
     route = Route(base_url=server.base_url, api_key=GOOD_KEY, model="fake-model", timeout=30, max_retries=0)
     plain = openai.OpenAI(base_url=server.base_url, api_key=GOOD_KEY, max_retries=0)
     pinned = build_client(route, ledger=None)
-    scrubber = cassettes.Scrubber(GOOD_KEY)
+    scrubber = Scrubber(GOOD_KEY)
     times: dict[str, list[float]] = {"plain": [], "pinned": [], "pinned+cassette": []}
     with tempfile.TemporaryDirectory() as tmp:
 
         def off(_: int) -> AbstractContextManager[Any]:
-            return cassettes.repetition_scope(None, "off", scrubber, "", lambda: True, lambda: observe_transports(None))
+            return repetition_scope(None, "off", scrubber, "", lambda: True, lambda _: observe_transports(None))
 
         def recording(index: int) -> AbstractContextManager[Any]:
             path = Path(tmp) / f"rep-{index}.yaml"
-            return cassettes.repetition_scope(path, "all", scrubber, "", lambda: True, lambda: observe_transports(None))
+            return repetition_scope(path, "all", scrubber, "", lambda: True, lambda _: observe_transports(None))
 
         def run(name: str, index: int) -> float:
             if name == "plain":

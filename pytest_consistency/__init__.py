@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_consistency.capture.active import Consistency, ConsistencyWarning
     from pytest_consistency.capture.network import NetworkBlocked
-    from pytest_consistency.cassette.cassettes import SecretInCassetteError
+    from pytest_consistency.cassette.messages import SecretInCassetteError
     from pytest_consistency.model.records import CallRecord
     from pytest_consistency.model.result import SessionSummary
     from pytest_consistency.route.route import Route

@@ -25,7 +25,8 @@ from fake_openai import GOOD_KEY, FakeOpenAI  # noqa: E402
 
 from pytest_consistency.capture.active import ActiveRepetition, activate  # noqa: E402
 from pytest_consistency.capture.clients import build_client  # noqa: E402
-from pytest_consistency.cassette.cassettes import Scrubber, use_cassette  # noqa: E402
+from pytest_consistency.cassette.scope import use_cassette  # noqa: E402
+from pytest_consistency.cassette.scrub import Scrubber  # noqa: E402
 from pytest_consistency.route.route import Route  # noqa: E402
 
 

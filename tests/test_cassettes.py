@@ -12,8 +12,10 @@ from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import load_report as report
 from suites import without_timings
 
-from pytest_consistency.cassette.cassettes import Persister, Scrubber, SecretInCassetteError
+from pytest_consistency.cassette.messages import SecretInCassetteError
 from pytest_consistency.cassette.paths import cassette_path
+from pytest_consistency.cassette.persist import Persister
+from pytest_consistency.cassette.scrub import Scrubber
 from pytest_consistency.secrets.keys import fingerprint
 from pytest_consistency.secrets.structures import redact_body
 

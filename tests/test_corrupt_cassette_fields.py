@@ -126,7 +126,8 @@ def test_every_committed_cassette_passes_the_checks() -> None:
     """The example suite's recordings, and a recording of every SDK path the tests make, load as they did."""
     from vcr.serializers import yamlserializer
 
-    from pytest_consistency.cassette.cassettes import Persister, Scrubber
+    from pytest_consistency.cassette.persist import Persister
+    from pytest_consistency.cassette.scrub import Scrubber
 
     files = sorted(Path(__file__).resolve().parent.parent.joinpath("cassettes").rglob("rep-*.yaml"))
     assert files

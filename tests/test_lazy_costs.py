@@ -62,8 +62,11 @@ import sys
 import pytest
 
 NAMES = [
-    "pytest_consistency.cassette.cassettes",
-    "pytest_consistency.cassette.vcr_reset",
+    "pytest_consistency.cassette.scope",
+    "pytest_consistency.cassette.scrub",
+    "pytest_consistency.cassette.persist",
+    "pytest_consistency.cassette._vcr",
+    "pytest_consistency.cassette._vcr_reset",
     "pytest_consistency.capture.clients",
     "pytest_consistency.capture.preflight",
     "pytest_consistency.capture.transport",
@@ -99,8 +102,11 @@ def test_a_session_without_cassettes_loads_neither_the_cassette_nor_the_client_m
     result.stdout.fnmatch_lines(["*consistency*"])  # the session end ran and printed its summary
     loaded = json.loads((pytester.path / "loaded.json").read_text())
     assert loaded == {
-        "pytest_consistency.cassette.cassettes": False,
-        "pytest_consistency.cassette.vcr_reset": False,
+        "pytest_consistency.cassette.scope": False,
+        "pytest_consistency.cassette.scrub": False,
+        "pytest_consistency.cassette.persist": False,
+        "pytest_consistency.cassette._vcr": False,
+        "pytest_consistency.cassette._vcr_reset": False,
         "pytest_consistency.capture.clients": False,
         "pytest_consistency.capture.preflight": False,
         "pytest_consistency.capture.transport": False,
@@ -196,13 +202,13 @@ def test_cassette_patches_are_built_once_per_process(pytester: pytest.Pytester) 
     pytester.makeconftest(
         """
 import pytest
-from pytest_consistency.cassette import cassettes
+from pytest_consistency.cassette import _vcr
 
 SEEN = []
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_call(item):
-    SEEN.append(id(cassettes._patches))
+    SEEN.append(id(_vcr._patches))
 
 def pytest_sessionfinish(session):
     with open("patches.txt", "w") as handle:
@@ -242,8 +248,7 @@ COUNTS = {
 def pytest_configure(config):
     import yaml.constructor
 
-    from pytest_consistency.cassette import cassettes
-    from pytest_consistency.cassette import replay
+    from pytest_consistency.cassette import replay, scope
 
     construct = yaml.constructor.BaseConstructor.construct_document
 
@@ -262,13 +267,13 @@ def pytest_configure(config):
 
     mock._patch.__enter__ = counted_enter
 
-    scope = cassettes.repetition_scope
+    repetition_scope = scope.repetition_scope
 
     def counted_scope(*args, **kwargs):
         COUNTS["scopes"] += 1
-        return scope(*args, **kwargs)
+        return repetition_scope(*args, **kwargs)
 
-    cassettes.repetition_scope = counted_scope
+    scope.repetition_scope = counted_scope
     load = replay.Replay._load
 
     def counted_load(self):
@@ -300,10 +305,6 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
-    import sys
-
-    fast = sys.modules.get("pytest_consistency.cassette.yaml_reader")
-    COUNTS["fast_yaml"] = fast.counts["fast"] if fast is not None else 0
     with open("counts.json", "w") as handle:
         json.dump(COUNTS, handle)
 """
@@ -372,10 +373,9 @@ def test_a_replayed_pinned_call_is_served_from_the_parsed_cassette_without_vcrpy
     assert counts["parses"] == 3 and counts["vcr_loads"] == 0
     # One payload per repetition with calls too: the teardown changed nothing the call phase's payload carried.
     assert counts["payloads"] == 3 and counts["marked"] == 6
-    # The cassettes are read by the fast reader (cassette_yaml), never by PyYAML's constructor.
-    assert counts["yaml_constructions"] == 0
-    assert counts["fast_yaml"] == 3
-    # vcrpy's prepared patches are put in place by cassettes.Swap, not by mock's machinery, in every repetition.
+    # The cassettes are read by vcrpy's YAML serializer (libyaml): one document built per cassette, never a second.
+    assert counts["yaml_constructions"] == counts["parses"] == 3
+    # vcrpy's prepared patches are put in place by _vcr.Swap, not by mock's machinery, in every repetition.
     assert counts["mock_patches"] == 0
     replayed = json.loads((pytester.path / "report.json").read_text())
     calls = [c for t in replayed["tasks"] for r in t["repetitions"] for c in r["calls"]]

@@ -20,8 +20,8 @@ from pytest_consistency.model.records import CallRecord
 
 #: Exception classes (module-qualified) whose presence makes a failure the setup's, with the reason shown.
 REASONS = {
-    "pytest_consistency.cassette.cassettes.SecretInCassetteError": "cassette write refused (it still held a secret)",
-    "pytest_consistency.cassette.cassettes.CassetteError": "cassette unreadable or unwritable",
+    "pytest_consistency.cassette.messages.SecretInCassetteError": "cassette write refused (it still held a secret)",
+    "pytest_consistency.cassette.messages.CassetteError": "cassette unreadable or unwritable",
     "pytest_consistency.shared.ledger.TokenBudgetExceeded": "token budget refused a call",
     "pytest_consistency.capture.network.NetworkBlocked": "replay tried to reach the network",
     "pytest_consistency.capture.transport.LiveCallRefused": "replay tried to reach the network",

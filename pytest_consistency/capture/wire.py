@@ -35,7 +35,7 @@ GATEWAY_HEADERS = (
     "x-litellm-attempted-fallbacks",
     "x-litellm-attempted-retries",
 )
-#: Response headers a cassette carries the recorded route facts in (see ``cassettes``).
+#: Response headers a cassette carries the recorded route facts in (see ``cassette.scrub``).
 RECORDED_KEY_HEADER = "x-consistency-key-fingerprint"
 RECORDED_LATENCY_HEADER = "x-consistency-latency-ms"
 #: The pinned route's key fingerprint when the exchange was recorded: a replay, which has no key, compares with it.

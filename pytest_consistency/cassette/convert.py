@@ -47,9 +47,9 @@ class Outcome:
 
 
 def _serializer(name: str) -> Any:
-    from vcr.serializers import jsonserializer, yamlserializer
+    from pytest_consistency.cassette import _vcr
 
-    return jsonserializer if name == "json" else yamlserializer
+    return _vcr.serializer(name)
 
 
 def cassettes(directories: Iterable[Path]) -> Iterator[tuple[Path, Path | None]]:

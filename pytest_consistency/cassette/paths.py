@@ -1,10 +1,10 @@
 """Where a task's cassettes live: pure path functions, in a module of their own.
 
-Why apart from ``cassettes``: every repetition of a recording mode names its cassette, but a replay-only
-repetition whose cassette does not exist enters neither vcrpy nor anything else of ``cassettes`` (its transports
-and the network block refuse every request). Importing ``cassettes`` (and with it ``wire``, ``matching`` and
-vcrpy's reset helpers) only to build a path cost every such session the compilation and execution of those
-modules; ``cassettes`` re-exports these names, so callers may keep importing them from there.
+Why apart from the rest of the wing: every repetition of a recording mode names its cassette, but a replay-only
+repetition whose cassette does not exist enters neither vcrpy nor anything else of the wing (its transports and the
+network block refuse every request). Importing the cassette scope (and with it ``wire``, the scrubber, the matchers
+and vcrpy's reset helpers) only to build a path cost every such session the compilation and execution of those
+modules.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ with a case-insensitive header dict per interaction, a deep copy and the filter 
 for a ``Request`` of the live call, three passes of the request filter, matching against every interaction and
 rebuilding the response: most of what a replay cost beyond the SDK itself. The pinned clients' transports are the
 plugin's own, so they can ask the cassette directly: the file is parsed once (the same loader and the same checks as
-vcrpy's, through ``cassettes.Persister``), the live request is scrubbed by the same ``Scrubber`` and compared with the
-same matchers (method, URI, body digest or match rules, and the key fingerprint when recording), and the recorded
-response is rebuilt by vcrpy's own function. The response then goes back through the recording transport, so the
-``ResponseTap`` reads its body as it reads a live one.
+vcrpy's, through ``persist.Persister``), the live request is scrubbed by the same ``scrub.Scrubber`` and compared with
+the same matchers (method, URI, body digest or match rules, and the key fingerprint when recording: ``matchers``),
+and the recorded response is rebuilt by vcrpy's own function. The response then goes back through the recording
+transport, so the ``ResponseTap`` reads its body as it reads a live one.
 
 What stays vcrpy's: the cassette files (vcrpy's YAML format, unchanged), the agent's own clients and every other
 HTTP library vcrpy patches, and every request this path cannot answer. vcrpy's ``Cassette`` is then loaded on first
@@ -26,8 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_consistency.capture.wire import RECORDED_KEY_HEADER, request_content
-from pytest_consistency.cassette.cassettes import Persister, Scrubber, match_body, match_key
+from pytest_consistency.cassette import _vcr
+from pytest_consistency.cassette.matchers import match_body, match_key
+from pytest_consistency.cassette.matching import MatchRules
 from pytest_consistency.cassette.paths import serializer_name
+from pytest_consistency.cassette.persist import Persister
+from pytest_consistency.cassette.scrub import Scrubber
 
 
 class Request:
@@ -48,11 +52,20 @@ class Request:
 class Replay:
     """One repetition's cassette as the pinned clients replay it (see the module docstring)."""
 
-    def __init__(self, path: Path, scrubber: Scrubber, persister: Persister, match_key_fingerprint: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        scrubber: Scrubber,
+        persister: Persister,
+        match_key_fingerprint: bool,
+        rules: MatchRules | None = None,
+    ) -> None:
         self.path = path
         self.scrubber = scrubber
         self.persister = persister
         self.match_key_fingerprint = match_key_fingerprint
+        #: What body matching leaves out (the session's match rules, as the VCR's matcher has them).
+        self.rules = rules or MatchRules()
         #: Times each interaction was played, by index: shared with vcrpy's cassette once it is loaded.
         self.played: collections.Counter[int] = collections.Counter()
         self._interactions: list[tuple[Any, dict[str, Any]]] | None = None
@@ -66,23 +79,18 @@ class Replay:
         return self._interactions
 
     def _load(self) -> list[tuple[Any, dict[str, Any]]]:
-        from vcr.filters import decode_response
-        from vcr.persisters.filesystem import CassetteNotFoundError
-        from vcr.serializers import jsonserializer, yamlserializer
-
         self.parses += 1
-        serializer = jsonserializer if serializer_name(self.path) == "json" else yamlserializer
         try:
             # Every check of a bad file (CassetteError naming it) is the persister's, raised here, in setup.
-            loaded = self.persister.load_cassette(self.path, serializer)
-        except CassetteNotFoundError:
+            loaded = self.persister.load_cassette(self.path, _vcr.serializer(serializer_name(self.path)))
+        except _vcr.cassette_not_found():
             return []
         requests, responses = loaded[0], loaded[1]
         if any(RECORDED_KEY_HEADER not in request.headers for request in requests):
             return []  # recorded by something else: vcrpy's filters may change it, so vcrpy answers everything
         # What vcrpy's Cassette does with each loaded response (decode it, then the plugin's response filter); both
         # leave a filtered response as it is, so vcrpy may load these very objects later (see Persister.parsed).
-        filtered = [self.scrubber.response(_decoded(response, decode_response)) for response in responses]
+        filtered = [self.scrubber.response(_decoded(response, _vcr.decode_response)) for response in responses]
         self.persister.parsed[str(self.path)] = (requests, filtered, *loaded[2:])
         return list(zip(requests, filtered, strict=True))
 
@@ -104,13 +112,13 @@ class Replay:
             if self.played[index] or recorded.method != live.method or recorded.uri != live.uri:
                 continue
             try:
-                match_body(live, recorded)
+                match_body(live, recorded, self.rules)
                 if self.match_key_fingerprint:
                     match_key(live, recorded)
             except AssertionError:
                 continue
             self.played[index] += 1
-            return build_response(response, sys.modules[type(request).__module__.split(".")[0]])
+            return _vcr.build_response(response, sys.modules[type(request).__module__.split(".")[0]])
         return None
 
     def handler(self, send: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -128,13 +136,6 @@ def _decoded(response: dict[str, Any], decode: Callable[[dict[str, Any]], dict[s
     if any(name.lower() == "content-encoding" for name in response.get("headers", {})):
         return decode(response)
     return response
-
-
-def build_response(response: dict[str, Any], module: Any) -> Any:
-    """The recorded response as an httpx/httpx2 ``Response``, built exactly as vcrpy's replay builds it."""
-    from vcr.stubs.httpx_stubs import _deserialize_response
-
-    return _deserialize_response(response, module)
 
 
 class DeferredCassette:

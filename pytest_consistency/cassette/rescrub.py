@@ -149,14 +149,10 @@ def rescrub(path: Path, secrets: list[str]) -> bool:
 
 
 def _serializer(path: Path) -> Any:
-    """What the persister writes the file's format with (vcrpy's own writers), and the fast YAML reader."""
-    if path.suffix == ".json":
-        from vcr.serializers import jsonserializer
+    """What the persister reads and writes the file's format with: vcrpy's serializer (loaded on first use)."""
+    from pytest_consistency.cassette import _vcr
 
-        return jsonserializer
-    from pytest_consistency.cassette.yaml_reader import Serializer
-
-    return Serializer
+    return _vcr.serializer("json" if path.suffix == ".json" else "yaml")
 
 
 def _redact_interaction(interaction: Any, redact: Callable[[str], str]) -> None:

@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 #: The files the plugin writes in a cassette directory (``paths.cassette_path``, ``resample.plan``, and the
-#: temporary file of ``cassettes.Persister.save_cassette``); resample cassettes are always YAML.
+#: temporary file of ``persist.Persister.save_cassette``); resample cassettes are always YAML.
 _NAME = r"(?:rep-[0-9]+\.(?:yaml|json)|sample-[0-9]+\.yaml)"
 _CASSETTE_FILE = re.compile(rf"{_NAME}|\.{_NAME}\.[^/]*\.tmp")
 #: Names a cassette may have, to test collection patterns against.

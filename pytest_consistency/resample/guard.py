@@ -27,12 +27,14 @@ def hold_prefix(cassette: Any, length: int) -> None:
     cassette's own mode is restored. ``length`` 0 leaves the cassette as it is (step 1: everything is live)."""
     if length <= 0:
         return
-    from vcr.record_mode import RecordMode
+    from pytest_consistency.cassette import _vcr
+    from pytest_consistency.cassette.matchers import match_key
 
-    from pytest_consistency.cassette.cassettes import match_key
-
+    # A patch of vcrpy's cassette, on this one cassette: its mode and matchers swapped while the prefix lasts, its
+    # play_response wrapped to check the order. No upstream issue: vcrpy has no per-play hook and no way to change a
+    # cassette's mode or matchers once it is loaded (its record_mode and _match_on attributes are read at each play).
     recording_mode, matchers = cassette.record_mode, cassette._match_on
-    cassette.record_mode = RecordMode.NONE
+    cassette.record_mode = _vcr.record_mode("none")
     cassette._match_on = tuple(m for m in matchers if m is not match_key)  # vcrpy keeps its matchers there
     play = cassette.play_response
 

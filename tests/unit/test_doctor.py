@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_consistency.cassette.cassettes import REPLAY_KEY
 from pytest_consistency.route.doctor import cross_route_problems
 from pytest_consistency.route.route import Route
+from pytest_consistency.secrets.keys import REPLAY_KEY
 
 ANT_KEY = "sk-ant-api03-" + "a" * 40
 OPENAI_KEY = "sk-proj-" + "b" * 40

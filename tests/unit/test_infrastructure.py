@@ -7,7 +7,7 @@ import pytest
 from pytest_consistency.analysis.answers import NormalizeError
 from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
 from pytest_consistency.capture.network import NetworkBlocked
-from pytest_consistency.cassette.cassettes import CassetteError, SecretInCassetteError
+from pytest_consistency.cassette.messages import CassetteError, SecretInCassetteError
 from pytest_consistency.model.records import CallRecord
 from pytest_consistency.shared.ledger import TokenBudgetExceeded
 

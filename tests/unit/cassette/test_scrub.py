@@ -1,4 +1,4 @@
-"""The request scrub is remembered across repetitions (``cassettes._SCRUBBED``): what may not go wrong with that.
+"""The request scrub is remembered across repetitions (``scrub._SCRUBBED``): what may not go wrong with that.
 
 Every repetition of a task sends the same first request, so its scrubbed form is computed once per session. The
 memo must never cost a secret: a repetition answered from it still learns every secret the request carries (its
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.capture.wire import RECORDED_KEY_HEADER
-from pytest_consistency.cassette import cassettes
-from pytest_consistency.cassette.cassettes import Scrubber
+from pytest_consistency.capture.wire import RECORDED_KEY_HEADER, ROUTE_KEY_HEADER
+from pytest_consistency.cassette import scrub
 from pytest_consistency.cassette.replay import Request
+from pytest_consistency.cassette.scrub import Scrubber
 from pytest_consistency.secrets.names import header_credential
 
 KEY = "sk-proj-memo0123456789abcdefghijklmnop"
@@ -27,14 +27,14 @@ def request(body: str = '{"model": "m", "messages": []}', url: str = "https://ap
 
 @pytest.fixture(autouse=True)
 def empty_memo() -> None:
-    cassettes._SCRUBBED.clear()
+    scrub._SCRUBBED.clear()
 
 
 def test_a_second_repetition_answered_from_the_memo_still_learns_the_key() -> None:
     first, second = Scrubber(None), Scrubber(None)
     a = first.filter(request())
     b = second.filter(request())
-    assert len(cassettes._SCRUBBED) == 1, "the second repetition scrubbed the same request again"
+    assert len(scrub._SCRUBBED) == 1, "the second repetition scrubbed the same request again"
     assert KEY in second.secrets, "the memo hid the key from the second repetition's pre-write scan"
     assert (a.uri, a.body, a.headers) == (b.uri, b.body, b.headers)
     assert "authorization" not in b.headers and b.headers[RECORDED_KEY_HEADER].startswith("sha256:")
@@ -59,14 +59,14 @@ def test_secrets_known_before_the_request_are_part_of_what_decides_it() -> None:
 def test_route_key_fingerprints_are_part_of_what_decides_it() -> None:
     one = Scrubber(None, route_keys={"openai": "sha256:aaaa"}).filter(request())
     two = Scrubber(None, route_keys={"openai": "sha256:bbbb"}).filter(request())
-    assert one.headers.get(cassettes.ROUTE_KEY_HEADER) != two.headers.get(cassettes.ROUTE_KEY_HEADER)
+    assert one.headers.get(ROUTE_KEY_HEADER) != two.headers.get(ROUTE_KEY_HEADER)
 
 
 def test_the_memo_stays_bounded_over_many_distinct_requests() -> None:
     scrubber = Scrubber(None)
     for i in range(500):
         scrubber.filter(request(f'{{"model": "m", "i": {i}}}'))
-    assert len(cassettes._SCRUBBED) <= 64
+    assert len(scrub._SCRUBBED) <= 64
 
 
 def test_header_answers_are_the_same_from_the_memo() -> None:

@@ -6,7 +6,10 @@ inside ``force_reset``, which puts the unpatched classes and transports back for
 for as long as the request takes to connect and send. A pinned call the main thread made in that window went to the
 unpatched httpx2 transport, live, past the cassette: the record session passed and the repetition's cassette was
 never written (replay then failed with "no cassette"). And a window that outlasted its repetition put that
-repetition's patches back after it had ended, for good (vcrpy issues #212, #295).
+repetition's patches back after it had ended, for good. Upstream: vcrpy issues #212 ("force_reset makes vcr non
+thread-safe") and #295 ("Second thread not recorded"), both closed as stale; the lock proposed in vcrpy PR #300 was
+not merged (it would not keep other threads off the reset classes either). vcrpy issue #1051 (open) is the same
+window left open by the garbage collector.
 
 So, while a repetition's cassette is applied, ``force_reset`` only puts back what a real connection looks up by name
 while vcrpy builds or sends it: ``http.client``'s connection classes (``HTTPSConnection.__init__`` calls
@@ -15,13 +18,16 @@ vcrpy does. The httpx and httpx2 transports (the pinned clients' and the observe
 classes (``requests``) stay patched: nothing an http.client-level connection runs reaches them. Windows of several
 threads share one reset (the first puts back, the last restores), and a window during which a cassette was entered
 or left restores nothing: the cassette's own patchers have set what must be there now.
+
+This module never imports vcrpy: ``_vcr`` (the one module that does) hands it vcrpy's ``reset_patchers`` and puts
+``force_reset`` in vcrpy's place.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -52,11 +58,10 @@ def changing() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def force_reset() -> Iterator[None]:
-    """Stands in for ``vcr.patch.force_reset`` while a cassette is applied."""
+def force_reset(reset_patchers: Callable[[], Iterable[Any]]) -> Iterator[None]:
+    """Stands in for ``vcr.patch.force_reset`` while a cassette is applied (``reset_patchers`` is vcrpy's, bound by
+    ``_vcr``)."""
     global _depth, _started_at
-    from vcr.patch import reset_patchers
-
     with lock:
         if _depth == 0:
             _started_at = _generation
@@ -75,12 +80,3 @@ def force_reset() -> Iterator[None]:
                 for patcher in patchers:
                     patcher.__exit__(None, None, None)
                 _entered.clear()
-
-
-def patcher() -> Any:
-    """The patcher that puts this ``force_reset`` in vcrpy's place (entered with a cassette's patches)."""
-    from unittest import mock
-
-    import vcr.patch
-
-    return mock.patch.object(vcr.patch, "force_reset", force_reset)

@@ -10,6 +10,10 @@ the agent, broke it: without the plugin the post completes.
 So a connection still checked out when its cassette is left is marked, as vcrpy does, so that it never goes back
 into the pool, but it is not closed under its holder: it is closed when its response releases it. Idle connections
 in the pool are closed at once, as vcrpy does.
+
+Upstream: no issue reported. vcrpy closes the cassette's connections on exit since PR #758 (for issue #710, unclosed
+socket warnings), which did not consider a connection another thread still holds. This module never imports vcrpy:
+``_vcr`` hands it vcrpy's ``ConnectionRemover`` and ``VCRHTTPResponse``.
 """
 
 from __future__ import annotations
@@ -22,21 +26,19 @@ from typing import Any
 _EXITED = "_vcr_cassette_exited"
 
 
-def keep_in_flight(manager: Any) -> Any:
-    """``manager`` (one of vcrpy's patch managers) with this module's exit when it is a ``ConnectionRemover``."""
-    from vcr.patch import ConnectionRemover
-
-    if type(manager) is ConnectionRemover:
-        _close_on_release()
-        manager.__class__ = _remover()
+def keep_in_flight(manager: Any, remover: Any, response: Any) -> Any:
+    """``manager`` (one of vcrpy's patch managers) with this module's exit when it is a ``ConnectionRemover``
+    (``remover``, vcrpy's class; ``response``, vcrpy's ``VCRHTTPResponse``)."""
+    if type(manager) is not remover:
+        return manager
+    _close_on_release(response)
+    manager.__class__ = _remover(manager.__class__)
     return manager
 
 
 @functools.cache
-def _remover() -> type:
-    from vcr.patch import ConnectionRemover
-
-    class Remover(ConnectionRemover):  # type: ignore[misc]
+def _remover(base: Any) -> type:
+    class Remover(base):  # type: ignore[misc]
         def __exit__(self, *exc_info: object) -> None:
             for pool, connections in self._connection_pool_to_connections.items():
                 put_back: list[Any] = []
@@ -58,10 +60,8 @@ def _remover() -> type:
 
 
 @functools.cache
-def _close_on_release() -> None:
-    """Once per process: a response releasing a connection its cassette left closes it (vcrpy drops it unclosed)."""
-    from vcr.stubs import VCRHTTPResponse
-
+def _close_on_release(VCRHTTPResponse: Any) -> None:
+    """Once per class: a response releasing a connection its cassette left closes it (vcrpy drops it unclosed)."""
     original = getattr(VCRHTTPResponse, "release_conn", None)
     if original is None:  # an older vcrpy: it puts every connection back and closes none at release
         return

@@ -11,7 +11,7 @@ from vcr.serializers import jsonserializer, yamlserializer
 from pytest_consistency.cassette.convert import ConvertError, convert, summary_lines
 from pytest_consistency.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 CASSETTE = """interactions:
 - request:

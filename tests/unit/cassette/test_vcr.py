@@ -1,4 +1,4 @@
-"""``cassettes.Swap`` has ``mock.patch.object``'s effect: the same attributes in place and put back."""
+"""``_vcr.Swap`` has ``mock.patch.object``'s effect: the same attributes in place and put back."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from pytest_consistency.cassette.cassettes import Swap
+from pytest_consistency.cassette._vcr import Swap
 
 
 class Base:
@@ -72,7 +72,7 @@ class _Manager:
 
 
 def _patches(managers: list[_Manager]) -> object:
-    from pytest_consistency.cassette.cassettes import Patches
+    from pytest_consistency.cassette._vcr import Patches
 
     patches = Patches.__new__(Patches)  # the scope's logic alone, on managers that log instead of patching
     patches.switch = types.SimpleNamespace(__dict__={})
@@ -109,7 +109,7 @@ def test_prepared_patches_go_stale_when_another_library_patches_what_they_replac
     import httpx2
     from vcr.cassette import Cassette
 
-    from pytest_consistency.cassette.cassettes import Patches
+    from pytest_consistency.cassette._vcr import Patches
 
     patches = Patches(Cassette(str(tmp_path) + "/rep-1.yaml", record_mode="none"))
     assert patches.fresh()
