@@ -11,24 +11,19 @@ The figures of a curtailed task (Mean@k, pass^k, the gap) would come from fewer 
 not the figures of the full run: figure gates are refused together with adaptive mode, and the report says how
 many repetitions each task used.
 
-Repetitions of one task may run on different xdist workers, so the outcomes so far live on a :class:`Board`: one
-small append-only file per task in a directory the controller creates and hands to every worker, written under an
-exclusive ``flock`` like the token ledger. A repetition that started before the verdict was decided still runs
-and counts. A task that had a repetition skip at run time is not curtailed (the full run would score it on fewer
-repetitions); one limit remains: a repetition that would have skipped after the verdict was decided is never run,
-so adaptive mode gives the decided verdict where the full run would call the task incomplete.
+This module holds the pure decisions. Repetitions of one task may run on different xdist workers, so the outcomes
+so far live on the :class:`~pytest_consistency.shared.board.Board`, shared by every process of the session. A
+repetition that started before the verdict was decided still runs and counts. A task that had a repetition skip at
+run time is not curtailed (the full run would score it on fewer repetitions); one limit remains: a repetition that
+would have skipped after the verdict was decided is never run, so adaptive mode gives the decided verdict where the
+full run would call the task incomplete.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import math
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Literal
 
 #: Gates that read only verdict-independent facts, and so may be combined with adaptive mode.
@@ -79,54 +74,3 @@ def decided(passes: int, failures: int, n: int, min_pass: float) -> Literal["pas
     if failures > n - need:
         return "fail"
     return None
-
-
-@dataclass(frozen=True)
-class Tally:
-    passes: int = 0
-    failures: int = 0
-    #: Repetitions that skipped at run time. A task with a skip is never curtailed: the full run scores it on the
-    #: repetitions that ran (and calls it incomplete below k), which the arithmetic above does not model.
-    skipped: int = 0
-
-
-class Board:
-    """Outcomes of the repetitions run so far, per task, shared by every process of the session."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _file(self, task_id: str) -> Path:
-        return self.directory / hashlib.sha256(task_id.encode()).hexdigest()[:24]
-
-    def record(self, task_id: str, nodeid: str, outcome: Literal["pass", "fail", "skip"]) -> None:
-        """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome)."""
-        line = f"{outcome[0]} {nodeid}\n".encode()
-        fd = os.open(self._file(task_id), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            if not any(seen[2:] == line[2:] for seen in _lines(fd)):
-                os.write(fd, line)
-        finally:
-            os.close(fd)
-
-    def tally(self, task_id: str) -> Tally:
-        path = self._file(task_id)
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return Tally()
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            marks = [line[:1] for line in _lines(fd)]
-        finally:
-            os.close(fd)
-        return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
-
-
-def _lines(fd: int) -> list[bytes]:
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(fd, 1 << 16):
-        chunks.append(chunk)
-    return [line + b"\n" for line in b"".join(chunks).split(b"\n") if line]

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_consistency import report as formats
-from pytest_consistency.analysis.adaptive import Board, decided, refused_with_adaptive
+from pytest_consistency.analysis.adaptive import decided, refused_with_adaptive
 from pytest_consistency.analysis.answers import default_equivalent, default_normalize
 from pytest_consistency.analysis.gates import GATES
 from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
@@ -45,6 +45,7 @@ from pytest_consistency.route.providers import Provider
 from pytest_consistency.route.resolve import resolve_route
 from pytest_consistency.route.route import Route, stand_in_keys, stand_in_variables
 from pytest_consistency.secrets.literals import redact_text
+from pytest_consistency.shared.board import Board
 from pytest_consistency.shared.ledger import Ledger
 from pytest_consistency.shared.scratch import Scratch
 

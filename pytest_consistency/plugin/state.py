@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.analysis.adaptive import Board
 from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.config.marker import MARKER, MarkerSpec, parse_marker
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.plugin.collect import Collector
 from pytest_consistency.route.route import Route
+from pytest_consistency.shared.board import Board
 from pytest_consistency.shared.ledger import Ledger
 
 if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin

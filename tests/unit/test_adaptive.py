@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from itertools import product
-from pathlib import Path
 
 import pytest
 
-from pytest_consistency.analysis.adaptive import Board, Tally, decided, required_passes
+from pytest_consistency.analysis.adaptive import decided, required_passes
 
 
 @pytest.mark.parametrize(
@@ -37,14 +36,3 @@ def test_default_min_pass_stops_at_the_first_failure_and_never_early_on_passes()
     assert decided(0, 1, 5, 1.0) == "fail"
     assert decided(4, 0, 5, 1.0) is None
     assert decided(5, 0, 5, 1.0) == "pass"
-
-
-def test_board_is_shared_and_counts_each_repetition_once(tmp_path: Path) -> None:
-    one, two = Board(tmp_path), Board(tmp_path)  # two processes see the same directory
-    one.record("task[a]", "t.py::x[rep1]", "pass")
-    two.record("task[a]", "t.py::x[rep2]", "fail")
-    two.record("task[a]", "t.py::x[rep2]", "pass")  # a rerun of rep2: its first outcome stands
-    one.record("task[a]", "t.py::x[rep3]", "skip")
-    one.record("task[b]", "t.py::y[rep1]", "pass")
-    assert one.tally("task[a]") == Tally(passes=1, failures=1, skipped=1)
-    assert two.tally("task[b]").passes == 1 and two.tally("unknown") == Tally()

@@ -1,0 +1,80 @@
+"""The adaptive board: outcomes of the repetitions run so far, per task, shared by every process of the session.
+
+Repetitions of one task may run on different xdist workers, so what ``--consistency-adaptive`` decides from (see
+:mod:`pytest_consistency.analysis.adaptive`) lives here: one small append-only file per task in a directory the
+controller creates and hands to every worker, read and appended to while an exclusive lock on its neighbour
+``<file>.lock`` is held (``filelock``, as the token ledger). A repetition's first outcome is the one that counts: a
+rerun of the same repetition (``pytest-rerunfailures``) adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
+#: Seconds between two attempts at a held lock: it is held for one read and at most one append.
+POLL = 0.001
+
+
+@dataclass(frozen=True)
+class Tally:
+    passes: int = 0
+    failures: int = 0
+    #: Repetitions that skipped at run time. A task with a skip is never curtailed: the full run scores it on the
+    #: repetitions that ran (and calls it incomplete below k), which the curtailment arithmetic does not model.
+    skipped: int = 0
+
+
+class Board:
+    """Outcomes of the repetitions run so far, per task, shared by every process of the session."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._locks: dict[Path, BaseFileLock] = {}
+
+    def _file(self, task_id: str) -> Path:
+        return self.directory / hashlib.sha256(task_id.encode()).hexdigest()[:24]
+
+    def _lock(self, path: Path) -> BaseFileLock:
+        """The lock of one task's file. Its holds are per thread (filelock's default): two threads exclude each
+        other as two workers do."""
+        lock = self._locks.get(path)
+        if lock is None:
+            from filelock import FileLock  # only adaptive sessions pay for its import
+
+            lock = self._locks[path] = FileLock(f"{path}.lock", mode=0o600)
+        return lock
+
+    def record(self, task_id: str, nodeid: str, outcome: Literal["pass", "fail", "skip"]) -> None:
+        """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome)."""
+        path = self._file(task_id)
+        line = f"{outcome[0]} {nodeid}\n".encode()
+        with self._lock(path).acquire(poll_interval=POLL):
+            if not any(seen[2:] == line[2:] for seen in _lines(path)):
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                try:
+                    os.write(fd, line)
+                finally:
+                    os.close(fd)
+
+    def tally(self, task_id: str) -> Tally:
+        path = self._file(task_id)
+        if not path.exists():
+            return Tally()
+        with self._lock(path).acquire(poll_interval=POLL):
+            marks = [line[:1] for line in _lines(path)]
+        return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
+
+
+def _lines(path: Path) -> list[bytes]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return [line + b"\n" for line in data.split(b"\n") if line]
