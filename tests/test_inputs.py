@@ -298,7 +298,7 @@ def test_path_without_recorded_bases(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     from pytest_consistency.config.settings import Settings
 
     monkeypatch.chdir(tmp_path)
-    settings = Settings(values={"consistency_report": "r.json", "consistency_cassettes": "~no-such-user-x/tapes"})
+    settings = Settings(consistency_report="r.json", consistency_cassettes="~no-such-user-x/tapes")
     assert settings.path("consistency_report") == tmp_path / "r.json"
     assert settings.path("consistency_cassettes") == tmp_path / "~no-such-user-x" / "tapes"  # kept as written
     assert settings.path("consistency_config") is None

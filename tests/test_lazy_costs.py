@@ -6,6 +6,11 @@ plugin importing HTTP libraries or vcrpy for a suite that never uses them, and v
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from fake_openai import GOOD_KEY, FakeOpenAI
 
@@ -581,3 +586,28 @@ def test_pinned_clients_share_one_recording_transport_class_per_http_module() ->
     assert type(async_transports[0]) is type(async_transports[1]) is not type(transports[0])
     for client in clients:
         client.close()
+
+
+ENTRY_PROBE = """
+import importlib, json, sys
+import pytest
+before = set(sys.modules)
+importlib.import_module("pytest_consistency.plugin")
+loaded = set(sys.modules) - before
+print(json.dumps(sorted(loaded)))
+"""
+
+
+def test_the_entry_point_loads_a_handful_of_the_plugins_modules_and_nothing_third_party(tmp_path: Path) -> None:
+    """Importing the pytest11 module (every pytest start, every xdist worker, also in a session that uses none of
+    the plugin) loads its hook declarations and little else: at most eight of the plugin's modules, and no
+    package beyond pytest and pluggy (no SDK, no vcrpy, no statistics)."""
+    run = [sys.executable, "-c", ENTRY_PROBE]  # from a directory of its own: the package as installed
+    out = subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    loaded = json.loads(out)
+    own = [name for name in loaded if name == "pytest_consistency" or name.startswith("pytest_consistency.")]
+    assert "pytest_consistency.plugin" in own and len(own) <= 8, own
+    assert not any(name.startswith("pytest_consistency.stats") for name in own), own
+    others = {name.split(".")[0] for name in loaded if not name.startswith("pytest_consistency")}
+    third_party = {name for name in others if name not in sys.stdlib_module_names and not name.startswith("_")}
+    assert third_party <= {"pluggy"}, third_party

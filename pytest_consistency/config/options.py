@@ -34,8 +34,7 @@ from pytest_consistency.config.parse import (
     text,
     timeout_seconds,
 )
-from pytest_consistency.stats.significance import TESTS
-from pytest_consistency.stats.suite import TARGETS
+from pytest_consistency.stats.choices import TARGETS, TESTS
 
 
 @dataclass(frozen=True)

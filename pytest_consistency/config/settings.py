@@ -7,15 +7,19 @@ CLI > YAML > ini > default, turning every invalid value into a usage error that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
 from pytest_consistency.config.options import BY_DEST, OPTIONS, Option, argparse_type
 from pytest_consistency.config.parse import SettingError, absolute_path
+from pytest_consistency.config.parse import Target as ResampleTarget
 from pytest_consistency.config.yaml import ConfigError, load_yaml
+
+if TYPE_CHECKING:  # the option table is read at start-up: no statistics (model.result) loaded for it
+    from pytest_consistency.model.result import GateOn, Target
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -52,16 +56,72 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
-    values: dict[str, Any]
-    sources: dict[str, str] = field(default_factory=dict)
+    """Every option's value, one typed attribute per option (named as its ``dest`` in the option table, which a
+    test checks), after the precedence CLI > YAML > ini > default; and where each came from."""
+
+    consistency_config: str | None = None
+    consistency_repeat: int | None = None
+    consistency_min_pass: float | None = None
+    consistency_shard: tuple[int, int] | None = None
+    consistency_report: str | None = None
+    consistency_md: str | None = None
+    consistency_no_md: bool = False
+    consistency_html: str | None = None
+    consistency_output: str | None = None
+    consistency_gap_max: float | None = None
+    answer_disagreement_max: float | None = None
+    pass_hat_k_min: float | None = None
+    route_drift_max: float | None = None
+    consistency_regressions_max: int | None = None
+    gap_increase_max: float | None = None
+    mcnemar_p_min: float | None = None
+    consistency_confidence: float = 0.95
+    consistency_interval_target: Target = "suite"
+    consistency_gate_on: GateOn = "point"
+    consistency_inconclusive: Literal["fail", "pass"] = "fail"
+    consistency_baseline: str | None = None
+    consistency_test: Literal["boschloo", "fisher"] = "boschloo"
+    consistency_suite_regression: bool = False
+    consistency_adaptive: bool = False
+    consistency_n_min: int = 1
+    consistency_base_url: str | None = None
+    consistency_model: str | None = None
+    consistency_api_key_env: str = "OPENAI_API_KEY"
+    consistency_timeout: float = 60.0
+    consistency_max_retries: int = 1
+    consistency_temperature: float | None = None
+    consistency_seed: int | None = None
+    consistency_retries_max: int | None = None
+    consistency_token_budget: int | None = None
+    consistency_preflight: bool = False
+    consistency_concurrency: int | None = None
+    consistency_rpm: int | None = None
+    consistency_anthropic_base_url: str | None = None
+    consistency_anthropic_model: str | None = None
+    consistency_anthropic_key_env: str | None = None
+    consistency_same_gateway: bool = False
+    consistency_ignore_url: str | None = None
+    consistency_cassettes: str = "cassettes"
+    consistency_cassette_format: Literal["yaml", "json"] = "yaml"
+    consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"
+    consistency_match_ignore: tuple[str, ...] = ()
+    consistency_record_on_exception: bool = False
+    consistency_resample: ResampleTarget | None = None
+    consistency_resample_n: int = 10
+    consistency_resample_from: int = 1
+    #: Per option, where its value came from (``--flag``, the YAML file and key, the ini file, ``default``).
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
     config_file: Path | None = None
     #: Per option, the directory a relative path value is relative to (see :meth:`path`).
-    bases: dict[str, Path] = field(default_factory=dict)
+    bases: dict[str, Path] = field(default_factory=dict, compare=False)
 
-    def __getitem__(self, dest: str) -> Any:
-        return self.values.get(dest)
+    def value(self, dest: str) -> Any:
+        """The value of the option ``dest`` where the option is chosen from a table (the gates)."""
+        if dest not in _OPTION_FIELDS:
+            raise KeyError(f"no option with dest {dest!r}")
+        return getattr(self, dest)
 
     def path(self, dest: str) -> Path | None:
         """The value of a file or directory option as an absolute path; None when the option is not set.
@@ -70,10 +130,14 @@ class Settings:
         command line (and ``-o``), the ini file's directory for the ini file, the YAML file's directory for the
         YAML file, and rootdir for the default.
         """
-        value = self.values.get(dest)
+        value = self.value(dest)
         if value is None:
             return None
         return absolute_path(value, self.bases.get(dest))
+
+
+#: The attributes of :class:`Settings` that are options (the rest say where the values came from).
+_OPTION_FIELDS = frozenset(f.name for f in fields(Settings)) - {"sources", "config_file", "bases"}
 
 
 def _overridden_ini(config: pytest.Config) -> set[str]:
@@ -146,4 +210,4 @@ def resolve(config: pytest.Config) -> Settings:
     for option in OPTIONS:
         if option.is_flag:
             values[option.dest] = values[option.dest] in (True, "true")
-    return Settings(values=values, sources=sources, config_file=config_path, bases=bases)
+    return Settings(**values, sources=sources, config_file=config_path, bases=bases)

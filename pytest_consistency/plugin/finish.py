@@ -28,6 +28,7 @@ from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
 from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.plugin.secrets import known_secrets
 from pytest_consistency.plugin.state import SPEC, STATE, PluginState
@@ -38,8 +39,6 @@ from pytest_consistency.secrets.structures import redact_strings
 
 #: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
 #: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.
-#: The module whose hook implementations are the documented defaults.
-DEFAULTS = "pytest_consistency.plugin"
 NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "show_fixtures_per_test", "cacheshow")
 
 
@@ -70,7 +69,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
 
     impls = config.hook.pytest_consistency_answers_equivalent.get_hookimpls()
     local = {impl.plugin_name for impl in impls}
-    custom = sorted(impl.plugin_name for impl in impls if getattr(impl.plugin, "__name__", "") != DEFAULTS)
+    custom = sorted(impl.plugin_name for impl in impls if impl.plugin_name != DEFAULTS)
     # Only the documented default answers (no other implementation, no wrapper): it is called directly, not through
     # pluggy for each of the session's answer comparisons; same result, same error when it raises.
     compare_answers = (
@@ -94,7 +93,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
 
     run = replace(
         run_facts(state, interrupted, ", ".join(custom) or "default"),
-        shard=shard_of(state.settings["consistency_shard"], config.option),
+        shard=shard_of(state.settings.consistency_shard, config.option),
     )
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     if state.resample is not None:
@@ -110,7 +109,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    thresholds = {gate.dest: state.settings[gate.dest] for gate in GATES}
+    thresholds = {gate.dest: state.settings.value(gate.dest) for gate in GATES}
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.
@@ -118,7 +117,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         from pytest_consistency.report.json_report import ReportError, read_report
 
         try:
-            label = str(state.settings["consistency_baseline"])  # as given: the absolute path is in the errors
+            label = str(state.settings.consistency_baseline)  # as given: the absolute path is in the errors
             summary.comparison = compare(read_report(baseline), summary, label=label)
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
@@ -156,12 +155,12 @@ def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, P
         path = settings.path(dest)
         if path is not None:
             wanted.append((name, BY_DEST[dest].flag, path))
-    other = settings["consistency_output"]
+    other = settings.consistency_output
     if other is not None:
         name, _, file = other.partition("=")
         wanted.append((name, "--consistency-output", absolute_path(file, settings.bases.get("consistency_output"))))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary and not settings["consistency_no_md"]:
+    if step_summary and not settings.consistency_no_md:
         wanted.append(("markdown", "$GITHUB_STEP_SUMMARY", Path(step_summary)))
     return wanted
 
@@ -225,12 +224,12 @@ def _write_outputs(
 
 def analysis_of(settings: Settings) -> Analysis:
     return Analysis(
-        confidence=settings["consistency_confidence"],
-        target=settings["consistency_interval_target"],
-        gate_on=settings["consistency_gate_on"],
-        inconclusive=settings["consistency_inconclusive"],
-        test=settings["consistency_test"],
-        suite_regression=settings["consistency_suite_regression"],
+        confidence=settings.consistency_confidence,
+        target=settings.consistency_interval_target,
+        gate_on=settings.consistency_gate_on,
+        inconclusive=settings.consistency_inconclusive,
+        test=settings.consistency_test,
+        suite_regression=settings.consistency_suite_regression,
     )
 
 
@@ -245,17 +244,17 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
     route = state.route
     other = sorted((state.collector.failed_nodeids - set(state.collector.repetitions)) | state.collection_errors)
     return RunFacts(
-        route=None if route is None else route.settings(state.settings["consistency_retries_max"]),
-        record_mode=state.settings["consistency_record"],
+        route=None if route is None else route.settings(state.settings.consistency_retries_max),
+        record_mode=state.settings.consistency_record,
         preflight=state.preflight,
         token_budget=None if state.ledger is None else TokenBudget(state.ledger.limit, state.ledger.spent()),
         interrupted=interrupted,
         equivalence=equivalence,
         other_failures=len(other),
         other_failed=other,
-        adaptive_n_min=state.settings["consistency_n_min"] if state.board is not None else None,
+        adaptive_n_min=state.settings.consistency_n_min if state.board is not None else None,
         other_routes=[
-            state.routes[name].settings(state.settings["consistency_retries_max"])
+            state.routes[name].settings(state.settings.consistency_retries_max)
             for name in sorted(used_routes(state))
             if name != "openai" and name in state.routes
         ],

@@ -6,7 +6,7 @@ import re
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -17,6 +17,7 @@ from pytest_consistency.plugin.collect import Collector
 from pytest_consistency.route.route import Route
 from pytest_consistency.shared.board import Board
 from pytest_consistency.shared.ledger import Ledger
+from pytest_consistency.shared.scratch import Scratch
 
 if TYPE_CHECKING:  # the result model loads at the session end, not with the plugin
     from pytest_consistency.cassette.matching import MatchRules
@@ -24,6 +25,26 @@ if TYPE_CHECKING:  # the result model loads at the session end, not with the plu
     from pytest_consistency.resample.session import ResampleSession
     from pytest_consistency.route.providers import Provider
     from pytest_consistency.shared.throttle import Throttle
+
+
+#: The fixtures of each provider's route: a session that uses one needs that route to be usable.
+ROUTE_FIXTURES = {
+    "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
+    "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
+}
+#: What the controller hands each xdist worker (``workerinput``): the shared token ledger, throttle and board.
+LEDGER_KEY = "consistency_token_ledger"
+THROTTLE_KEY = "consistency_throttle_dir"
+BOARD_KEY = "consistency_adaptive_board"
+SCRATCH = pytest.StashKey[Scratch]()
+#: Per item: whether its cassette existed before it ran, and the scope its setup entered (closed at teardown).
+CASSETTE_EXISTED = pytest.StashKey[bool]()
+SCOPE = pytest.StashKey[ExitStack]()
+#: Call phases run so far for this repetition (more than one: a retry plugin ran it again).
+CALL_ATTEMPTS = pytest.StashKey[int]()
+#: A repetition the setup wrapper refused ("fail") or curtailed ("skip"), with the reason.
+Stop = tuple[Literal["fail", "skip"], str]
+STOP = pytest.StashKey[Stop]()
 
 
 @dataclass
@@ -72,17 +93,15 @@ class PluginState:
     #: The routes' key fingerprints and keys for each repetition's cassette scrubber, once the first one asks.
     route_keys: dict[str, str] | None = None
     route_secrets: list[str] | None = None
-    #: The match rules compiled after collection, until ``cassettes`` is loaded and takes them.
+    #: The match rules compiled after collection; each cassette scope hands them to its body matcher.
     match_rules: MatchRules | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(
             marker.args,
             dict(marker.kwargs),
-            repeat_override=self.settings["consistency_repeat"],
-            default_min_pass=1.0
-            if self.settings["consistency_min_pass"] is None
-            else self.settings["consistency_min_pass"],
+            repeat_override=self.settings.consistency_repeat,
+            default_min_pass=1.0 if self.settings.consistency_min_pass is None else self.settings.consistency_min_pass,
         )
 
 

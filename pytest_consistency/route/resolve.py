@@ -70,12 +70,12 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
     """
     base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
     problems: list[str] = []
-    configured_env = settings[key_env_option] if key_env_option else None
+    configured_env = settings.value(key_env_option) if key_env_option else None
     candidates = (str(configured_env),) if configured_env else provider.key_envs
     key_env = next((name for name in candidates if env.get(name)), candidates[0])
     api_key = env.get(key_env) or None
     either = " or ".join(f"${name}" for name in candidates)
-    if settings["consistency_record"] == "none":
+    if settings.consistency_record == "none":
         api_key = REPLAY_KEY
     elif api_key is None:
         problems.append(f"no API key: {either} is not set; export {key_env}=<your key> (keys never go in code)")
@@ -89,7 +89,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         )
         api_key = None
 
-    configured = settings[base_url_option] if base_url_option else None
+    configured = settings.value(base_url_option) if base_url_option else None
     url_env = provider.base_url_env
     env_url = env.get(url_env) or None
     if configured:
@@ -107,7 +107,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         base_url, source = provider.default_base_url, "default"
     problems.extend(base_url_problems(base_url, source, provider))
 
-    model = settings[model_option] if model_option else None
+    model = settings.value(model_option) if model_option else None
     model_source = settings.sources.get(model_option) if model and model_option else None
     if not model and provider.model_env and env.get(provider.model_env):
         model, model_source = env[provider.model_env].strip(), f"${provider.model_env}"
@@ -116,10 +116,10 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         base_url=redact_url(base_url.strip()).rstrip("/"),  # a URL with credentials is refused above anyway
         api_key=api_key,
         model=model,
-        timeout=float(settings["consistency_timeout"]),
-        max_retries=int(settings["consistency_max_retries"]),
-        temperature=settings["consistency_temperature"],
-        seed=settings["consistency_seed"],
+        timeout=float(settings.consistency_timeout),
+        max_retries=int(settings.consistency_max_retries),
+        temperature=settings.consistency_temperature,
+        seed=settings.consistency_seed,
         key_env=key_env,
         base_url_source=source,
         problems=tuple(problems),

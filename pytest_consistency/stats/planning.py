@@ -20,8 +20,9 @@ from functools import lru_cache
 from itertools import accumulate
 
 from pytest_consistency.stats.binomial import binomial_pmf, check_positive_int
+from pytest_consistency.stats.choices import TESTS
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.significance import TESTS, Region, fisher_region, region_size
+from pytest_consistency.stats.significance import Region, fisher_region, region_size
 
 _PLANNING_GRID = 400
 

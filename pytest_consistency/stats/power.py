@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from pytest_consistency.stats.binomial import check_positive_int
-from pytest_consistency.stats.significance import TESTS, benjamini_hochberg, mcnemar_one_sided, one_sided_p
+from pytest_consistency.stats.choices import TESTS
+from pytest_consistency.stats.significance import benjamini_hochberg, mcnemar_one_sided, one_sided_p
 from pytest_consistency.stats.stratified import Stratum, stratified_p_value
 
 

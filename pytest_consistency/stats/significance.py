@@ -37,8 +37,7 @@ from itertools import accumulate, repeat
 from operator import mul
 
 from pytest_consistency.stats.binomial import check_counts
-
-TESTS: tuple[str, ...] = ("boschloo", "fisher")
+from pytest_consistency.stats.choices import TESTS
 
 BOSCHLOO_MAX_TOTAL = 20_000
 """Above this many repetitions in both runs together, Boschloo's p-value is replaced by Fisher's (never smaller)."""

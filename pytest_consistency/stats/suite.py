@@ -68,10 +68,9 @@ from operator import itemgetter
 from statistics import NormalDist
 
 from pytest_consistency.stats.binomial import binomial_pmf, check_confidence, clopper_pearson
+from pytest_consistency.stats.choices import TARGETS
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.metrics import TaskCounts, mean_at_k, pass_at_k, pass_hat_k
-
-TARGETS: tuple[str, ...] = ("suite", "population")
 
 FEW_TASKS_FOR_BOX = 3
 """Up to this many tasks the suite target uses the exact simultaneous box instead of the normal approximation."""

@@ -1,0 +1,146 @@
+"""Collection: a marked task becomes n items, one per repetition; the shard and resample selections; the routes
+the selected tests use. The role object :class:`Collection` holds the hooks.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_consistency.cassette import tree as cassette_tree
+from pytest_consistency.cassette.matching import MatchRules, compile_rules
+from pytest_consistency.config import shard
+from pytest_consistency.config.marker import PARAM, MarkerError, repetition_id, task_id_of
+from pytest_consistency.plugin.state import ROUTE_FIXTURES, SPEC, STATE, STOP, PluginState, is_worker, marker_of
+
+
+class Collection:
+    """Collection: one item per repetition (parametrized), numbered before any selection, sharded and narrowed to
+    a resample's task; the routes the selected tests use, checked once. Registered as ``consistency-collection``."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        marker = metafunc.definition.get_closest_marker("repeat_consistency")
+        if marker is None:
+            return
+        try:
+            spec = metafunc.config.stash[STATE].spec(marker)
+            problem = None
+        except MarkerError as exc:
+            problem = str(exc)
+        if problem is None:
+            problem = repeat_plugin_problem(metafunc)
+        if problem is not None:  # outside the except block, so the error shows without a chained traceback
+            pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
+        resample = metafunc.config.stash[STATE].resample
+        count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
+        metafunc.fixturenames.append(PARAM)
+        metafunc.parametrize(PARAM, range(1, count + 1), indirect=True, ids=repetition_id)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Number the items before any selection (``-k``, ``-m``, shard plugins): every shard of a suite then gives a
+        task the same position, and a merged report lists tasks as one run over everything would."""
+        state = config.stash[STATE]
+        for index, item in enumerate(items):
+            state.order.setdefault(item.nodeid, index)
+        spec = state.settings.consistency_shard
+        if spec is not None:
+            kept, dropped = shard.select(items, *spec)
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+                items[:] = kept
+        if state.resample is not None:  # only the target task's samples run
+            kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
+            if problem is not None and not is_worker(config):
+                raise pytest.UsageError(problem)
+            if problem is not None:  # an xdist worker cannot stop the session: one item fails with the message
+                kept, dropped = items[:1], items[1:]
+                for item in kept:
+                    item.stash[STOP] = ("fail", problem)
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+                items[:] = kept
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``); not
+        ``tryfirst``, so that a conftest's own answer wins."""
+        state = config.stash.get(STATE, None)
+        if state is None or not cassette_tree.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
+            return None
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        state = session.config.stash[STATE]
+        items = session.items
+        for item in items:
+            marker = marker_of(item)
+            callspec = getattr(item, "callspec", None)
+            if marker is not None and callspec is not None and PARAM in callspec.params:
+                item.stash[SPEC] = state.spec(marker)
+                if state.resample is not None and state.resample.covers(resample_task_of(item)):
+                    item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
+        for name, fixtures in ROUTE_FIXTURES.items():
+            route = state.routes.get(name)
+            if route is None or not any(fixtures & set(getattr(item, "fixturenames", ())) for item in items):
+                continue
+            state.used_routes.add(name)
+            if route.problems and not is_worker(session.config):
+                # An xdist worker cannot stop the session from collection; there the route fixture fails every
+                # test that uses it, with the same message, before any call is made.
+                raise pytest.UsageError(route.error_message())
+        # Compiled here (a bad rule is an error of the session); each cassette scope hands them to its matcher.
+        state.match_rules = match_rules(session.config, state.settings.consistency_match_ignore)
+        if state.settings.consistency_preflight and state.settings.consistency_record != "none":
+            # The clients and their providers' SDK glue: only for a live session.
+            preflight = importlib.import_module("pytest_consistency.capture.preflight")
+
+            state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
+            for name, problem in problems.items():
+                if not is_worker(session.config):
+                    raise pytest.UsageError(problem)
+                state.routes[name] = replace(state.routes[name], problems=(*state.routes[name].problems, problem))
+
+
+def repeat_plugin_problem(metafunc: pytest.Metafunc) -> str | None:
+    """pytest-repeat (``--count``, ``@pytest.mark.repeat``) on a marked task would make n x count items of which
+    the task counts n: every task would read ``incomplete``. Refused, naming the fix."""
+    count = getattr(metafunc.config.option, "count", None)
+    marker = metafunc.definition.get_closest_marker("repeat")
+    if marker is not None and marker.args:
+        count = marker.args[0]  # as pytest-repeat reads it: the marker wins over --count
+    if isinstance(count, int) and count > 1:
+        what = f"--count={count}" if marker is None else f"@pytest.mark.repeat({count})"
+        return (
+            f"pytest-repeat's {what} would repeat a task that repeat_consistency already repeats. Use "
+            "repeat_consistency(n=...) for the repetitions, and drop --count (or run the marked tests apart)"
+        )
+    return None
+
+
+def resample_task_of(item: pytest.Item) -> str | None:
+    """The task id of a marked repetition item, None for any other item."""
+    callspec = getattr(item, "callspec", None)
+    if marker_of(item) is None or callspec is None or PARAM not in callspec.params:
+        return None
+    return task_id_of(item.nodeid, int(callspec.params[PARAM]))
+
+
+def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int, int] | None:
+    """(task id, repetition, the n its marker asks for) of a marked repetition item; None for any other item."""
+    marker, task = marker_of(item), resample_task_of(item)
+    if marker is None or task is None:
+        return None
+    return task, int(item.callspec.params[PARAM]), state.spec(marker).n  # type: ignore[attr-defined]
+
+
+def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
+    """What replays leave out of body matching, once every conftest is loaded (after collection)."""
+    hook = config.hook.pytest_consistency_normalize_request
+    if not hook.get_hookimpls():
+        return compile_rules(rules)
+    return compile_rules(rules, lambda body, url: hook(body=body, url=url))

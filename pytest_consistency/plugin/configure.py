@@ -1,0 +1,124 @@
+"""A session's configuration: the settings resolved, each provider's route, the shared limits (throttle, token
+budget, adaptive board), the resample plan; then the role objects registered by name (:data:`ROLES`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pytest_consistency.analysis.adaptive import refused_with_adaptive
+from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.config import settings
+from pytest_consistency.config.marker import MARKER_DOC
+from pytest_consistency.plugin import fixtures
+from pytest_consistency.plugin.collection import Collection
+from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
+from pytest_consistency.plugin.lifecycle import RepetitionScope, SetupStop
+from pytest_consistency.plugin.outcome import Outcome
+from pytest_consistency.plugin.secrets import SecretsHooks
+from pytest_consistency.plugin.state import (
+    BOARD_KEY,
+    LEDGER_KEY,
+    ROUTE_FIXTURES,
+    SCRATCH,
+    STATE,
+    THROTTLE_KEY,
+    PluginState,
+    is_worker,
+)
+from pytest_consistency.route.doctor import cross_route_problems
+from pytest_consistency.route.resolve import resolve_route
+from pytest_consistency.shared.board import Board
+from pytest_consistency.shared.ledger import Ledger
+from pytest_consistency.shared.scratch import Scratch
+
+
+def configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_DOC)
+    scratch = config.stash[SCRATCH] = Scratch()  # removed at unconfigure, even if configure fails below
+    state = PluginState(settings=settings.resolve(config))
+    for name in ROUTE_FIXTURES:
+        provider = config.hook.pytest_consistency_provider(name=name, config=config)
+        if provider is None:
+            raise pytest.UsageError(f"pytest-consistency: no provider called {name!r}")
+        state.providers[name] = provider
+        state.routes[name] = resolve_route(state.settings, os.environ, provider)
+    for name, problems in cross_route_problems(state.routes, bool(state.settings.consistency_same_gateway)).items():
+        route = state.routes[name]
+        state.routes[name] = replace(route, problems=(*route.problems, *problems))
+    state.route = state.routes["openai"]
+    concurrency, rpm = state.settings.consistency_concurrency, state.settings.consistency_rpm
+    if concurrency or rpm:
+        from pytest_consistency.shared.throttle import Throttle
+
+        workerinput = getattr(config, "workerinput", {})
+        directory = scratch.directory(workerinput.get(THROTTLE_KEY), "consistency-throttle-")
+        state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.routes}
+    budget = state.settings.consistency_token_budget
+    if budget:
+        workerinput = getattr(config, "workerinput", {})
+        handed = workerinput.get(LEDGER_KEY)
+        path = Path(handed) if handed else scratch.directory(None, "consistency-") / "tokens"
+        state.ledger = Ledger(path, int(budget))
+    if state.settings.consistency_adaptive:
+        refuse_figure_gates(state)
+        workerinput = getattr(config, "workerinput", {})
+        state.board = Board(scratch.directory(workerinput.get(BOARD_KEY), "consistency-adaptive-"))
+    state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
+    ignore = state.settings.consistency_ignore_url
+    state.ignore = (re.compile(ignore),) if ignore else ()
+    if state.settings.consistency_resample is not None:
+        from pytest_consistency.resample.plan import ResampleError
+        from pytest_consistency.resample.session import configure as configure_resample
+
+        try:
+            state.resample = configure_resample(state, config.rootpath)
+        except ResampleError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[STATE] = state
+    for name, role in roles(config):
+        config.pluginmanager.register(role, name)
+
+
+def roles(config: pytest.Config) -> list[tuple[str, object]]:
+    """The role objects of this process, by the name each is registered under (as pytest-xdist registers its
+    ``dsession`` and ``workercontroller``): every hook the plugin implements beyond the entry module's is one of
+    theirs. The controller's roles only where every report arrives (not in an xdist worker)."""
+    found: list[tuple[str, object]] = [
+        ("consistency-collection", Collection()),
+        ("consistency-fixtures", fixtures),
+        ("consistency-repetition-scope", RepetitionScope()),
+        ("consistency-setup-stop", SetupStop()),
+        ("consistency-outcome", Outcome()),
+        ("consistency-secrets", SecretsHooks(config)),
+    ]
+    if not is_worker(config):
+        found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
+    return found
+
+
+def refuse_figure_gates(state: PluginState) -> None:
+    """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
+    thresholds = {g.dest: state.settings.value(g.dest) for g in GATES}
+    problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression, "--consistency-adaptive")
+    if problem is not None:
+        raise pytest.UsageError(problem)
+
+
+def report_header(config: pytest.Config) -> list[str]:
+    """A resample session says what it resamples and what the live samples will cost, before anything is sent."""
+    state = config.stash.get(STATE, None)
+    return [] if state is None or state.resample is None else state.resample.header()
+
+
+def unconfigure(config: pytest.Config) -> None:
+    observer = config.stash[STATE].observer if STATE in config.stash else None
+    if observer is not None:
+        observer.close()
+    if SCRATCH in config.stash:
+        config.stash[SCRATCH].remove()

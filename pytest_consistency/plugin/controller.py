@@ -1,0 +1,87 @@
+"""The process that sees every report (the only one without xdist, the controller with it): it collects the
+repetitions, summarises, gates, prints and writes (:class:`Controller`), and annotates pytest's JUnit XML
+(:class:`JUnitAnnotator`). Workers never register them. The session-end modules load when first needed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY
+
+
+class Controller:
+    """Hooks of the process that sees every report: the only process without xdist, the controller with it.
+
+    Registered from ``pytest_configure`` so that it holds the config; workers never register it.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        state = self.config.stash[STATE]
+        if state.settings.consistency_preflight and state.settings.consistency_record == "none":
+            state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
+        elif state.settings.consistency_preflight and self.config.pluginmanager.has_plugin("dsession"):
+            # The routes are checked after collection (:mod:`.preflight`); under xdist only workers collect.
+            state.preflight = "checked by each xdist worker, for the routes its tests use"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        state = self.config.stash[STATE]
+        if state.ledger is not None:
+            node.workerinput[LEDGER_KEY] = str(state.ledger.path)
+        throttle = next(iter(state.throttles.values()), None)
+        if throttle is not None:
+            node.workerinput[THROTTLE_KEY] = str(throttle.directory)
+        if state.board is not None:
+            node.workerinput[BOARD_KEY] = str(state.board.directory)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # First, so that the terminal's progress letter (``pytest_report_teststatus``) already knows this report's
+        # repetition: a passed setup carries no payload any more, so the call's report is the first one it has.
+        self.config.stash[STATE].collector.add(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
+            return None
+        from pytest_consistency.plugin.finish import (
+            report_status,  # the session-end modules load when first needed, not with the plugin
+        )
+
+        return report_status(report, config.stash[STATE])
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.config.stash[STATE].collection_errors.add(report.nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from pytest_consistency.plugin.finish import summarise
+
+        summarise(session, exitstatus)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        from pytest_consistency.plugin.finish import print_summary
+
+        print_summary(terminalreporter, self.config)
+
+
+class JUnitAnnotator:
+    """Adds the session's figures to pytest's own ``--junitxml`` file, once pytest has written it (trylast)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from pytest_consistency.plugin.finish import annotate_junit
+
+        annotate_junit(self.config)

@@ -1,0 +1,299 @@
+"""A repetition's scope: what is entered before its fixtures are set up and closed after they are torn down
+(:class:`RepetitionScope`), and the repetitions it refuses or curtails (:class:`SetupStop`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_consistency.analysis.adaptive import decided
+from pytest_consistency.capture.active import ActiveRepetition, activate
+from pytest_consistency.capture.observe import observe_transports
+from pytest_consistency.cassette import paths
+from pytest_consistency.config.marker import MARKER, PARAM, task_id_of
+from pytest_consistency.plugin.state import (
+    ACTIVE,
+    CALL_ATTEMPTS,
+    CASSETTE_EXISTED,
+    SCOPE,
+    SPEC,
+    STATE,
+    STOP,
+    PluginState,
+    Stop,
+    marker_of,
+)
+from pytest_consistency.route.route import stand_in_keys, stand_in_variables
+from pytest_consistency.shared.board import Board
+
+
+class RepetitionScope:
+    """A repetition's life around pytest's own: the active repetition for the whole protocol; before its fixtures,
+    its cassette (or the replay-only block), the network block and the observer, a stand-in key for a keyless
+    replay; after them, the cassette saved. Registered as ``consistency-repetition-scope``."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        spec = item.stash.get(SPEC, None)
+        if spec is not None:
+            repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
+            active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
+            item.stash[ACTIVE] = active
+            activate(active)
+        try:
+            return (yield)
+        finally:
+            activate(None)
+            # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or Ctrl-C
+            # during the call) teardown never runs, and vcrpy's patches would outlive the repetition in this process.
+            stack = item.stash.get(SCOPE, None)
+            if stack is not None:
+                del item.stash[SCOPE]
+                stack.close()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Enter the repetition's cassette, network block and observer before its fixtures are set up.
+
+        In setup, not around the whole protocol, so that a cassette that cannot be read fails this repetition (a
+        setup error naming the file) instead of the session. A repetition refused or curtailed here fails or skips
+        in :class:`SetupStop` (a plain hook), not in this wrapper: raising before the other wrappers (pytest's
+        logging plugin) set the item up gives every such repetition a stray teardown error. Nothing is entered
+        for it.
+        """
+        state = item.config.stash[STATE]
+        active = item.stash.get(ACTIVE, None)
+        if active is not None and item.stash.get(CALL_ATTEMPTS, 0):
+            # A retry plugin runs the repetition again: this attempt records its own answer (the first is kept).
+            active.answer_recorded, active.answer, active.normalized = False, None, None
+        stop = self.refusal(item, state, active)
+        if stop is not None:
+            item.stash[STOP] = stop
+            return (yield)
+        if active is None or not active.marked:
+            return (yield)
+        mode: str = state.settings.consistency_record
+        path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
+        if mode != "off":
+            path, mode, stop = self.cassette_of(item, state, active)
+            if stop is not None:
+                item.stash[STOP] = stop
+                return (yield)
+        active.recording = mode != "none"
+        active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
+        if mode == "off":
+            # No cassette and no network block: all a repetition would enter is the observer, entered once for
+            # the session instead (it records only while a marked repetition runs).
+            observe_session(state)
+            return (yield)
+        stack = item.stash[SCOPE] = ExitStack()
+        if active.replaying:
+            # A replay sends nothing, but a client the agent builds itself (``openai.OpenAI()``) raises without a
+            # key before any request: it gets a stand-in key where none is set, until the repetition ends.
+            variables = stand_in_variables(state.routes.values(), os.environ)
+            active.stand_in = stack.enter_context(stand_in_keys(variables)) if variables else ()
+        scope = self.scope_of(item, state, active, mode)
+        try:
+            stack.enter_context(scope(path))
+            if state.resample is not None and state.resample.covers(active.task_id):
+                state.resample.guard(active)
+        except Exception as exc:
+            from pytest_consistency.cassette.messages import CassetteError
+
+            if not isinstance(exc, CassetteError):
+                raise
+            # pytest's own setup must still run (its teardown expects it), under the network block but with no
+            # cassette; then this repetition errors with the message that names the file.
+            stack.enter_context(scope(None))
+            yield
+            raise exc from None
+        return (yield)
+
+    @staticmethod
+    def refusal(item: pytest.Item, state: PluginState, active: ActiveRepetition | None) -> Stop | None:
+        """Why this item must not run as it is: a misplaced marker, pytest-recording's marker on a repetition, or
+        (adaptive mode) a task whose verdict is decided already."""
+        problem = marker_problem(item)
+        if problem:
+            return "fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}"
+        if active is None or not active.marked:
+            return None
+        if state.settings.consistency_record != "off" and item.get_closest_marker("vcr"):
+            return (
+                "fail",
+                f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
+                "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
+                "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
+            )
+        if state.board is not None:
+            reason = curtail(item, state, state.board, active)
+            if reason is not None:
+                return "skip", reason
+        return None
+
+    @staticmethod
+    def cassette_of(item: pytest.Item, state: PluginState, active: ActiveRepetition) -> tuple[Path, str, Stop | None]:
+        """The repetition's cassette file and its record mode (a resample's sample has its own of both), or why
+        it must not be recorded."""
+        mode: str = state.settings.consistency_record
+        wanted = state.settings.consistency_cassette_format
+        folder = paths.task_directory(state.cassette_root, active.task_id)
+        path = folder / f"rep-{active.repeat}{paths.SUFFIXES[wanted]}"
+        if state.resample is not None and state.resample.covers(active.task_id):
+            path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
+            active.cassette = display_path(path, item.config.rootpath)
+        else:
+            active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
+        existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
+        other = paths.other_format(path) if not existed and mode in ("once", "new_episodes") else None
+        if other is None:
+            return path, mode, None
+        # Recording would call the model live for a repetition that is recorded already, in the other format (a
+        # switch of --consistency-cassette-format without converting): never silently. (A replay names the other
+        # file only if a request finds no cassette: see ``outcome.other_format_shown``.)
+        hint = paths.format_hint(display_path(other, item.config.rootpath), wanted)
+        reason = f"{item.nodeid}: refusing to record {active.cassette} live: {hint} (or re-record with "
+        return path, mode, ("fail", reason + "--consistency-record=all)")
+
+    @staticmethod
+    def scope_of(
+        item: pytest.Item, state: PluginState, active: ActiveRepetition, mode: str
+    ) -> Callable[[Path | None], AbstractContextManager[Any]]:
+        """What a cassette (or none) is entered with: the replay-only block when there is nothing to replay, else
+        the cassette's own scope (vcrpy, the scrubber, the observer)."""
+        if mode == "none" and not item.stash.get(CASSETTE_EXISTED, False):
+            # Nothing to replay: what ``cassette.scope.repetition_scope`` enters for it (the network block and the
+            # observer, no vcrpy), without loading the cassette wing for a session that may have no cassette.
+            return lambda cassette: replay_only_scope(active, state)
+        from pytest_consistency.cassette.messages import rerecord_advice
+        from pytest_consistency.cassette.scope import repetition_scope
+        from pytest_consistency.cassette.scrub import Scrubber
+
+        scrubber = Scrubber(None, state.ignore, route_keys(state))
+        scrubber.secrets.update(route_secrets(state))
+
+        def scope(cassette: Path | None) -> AbstractContextManager[Any]:
+            return repetition_scope(
+                cassette,
+                mode,
+                scrubber,
+                rerecord_advice(item.nodeid),
+                lambda: not active.broken,
+                lambda unpatched: observe_transports(state.ledger, state.ignore, state.throttles, unpatched=unpatched),
+                item.stash.get(CASSETTE_EXISTED, False) if cassette is not None else None,
+                state.match_rules,
+            )
+
+        return scope
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        """After the fixtures are torn down: charge unclosed responses, then save the cassette (errors fail here)."""
+        try:
+            return (yield)
+        finally:
+            active = item.stash.get(ACTIVE, None)
+            if active is not None:
+                for attempt in list(active.open_attempts):
+                    attempt.finish()
+            stack = item.stash.get(SCOPE, None)
+            if stack is not None:
+                del item.stash[SCOPE]
+                stack.close()
+
+
+class SetupStop:
+    """Fail or skip a repetition that the setup wrapper refused or curtailed, once every wrapper has set it up
+    (a plain hook, so it runs inside pytest's own wrappers; a module holds one implementation per hook name)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        stop = item.stash.get(STOP, None)
+        if stop is not None:
+            kind, reason = stop
+            if kind == "skip":
+                pytest.skip(reason)
+            pytest.fail(reason, pytrace=False)
+
+
+def observe_session(state: PluginState) -> None:
+    """The transport observer for the rest of the session (``--consistency-record=off``), entered once."""
+    if state.observer is None:
+        state.observer = ExitStack()
+        state.observer.enter_context(observe_transports(state.ledger, state.ignore, state.throttles, marked_only=True))
+
+
+@contextmanager
+def replay_only_scope(active: ActiveRepetition, state: PluginState) -> Iterator[None]:
+    """A replay-only repetition without a cassette file: every request it sends is unrecorded. The plugin's
+    transports refuse httpx and httpx2 requests themselves (``cassette_absent``), the network block everything
+    else, and the observer records what was refused (as ``cassette.scope.repetition_scope`` does for this case)."""
+    from pytest_consistency.capture.network import (  # as ``off`` never blocks, it never loads the block
+        REPLAY_ONLY,
+        blocked,
+    )
+
+    active.cassette_absent = True
+    with blocked(REPLAY_ONLY), observe_transports(state.ledger, state.ignore, state.throttles):
+        yield
+
+
+def route_keys(state: PluginState) -> dict[str, str]:
+    """The pinned routes' key fingerprints by provider (for the cassettes), computed once per session."""
+    if state.route_keys is None:
+        state.route_keys = {name: r.key_fingerprint for name, r in state.routes.items() if r.key_fingerprint}
+    return dict(state.route_keys)
+
+
+def route_secrets(state: PluginState) -> list[str]:
+    """The routes' own keys (never written to a cassette), once per session: the routes do not change."""
+    if state.route_secrets is None:
+        state.route_secrets = [r.api_key for r in state.routes.values() if r.api_key and not r.replay_only]
+    return state.route_secrets
+
+
+def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveRepetition) -> str | None:
+    """Why this repetition is skipped when its task's verdict is already decided (adaptive mode, beyond n_min)."""
+    spec = item.stash[SPEC]
+    if active.repeat <= state.settings.consistency_n_min:
+        return None
+    tally = board.tally(active.task_id)
+    verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass)
+    if verdict is None or tally.skipped:
+        return None
+    active.curtailed = True
+    return (
+        f"curtailed (--consistency-adaptive): {active.task_id} is a {verdict} whatever the remaining "
+        f"repetitions do ({tally.passes} passed, {tally.failures} failed of n={spec.n}, min_pass {spec.min_pass:g})"
+    )
+
+
+def marker_problem(item: pytest.Item) -> str | None:
+    """A marker that would otherwise be ignored silently: stacked twice, or on a unittest.TestCase method."""
+    own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
+    if len(own) > 1:
+        return f"applied {len(own)} times to one test; keep one marker (the arguments of the others would be lost)"
+    if SPEC not in item.stash and marker_of(item) is not None:
+        return (
+            "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
+            "write the task as a plain pytest test function or method"
+        )
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def display_path(path: Path, rootpath: Path) -> str:
+    """The path relative to rootdir when it is inside it, else absolute."""
+    try:
+        return str(path.relative_to(rootpath))
+    except ValueError:
+        return str(path)

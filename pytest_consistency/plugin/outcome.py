@@ -1,0 +1,150 @@
+"""A repetition's report: the payload each phase carries to the controller (:class:`Outcome`), with why it
+failed: an infrastructure reason (the setup's failure, never the agent's) or the failure's first line, redacted.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Generator
+from typing import Any, Literal
+
+import pytest
+
+from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
+from pytest_consistency.capture.active import ActiveRepetition
+from pytest_consistency.cassette import paths
+from pytest_consistency.model.records import RepetitionResult
+from pytest_consistency.plugin.collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
+from pytest_consistency.plugin.lifecycle import display_path
+from pytest_consistency.plugin.state import ACTIVE, CALL_ATTEMPTS, CASSETTE_EXISTED, SPEC, STATE, PluginState
+from pytest_consistency.secrets.literals import redact_text
+
+
+class Outcome:
+    """What a repetition's report carries to the controller: its outcome, answer, calls and why it failed (the
+    setup's failure or the agent's). Registered as ``consistency-outcome``."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        active = item.stash.get(ACTIVE, None)
+        spec = item.stash.get(SPEC, None)
+        if active is not None and spec is not None:
+            state = item.config.stash[STATE]
+            infrastructure = message = None
+            if report.when == "call" and not report.failed:
+                # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
+                # could not answer, so it is still the setup's failure, never a pass.
+                infrastructure = call_reason(active.calls)
+            if report.failed:
+                raised = call.excinfo.value if call.excinfo else None
+                infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(
+                    active.calls
+                )
+                message = failure_message(call, report, state)
+                expected = call.excinfo is not None and call.excinfo.errisinstance(
+                    (AssertionError, pytest.fail.Exception)
+                )
+                if not expected and not state.settings.consistency_record_on_exception:
+                    active.broken = True  # an unfinished trajectory: its recording is dropped
+                mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
+                if mismatched:  # only a replay loaded the cassette modules
+                    messages = importlib.import_module("pytest_consistency.cassette.messages")
+                    mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
+                if mismatched:
+                    report.longrepr = messages.mismatch_message(
+                        item.nodeid,
+                        active.repeat,
+                        active.cassette,
+                        item.stash.get(CASSETTE_EXISTED, False),
+                        active.calls,
+                        other_format_shown(item, active),
+                    ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
+                    if state.resample is not None and state.resample.covers(active.task_id):
+                        prefix = state.resample.mismatch_message(active.repeat, active.calls)
+                        report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+            if state.board is not None and active.marked:
+                outcome = board_outcome(report, active.curtailed)
+                if outcome is not None:
+                    state.board.record(active.task_id, item.nodeid, outcome)
+            if state.equivalence_plugins is None:  # conftests register before the first test runs
+                hook = item.config.hook.pytest_consistency_answers_equivalent
+                state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
+            if report.when == "call":
+                note_attempt(item, active, report, message)
+            if adds_nothing(report, active):
+                setattr(report, MARKED, True)
+            else:
+                result = RepetitionResult(
+                    task_id=active.task_id,
+                    nodeid=item.nodeid,
+                    repeat=active.repeat,
+                    n=spec.n,
+                    k=spec.k,
+                    min_pass=spec.min_pass,
+                    order=state.order.get(item.nodeid, 0),
+                )
+                setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+                if report.when == "call":
+                    sent(active)
+        return report
+
+
+def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass", "fail", "skip"] | None:
+    """A repetition's outcome for the adaptive board, from the phase that decides it (None: not decided here)."""
+    xfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.skipped:
+            return "fail" if xfail else "skip"
+        return "pass" if report.passed else "fail"
+    if report.when == "setup" and (report.failed or (report.skipped and xfail)):
+        return "fail"
+    if report.when == "setup" and report.skipped and not curtailed:
+        return "skip"
+    return None
+
+
+def other_format_shown(item: pytest.Item, active: ActiveRepetition) -> str | None:
+    """A missing cassette's file in the other format (``--consistency-cassette-format``), as shown, when it is there:
+    looked up only when a request found no cassette, not in every repetition's setup."""
+    if item.stash.get(CASSETTE_EXISTED, False) or not active.cassette:
+        return None
+    other = paths.other_format(item.config.rootpath / active.cassette)
+    return None if other is None else display_path(other, item.config.rootpath)
+
+
+def failure_message(call: pytest.CallInfo[None], report: pytest.TestReport, state: PluginState) -> str:
+    """Why the repetition failed, in one line, with every key this process knows redacted: it travels with the
+    repetition into the report, JUnit, Markdown and the HTML page, where a CI reviewer reads it."""
+    if call.excinfo is not None:
+        text = _first_line(call.excinfo)
+    else:
+        lines = str(report.longreprtext).strip().splitlines()
+        text = lines[-1][:300] if lines else report.when + " failed"
+    secrets = [r.api_key for r in state.routes.values() if r.api_key and not r.replay_only]
+    return redact_text(text, secrets)
+
+
+def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport, message: str | None) -> None:
+    """Count the call phases of this repetition: a retry plugin (flaky, pytest-retry, pytest-rerunfailures) runs it
+    again in the same protocol. The first attempt's outcome and answer are kept: a failure that passes on retry
+    is the inconsistency being measured."""
+    attempts = item.stash.get(CALL_ATTEMPTS, 0) + 1
+    item.stash[CALL_ATTEMPTS] = attempts
+    active.attempts = attempts
+    if attempts == 1:
+        active.first_attempt = (
+            phase_outcome(report),
+            active.answer_recorded,
+            active.answer,
+            active.normalized,
+            message,
+        )
+
+
+def _first_line(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """The exception in one line; vcrpy's own message (advice about options that do not exist here) is left out."""
+    if type(excinfo.value).__name__ == "CannotOverwriteExistingCassetteException":
+        return "no recorded response (vcrpy's CannotOverwriteExistingCassetteException)"
+    lines = excinfo.exconly().splitlines()
+    return lines[0][:300] if lines else excinfo.typename
