@@ -19,7 +19,8 @@ from pytest_consistency.analysis.summary import build_summary
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
 from pytest_consistency.report import builtin
-from pytest_consistency.report.html import FORMAT, HtmlFormat, first_difference, render
+from pytest_consistency.report.html import FORMAT, HtmlFormat, render
+from pytest_consistency.report.html.diagnosis import first_difference
 
 HOSTILE = '</script><img src=x onerror="alert(1)"><!--<script>alert(2)</script>'
 BASE = "http://127.0.0.1:8765/v1"

@@ -1,0 +1,320 @@
+"""The page's sections above and around the grid: verdict, figures, gates, route, baseline comparison, notes, and the
+tasks x repetitions grid itself (whose cells ``page.js`` opens)."""
+
+from __future__ import annotations
+
+from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
+from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
+from pytest_consistency.report.html.data import (
+    ATTRIBUTION_RANK,
+    GATE_SYMBOL,
+    LEAD_COLUMNS,
+    NO_ANSWER,
+    OUTCOMES,
+    UNKNOWN_OUTCOME,
+    VERDICT_RANK,
+    VERDICT_SYMBOL,
+    Classes,
+    e,
+    fmt_num,
+    inconsistent,
+)
+from pytest_consistency.report.terminal import (
+    GATE_WORD,
+    TARGET_TEXT,
+    bracket,
+    caveats,
+    detectable,
+    key_facts,
+    own_clients_called,
+    pct,
+    pp,
+    suite_change_text,
+    unmeasured_drift,
+    verdict_text,
+)
+
+# --- header ----------------------------------------------------------------------------------------------------
+
+
+def verdict_section(summary: SessionSummary) -> str:
+    reasons = [r.text for r in failure_reasons(summary) if r.kind != "error"]
+    if summary.errors:
+        reasons.append(f"{len(summary.errors)} error(s)")
+    open_gates = [g for g in summary.gates if g.state == "inconclusive" and g.passed]
+    if open_gates:
+        reasons.append("inconclusive gates (counted as passed): " + ", ".join(g.option for g in open_gates))
+    word, cls, symbol = ("passed", "good", "✓") if summary.passed else ("failed", "bad", "✗")
+    if summary.passed and summary.run.shard is not None:
+        word, cls, symbol = f"shard {summary.run.shard}: verdict deferred to the merge", "dim", "⏸"
+    status = "" if summary.exit_status is None else f" (exit status {summary.exit_status})"
+    why = f'<p class="why">{e("; ".join(reasons))}</p>' if reasons else ""
+    return f'<div class="verdict {cls}"><span class="big">{symbol} {word}</span>{e(status)}{why}</div>'
+
+
+def figures_section(summary: SessionSummary) -> str:
+    k = "k" if summary.k is None else str(summary.k)
+    n = "mixed" if summary.repeat is None else str(summary.repeat)
+    iv = summary.intervals
+    mean, hat, at, gap = (iv.mean_at_k, iv.pass_hat_k, iv.pass_at_k, iv.gap_pp) if iv else (None, None, None, None)
+    cards = [
+        ("consistency gap", pp(summary.consistency_gap_pp), bracket(gap).strip(), "Mean@k − pass^k"),
+        (f"Mean@{k}", pct(summary.mean_at_k), bracket(mean, 100).strip(), "expected pass rate"),
+        (f"pass^{k}", pct(summary.pass_hat_k), bracket(hat, 100).strip(), f"all {k} of {k} pass"),
+        (f"pass@{k}", pct(summary.pass_at_k), bracket(at, 100).strip(), f"at least 1 of {k} passes"),
+        ("answer disagreement", pp(summary.answer_disagreement_pp), "", "tasks whose answers differ"),
+    ]
+    parts = ['<div class="cards">']
+    for label, value, interval, hint in cards:
+        parts.append(
+            f'<div class="card"><div class="label">{e(label)}</div><div class="value">{e(value)}</div>'
+            f'<div class="interval">{e(interval) or "&nbsp;"}</div><div class="hint">{e(hint)}</div></div>'
+        )
+    parts.append("</div>")
+    scope = f"{summary.task_count} scored task(s), n={n}, k={k if summary.k is not None else 'mixed'}"
+    if iv is not None:
+        scope += f"; intervals at {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
+        if iv.note:
+            scope += f"; {iv.note}"
+    parts.append(f'<p class="dim">{e(scope)}</p>')
+    return "".join(parts)
+
+
+def gate_row(gate: GateResult, summary: SessionSummary) -> str:
+    unit = f" {gate.unit}" if gate.unit else ""
+    value = "not measurable" if gate.value is None else fmt_num(gate.value, unit) + bracket(gate.interval)
+    if gate.value is None and gate.name == "route_drift":
+        value += f": {unmeasured_drift(summary)}"
+    sign = "≤" if gate.direction == "max" else "≥"
+    threshold = f"{sign} {fmt_num(gate.threshold, unit)}"
+    note = ""
+    if gate.state == "inconclusive":
+        more = (
+            f"about {gate.more_repetitions} more repetitions per task would likely decide it"
+            if gate.more_repetitions is not None
+            else "more repetitions alone will not decide it"
+        )
+        more = gate.advice or more
+        note = f"{more}; counted as {'a pass' if gate.passed else 'a failure'}"
+    cls = "good" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
+    state = f"{GATE_SYMBOL[gate.state]} {GATE_WORD[gate.state]}"
+    return (
+        f"<tr><td><code>{e(gate.option)}</code></td><td>{e(value)}</td><td>{e(threshold)}</td>"
+        f'<td>{e(gate.on)}</td><td class="{cls}">{e(state)}</td><td>{e(note)}</td></tr>'
+    )
+
+
+def gates_section(summary: SessionSummary) -> str:
+    if not summary.gates:
+        return '<section><h2>Gates</h2><p class="dim">No gate set.</p></section>'
+    rows = "".join(gate_row(gate, summary) for gate in summary.gates)
+    return (
+        '<section><h2>Gates</h2><table class="plain"><thead><tr><th>gate</th><th>value</th><th>threshold</th>'
+        f"<th>decided on</th><th>state</th><th></th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
+
+
+def route_section(summary: SessionSummary) -> str:
+    route = summary.route
+    if route is None:
+        return ""
+    if not route.tasks_with_calls:  # a suite that made no HTTP call has no route to show (the terminal says none)
+        return '<section><h2>Route</h2><p class="dim">No task made an HTTP call: no route was used.</p></section>'
+    s = route.settings
+    word, keys = key_facts(s, route.key_shown, summary.tasks)
+    limits = f"{s.timeout:g} s / {s.max_retries}"
+    own = own_clients_called(s, summary.tasks)
+    facts = [
+        ("base URL", s.base_url),
+        ("model", s.model or "(per request)"),
+        ("key fingerprints" if word == "keys" else "key fingerprint", keys),
+        (
+            ("timeout / retries (pinned clients)", f"{limits}; the agent's own clients: the SDK's unless set")
+            if own
+            else ("timeout / retries", limits)
+        ),
+        ("calls", f"{route.calls} ({route.retries} retries)"),
+        (
+            "tokens",
+            f"{route.total_tokens} ({route.prompt_tokens} prompt + {route.completion_tokens} completion)"
+            + ("" if route.avg_tokens_per_task is None else f"; {route.avg_tokens_per_task:.1f} per task-repetition"),
+        ),
+        (
+            "route drift",
+            f"{pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
+        ),
+    ]
+    if route.errors:
+        facts.append(("errors", ", ".join(f"{kind} ×{count}" for kind, count in sorted(route.errors.items()))))
+    if summary.run.record_mode:
+        facts.append(("cassette mode", summary.run.record_mode))
+    body = "".join(f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in facts)
+    parts = [f'<section><h2>Route</h2><dl class="facts">{body}</dl>']
+    drifted = [(i, t) for i, t in enumerate(summary.tasks) if t.drift is not None and (t.drifted or t.drift.warnings)]
+    if drifted:
+        parts.append('<h3>Route drift events</h3><ul class="events">')
+        for index, task in drifted:
+            assert task.drift is not None
+            items = [f'<li class="warn">⚠ {e(detail)}</li>' for detail in task.drift.details]
+            items += [f'<li class="dim">{e(warning)}</li>' for warning in task.drift.warnings]
+            kinds = f" ({e(', '.join(task.drift.kinds))})" if task.drift.kinds else ""
+            parts.append(f'<li><a href="#row-{index}">{e(task.task_id)}</a>{kinds}<ul>{"".join(items)}</ul></li>')
+        parts.append("</ul>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def comparison_section(c: Comparison) -> str:
+    gap = "n/a" if c.gap_change_pp is None else f"{c.gap_change_pp:+.1f} pp{bracket(c.gap_change_interval)}"
+    flips = f"{c.flips_worse} worse, {c.flips_better} better" + (
+        "" if c.flips_p_value is None else f" (McNemar p = {c.flips_p_value:.3g})"
+    )
+    facts = [
+        ("baseline", c.baseline),
+        ("tasks in both runs", str(c.common_tasks)),
+        ("regressions", f"{c.regressions} ({c.test}, one-sided, Benjamini–Hochberg q ≤ {c.alpha:g})"),
+        ("gap change", gap),
+        ("pass^n flips", flips),
+        ("minimum detectable drop", detectable(c)),
+    ]
+    if c.suite_change is not None:
+        facts.insert(4, ("suite-level change", suite_change_text(c).removeprefix("suite-level change: ")))
+    facts += [("note", text) for text in caveats(c)]
+    if c.baseline_tokens_per_task and c.current_tokens_per_task:
+        before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
+        facts.append(
+            ("tokens per task-repetition", f"{before:.1f} → {after:.1f} ({(after - before) * 100 / before:+.1f} %)")
+        )
+    body = "".join(f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in facts)
+    cls = "bad" if c.regressions or c.suite_regression else ""
+    parts = [f'<section><h2>Baseline comparison</h2><dl class="facts {cls}">{body}</dl>']
+    shown = [t for t in c.tasks if t.status != "unchanged" or t.regression]
+    if shown:
+        parts.append(
+            '<table class="plain"><thead><tr><th>task</th><th>status</th><th>baseline → current</th><th>p</th>'
+            "<th>q</th><th>regression</th></tr></thead><tbody>"
+        )
+        for t in shown:
+            p = "" if t.p_value is None else f"{t.p_value:.3g}"
+            q = "" if t.q_value is None else f"{t.q_value:.3g}"
+            flag = "✗ REGRESSION" if t.regression else ""
+            if t.confounded:
+                flag += " (route drift: confounded)"
+            parts.append(
+                f'<tr class="{"bad" if t.regression else ""}"><td>{e(t.task_id)}</td><td>{e(t.status)}</td>'
+                f"<td>{e(t.baseline or '-')} → {e(t.current or '-')}</td><td>{e(p)}</td><td>{e(q)}</td>"
+                f"<td>{e(flag)}</td></tr>"
+            )
+        parts.append("</tbody></table>")
+    unchanged = len(c.tasks) - len(shown)
+    if unchanged:
+        parts.append(f'<p class="dim">{unchanged} task(s) unchanged.</p>')
+    if c.route_changes:
+        parts.append(
+            '<ul class="events">'
+            + "".join(f'<li class="warn">⚠ route change: {e(x)}</li>' for x in c.route_changes)
+            + "</ul>"
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def notes_section(summary: SessionSummary) -> str:
+    items: list[str] = []
+    a = summary.adaptive
+    if a is not None:
+        items.append(
+            f"<li>adaptive (n_min {a.n_min}): {a.tasks_curtailed} task(s) stopped early once their verdict was "
+            f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
+            "calls)</li>"
+        )
+    tolerated = tolerated_text(summary)
+    if tolerated:
+        items.append(f"<li>{e(tolerated)}</li>")
+    if summary.run.equivalence != "default":
+        items.append(
+            f"<li>answers were compared with {e(summary.run.equivalence)}; the class letters here group identical "
+            "normalised answers, so they may split a class the hook merged</li>"
+        )
+    items += [f'<li class="warn">⚠ warning: {e(text)}</li>' for text in summary.warnings]
+    items += [f'<li class="bad">✗ error: {e(text)}</li>' for text in summary.errors]
+    if not items:
+        return ""
+    return f'<section><h2>Notes</h2><ul class="events">{"".join(items)}</ul></section>'
+
+
+# --- grid ------------------------------------------------------------------------------------------------------
+
+
+def task_label(task_id: str) -> str:
+    """The test name first, its file below it, small: ids share long prefixes."""
+    head, sep, tail = task_id.rpartition("::")
+    if not sep:
+        return e(task_id)
+    return f'{e(tail)}<span class="tf">{e(head)}::</span>'
+
+
+def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
+    width = max((len(t.repetitions) for t in summary.tasks), default=0)
+    level = f"{summary.analysis.confidence * 100:g} %"
+    reps = "".join(f'<th class="rh">{i}</th>' for i in range(1, width + 1))
+    parts = [
+        '<section class="gridwrap"><h2>Tasks × repetitions</h2>',
+        '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
+        f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded. "
+        "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "
+        "Sort by the column buttons.</p>",
+        f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
+        '<th class="tid"><button type="button" data-sort="order">task</button></th>',
+        "<th>passes</th>",
+        f'<th class="opt">pass rate {e(level)}</th>',
+        '<th class="opt"><button type="button" data-sort="gap">gap</button></th>',
+        '<th><button type="button" data-sort="verdict">verdict</button></th>',
+        '<th class="opt"><button type="button" data-sort="attribution">attribution</button></th>',
+        f"{reps}</tr></thead><tbody>",
+    ]
+    first = True
+    for index, (task, named) in enumerate(zip(summary.tasks, classes, strict=True)):
+        verdict = verdict_text(task)
+        if task.attribution and verdict.endswith(f", {task.attribution}"):
+            verdict = verdict[: -len(task.attribution) - 2]
+        gap = "" if task.gap_pp is None else f"{task.gap_pp:.1f}"
+        rate = bracket(task.pass_rate_interval, 100).strip() or "-"
+        passes = f"{task.passes}/{task.scored}" if task.scored else "-"
+        vcls = {"fail": "bad", "error": "bad", "pass": "good"}.get(task.verdict, "dim")
+        if task.attribution:
+            target = f"why-{index}" if inconsistent(task) else f"row-{index}"
+            mark = "⚠ " if task.attribution == "route drift" else ""
+            attribution = f'<a href="#{target}">{mark}{e(task.attribution)}</a>'
+        else:
+            attribution = ""
+        if task.errors:
+            attribution += ' <span class="bad" title="' + e("; ".join(task.errors)) + '">✗ error</span>'
+        row = [
+            f'<tr id="row-{index}" data-i="{index}" data-gap="{gap}" data-vr="{VERDICT_RANK.get(task.verdict, 9)}"'
+            f' data-ar="{ATTRIBUTION_RANK.get(task.attribution or "", 2)}">',
+            f'<th class="tid" scope="row">{task_label(task.task_id)}</th>',
+            f'<td class="num">{passes}</td><td class="num opt">{e(rate)}</td><td class="num opt">{gap or "-"}</td>',
+            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} <span class="vw">{e(verdict)}</span></td>'
+            f'<td class="opt">{attribution}</td>',
+        ]
+        for position, rep in enumerate(task.repetitions):
+            symbol, cls, _ = OUTCOMES.get(rep.outcome, UNKNOWN_OUTCOME)
+            name = named.letters[position]
+            hue = "" if not name or name == NO_ANSWER else f" h{(ord(name[0]) - 65) % 8}"
+            tab = ' tabindex="0"' if first else ""
+            first = False
+            row.append(f'<td class="c {cls}{hue}"{tab}>{symbol}{e(name)}</td>')
+        row.append("<td></td>" * (width - len(task.repetitions)))
+        row.append("</tr>")
+        parts.append("".join(row))
+    parts.append("</tbody></table></section>")
+    return "".join(parts)
+
+
+def resample_section(summary: SessionSummary) -> str:
+    if summary.resample is None:
+        return ""
+    from pytest_consistency.report.resample import html_section
+
+    return html_section(summary.resample)
