@@ -135,7 +135,7 @@ def _end_of_session(reps: list[RepetitionResult]) -> dict[str, float]:
     data = redact_strings(data, SECRETS)
     steps["redact"] = time.perf_counter() - mark
     mark = time.perf_counter()
-    layout(data)  # as formats.json_report.write_atomic
+    layout(data)  # as report.json_report.write_atomic
     steps["json_dumps"] = time.perf_counter() - mark
     # The other formats render from the redacted report read back, as finish._write_outputs does.
     mark = time.perf_counter()

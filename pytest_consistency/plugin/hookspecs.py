@@ -12,7 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_consistency.model.result import SessionSummary
-    from pytest_consistency.report import Format
+    from pytest_consistency.report.protocol import Format
     from pytest_consistency.route.providers import Provider
 
 
@@ -53,7 +53,7 @@ def pytest_consistency_normalize_request(body: Any, url: str) -> Any:
 
 @pytest.hookspec(firstresult=True)
 def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
-    """Return the renderer of the report format called ``name`` (see :class:`pytest_consistency.report.Format`).
+    """Return the renderer of the report format called ``name`` (a :class:`pytest_consistency.report.protocol.Format`).
 
     Called in the controlling process for every output the session writes: ``markdown`` (``--consistency-md`` and
     the GitHub step summary), ``html`` (``--consistency-html``) and the NAME of ``--consistency-output NAME=FILE``.
