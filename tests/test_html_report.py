@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from suites import replay_examples
+from suites import COMMAND, replay_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -180,7 +179,7 @@ def test_on_a_phone_the_page_fits_the_grid_shows_repetitions_and_a_tap_shows_its
 def test_show_gives_the_same_bytes_as_the_session(example: tuple[Path, Path, dict[str, Any]]) -> None:
     html, report, _ = example
     shown = subprocess.run(
-        [sys.executable, "-m", "pytest_consistency.cli", "show", str(report), "--format", "html"],
+        [COMMAND, "show", str(report), "--format", "html"],  # the console script, as a user runs it
         cwd=ROOT,
         env=clean_env(),
         capture_output=True,
