@@ -22,14 +22,14 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _HOMES = {
-    "CallRecord": "records",
-    "Consistency": "repetition",
-    "ConsistencyWarning": "repetition",
-    "NetworkBlocked": "network",
-    "Route": "route",
-    "SecretInCassetteError": "cassettes",
-    "SessionSummary": "result",
-    "TokenBudgetExceeded": "budget",
+    "CallRecord": "model.records",
+    "Consistency": "capture.active",
+    "ConsistencyWarning": "capture.active",
+    "NetworkBlocked": "capture.network",
+    "Route": "route.route",
+    "SecretInCassetteError": "cassette.messages",
+    "SessionSummary": "model.result",
+    "TokenBudgetExceeded": "shared.ledger",
 }
 
 __all__ = [
