@@ -611,3 +611,62 @@ def test_the_entry_point_loads_a_handful_of_the_plugins_modules_and_nothing_thir
     others = {name.split(".")[0] for name in loaded if not name.startswith("pytest_consistency")}
     third_party = {name for name in others if name not in sys.stdlib_module_names and not name.startswith("_")}
     assert third_party <= {"pluggy"}, third_party
+
+
+STATS_NAMES = "pytest_consistency.stats.choices"  # the option table's names of tests and targets
+PLAIN_PROBE = """
+import json
+import sys
+
+
+def pytest_unconfigure(config):
+    names = sorted(m for m in sys.modules if m.startswith("pytest_consistency"))
+    roles = sorted(n for n, _ in config.pluginmanager.list_name_plugin() if n and n.startswith("consistency-"))
+    with open("loaded.json", "w") as handle:
+        json.dump({"modules": names, "roles": roles}, handle)
+"""
+
+
+@pytest.mark.parametrize("outcome", ["passed", "failed"])
+def test_a_session_of_unmarked_tests_loads_no_repetition_or_session_end_machinery(
+    pytester: pytest.Pytester, outcome: str
+) -> None:
+    """The plugin installed in a suite that does not use it: no repetition role is registered, the session end
+    builds nothing (no statistics, no report model), and the exit status is pytest's own."""
+    pytester.makeconftest(PLAIN_PROBE)
+    pytester.makepyfile(f"def test_plain():\n    assert {outcome == 'passed'}\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == (0 if outcome == "passed" else 1)
+    loaded = json.loads((pytester.path / "loaded.json").read_text())
+    assert not {"consistency-repetition-scope", "consistency-outcome"} & set(loaded["roles"])
+    assert {"consistency-collection", "consistency-fixtures", "consistency-controller"} <= set(loaded["roles"])
+    assert "pytest_consistency.plugin.finish" not in loaded["modules"]
+    wings = (  # the report model, its analysis and renderers, the cassette machinery (the providers' decision
+        # readers, in model.trajectory, do load: a route names its provider when the session is configured)
+        "pytest_consistency.model.records",
+        "pytest_consistency.model.result",
+        "pytest_consistency.model.serial",
+        "pytest_consistency.analysis.summary",
+        "pytest_consistency.report",
+        "pytest_consistency.cassette.scope",
+    )
+    assert not [m for m in loaded["modules"] if m.startswith(wings)], loaded["modules"]
+    assert not [m for m in loaded["modules"] if m.startswith("pytest_consistency.stats.") and m != STATS_NAMES]
+
+
+def test_an_unmarked_test_using_the_handle_leaves_no_active_repetition_behind(pytester: pytest.Pytester) -> None:
+    """``consistency`` in an unmarked test is a repetition of one, active while the test runs and gone after it."""
+    pytester.makepyfile(
+        """
+        from pytest_consistency.capture.active import current
+
+        def test_one(consistency):
+            assert current() is not None
+            consistency.record("a")
+
+        def test_two():
+            assert current() is None
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)

@@ -12,13 +12,15 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_consistency.analysis.answers import NormalizeError, check_answer, plain_scalar
 from pytest_consistency.config.marker import shown
-from pytest_consistency.model.records import CallRecord
+
+if TYPE_CHECKING:
+    from pytest_consistency.model.records import CallRecord
 
 
 class ConsistencyWarning(pytest.PytestWarning):

@@ -13,14 +13,13 @@ duration still counts), which saves building, serialising and parsing two of eve
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.capture.active import ActiveRepetition
-from pytest_consistency.model.records import CallRecord, RepetitionResult
-from pytest_consistency.model.serial import to_data
-from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
+if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
+    from pytest_consistency.capture.active import ActiveRepetition
+    from pytest_consistency.model.records import CallRecord, RepetitionResult
 
 ATTRIBUTE = "consistency_payload"
 #: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
@@ -87,11 +86,16 @@ def payload(
             "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
         }
+    from pytest_consistency.model.serial import to_data  # the report model: only once a repetition reports
+
     return json.dumps(data, default=to_data)  # a call's decision and asked messages are dataclasses
 
 
 def call_from_payload(call: dict[str, Any]) -> CallRecord:
     """A call record from the payload: its decision and asked messages arrive as JSON and become records again."""
+    from pytest_consistency.model.records import CallRecord
+    from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
+
     record = CallRecord(**call)
     if record.decision is not None:
         record.decision = decision_from_data(record.decision)
@@ -133,6 +137,8 @@ class Collector:
         """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
         rep = self.repetitions.get(nodeid)
         if rep is None:
+            from pytest_consistency.model.records import RepetitionResult
+
             rep = RepetitionResult(
                 task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
             )
@@ -157,6 +163,8 @@ class Collector:
                 else:
                     known.duration += report.duration
             return
+        from pytest_consistency.model.records import RepetitionResult
+
         data = json.loads(raw)
         self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
         rep = self.repetitions.get(report.nodeid)

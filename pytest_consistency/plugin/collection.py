@@ -77,13 +77,19 @@ class Collection:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         state = session.config.stash[STATE]
         items = session.items
+        marked = False
         for item in items:
             marker = marker_of(item)
+            marked = marked or marker is not None
             callspec = getattr(item, "callspec", None)
             if marker is not None and callspec is not None and PARAM in callspec.params:
                 item.stash[SPEC] = state.spec(marker)
                 if state.resample is not None and state.resample.covers(resample_task_of(item)):
                     item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
+        if marked:  # the repetition machinery, for a session that has repeated tasks (see ``runtime``)
+            from pytest_consistency.plugin import runtime
+
+            runtime.register(session.config)
         for name, fixtures in ROUTE_FIXTURES.items():
             route = state.routes.get(name)
             if route is None or not any(fixtures & set(getattr(item, "fixturenames", ())) for item in items):

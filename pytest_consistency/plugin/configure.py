@@ -18,8 +18,6 @@ from pytest_consistency.config.marker import MARKER_DOC
 from pytest_consistency.plugin import fixtures
 from pytest_consistency.plugin.collection import Collection
 from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
-from pytest_consistency.plugin.lifecycle import RepetitionScope, SetupStop
-from pytest_consistency.plugin.outcome import Outcome
 from pytest_consistency.plugin.secrets import SecretsHooks
 from pytest_consistency.plugin.state import (
     BOARD_KEY,
@@ -88,13 +86,11 @@ def configure(config: pytest.Config) -> None:
 def roles(config: pytest.Config) -> list[tuple[str, object]]:
     """The role objects of this process, by the name each is registered under (as pytest-xdist registers its
     ``dsession`` and ``workercontroller``): every hook the plugin implements beyond the entry module's is one of
-    theirs. The controller's roles only where every report arrives (not in an xdist worker)."""
+    theirs. The controller's roles only where every report arrives (not in an xdist worker); the repetition's
+    roles once collection finds a marked test (``runtime``)."""
     found: list[tuple[str, object]] = [
         ("consistency-collection", Collection()),
         ("consistency-fixtures", fixtures),
-        ("consistency-repetition-scope", RepetitionScope()),
-        ("consistency-setup-stop", SetupStop()),
-        ("consistency-outcome", Outcome()),
         ("consistency-secrets", SecretsHooks(config)),
     ]
     if not is_worker(config):

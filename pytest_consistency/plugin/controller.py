@@ -5,11 +5,12 @@ repetitions, summarises, gates, prints and writes (:class:`Controller`), and ann
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
-from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY
+from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, SPEC, STATE, THROTTLE_KEY
 
 
 class Controller:
@@ -52,6 +53,9 @@ class Controller:
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
             return None
+        state = config.stash[STATE]
+        if state.summary is None and report.nodeid not in state.collector.repetitions:
+            return None  # not a repetition: nothing to tolerate, and no session-end module to load for it
         from pytest_consistency.plugin.finish import (
             report_status,  # the session-end modules load when first needed, not with the plugin
         )
@@ -64,11 +68,15 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if nothing_to_summarise(session):
+            return
         from pytest_consistency.plugin.finish import summarise
 
         summarise(session, exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.config.stash[STATE].summary is None:  # nothing was summarised: nothing to print
+            return
         from pytest_consistency.plugin.finish import print_summary
 
         print_summary(terminalreporter, self.config)
@@ -82,6 +90,26 @@ class JUnitAnnotator:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.config.stash[STATE].summary is None:
+            return
         from pytest_consistency.plugin.finish import annotate_junit
 
         annotate_junit(self.config)
+
+
+def nothing_to_summarise(session: pytest.Session) -> bool:
+    """A session in which the plugin has nothing to say: no repetition selected or reported, no collection error,
+    none of its options set (no gate, no output, no baseline, no mode), no step summary to write and no
+    ``pytest_consistency_summary`` hook. Its session end would build an empty summary and print, write and change
+    nothing; it is skipped, and the session-end modules (the statistics, the report model) are never loaded."""
+    state = session.config.stash[STATE]
+    collector = state.collector
+    if collector.repetitions or collector.pending or state.collection_errors or state.errors:
+        return False
+    if any(item.stash.get(SPEC, None) is not None for item in getattr(session, "items", ())):
+        return False
+    if any(source != "default" for source in state.settings.sources.values()):
+        return False
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        return False
+    return not session.config.hook.pytest_consistency_summary.get_hookimpls()

@@ -6,14 +6,16 @@ asks for a client.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate
+from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate, current
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.state import ACTIVE, STATE
-from pytest_consistency.route.route import Route
+
+if TYPE_CHECKING:
+    from pytest_consistency.route.route import Route
 
 
 @pytest.fixture
@@ -22,10 +24,11 @@ def _consistency_repetition(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
-def consistency(request: pytest.FixtureRequest) -> Consistency:
+def consistency(request: pytest.FixtureRequest) -> Iterator[Consistency]:
     """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``."""
     node = request.node
     active = node.stash.get(ACTIVE, None)
+    own = active is None  # an unmarked test: a repetition of one, active while the test uses the handle
     if active is None:
         active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
         node.stash[ACTIVE] = active
@@ -36,8 +39,11 @@ def consistency(request: pytest.FixtureRequest) -> Consistency:
         # Only the documented default (no conftest hook, no wrapper): called directly, not through pluggy.
         from pytest_consistency.analysis.answers import default_normalize
 
-        return Consistency(active, lambda answer, task_id: default_normalize(answer))
-    return Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
+        yield Consistency(active, lambda answer, task_id: default_normalize(answer))
+    else:
+        yield Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
+    if own and current() is active:
+        activate(None)
 
 
 def _route(config: pytest.Config, name: str) -> Route:
