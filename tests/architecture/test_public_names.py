@@ -42,3 +42,13 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no_such_name"):
         pytest_consistency.no_such_name  # noqa: B018
+
+
+def test_the_command_also_runs_as_a_module(tmp_path: Path) -> None:
+    """``python -m pytest_consistency.cli`` (scripts/ci_local.sh, an environment without the console script) is the
+    ``pytest-consistency`` command, as before the CLI became a package."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest_consistency.cli", "--help"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("usage: pytest-consistency")
