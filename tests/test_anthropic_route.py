@@ -1,7 +1,7 @@
 """The Anthropic route end to end: the real anthropic SDK against a loopback Messages API, recorded and replayed.
 
 Every test runs a real inner pytest session (pytester) whose tests use ``pinned_anthropic_client``; the server is
-``tests/fake_anthropic.py`` (JSON, SSE with ``message_start``/``content_block_delta``/``message_delta``, 429 and
+``tests/support/fake_anthropic.py`` (JSON, SSE with ``message_start``/``content_block_delta``/``message_delta``, 429 and
 529 with ``retry-after``). Concurrency across xdist workers is checked by the server itself, in another process.
 """
 
@@ -14,7 +14,6 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fake_anthropic import GOOD_KEY, MODEL, FakeAnthropic, Step
@@ -222,7 +221,7 @@ def test_an_anthropic_key_in_the_openai_variable_is_refused(
 def slow_server(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A Messages API in its own process answering after 50 ms, so that two workers' requests would overlap; an
     indirect parameter adds server options (``--body-delay``, ``--await-overlap``)."""
-    script = str(Path(__file__).with_name("fake_anthropic.py"))
+    script = str(sys.modules[FakeAnthropic.__module__].__file__)  # tests/support/fake_anthropic.py
     process = subprocess.Popen(
         [sys.executable, script, "--port", "0", "--delay", "0.05", *getattr(request, "param", ())],
         stdout=subprocess.PIPE,

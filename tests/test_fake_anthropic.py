@@ -252,7 +252,7 @@ def test_the_async_client_parses_json_streams_and_runs_concurrently(server: Fake
 
 
 def test_as_a_subprocess_it_prints_ready_and_serves_stats() -> None:
-    script = Path(__file__).with_name("fake_anthropic.py")
+    script = Path(str(sys.modules[FakeAnthropic.__module__].__file__))  # tests/support/fake_anthropic.py
     process = subprocess.Popen(
         [sys.executable, str(script), "--port", "0", "--delay", "0.05"], stdout=subprocess.PIPE, text=True
     )

@@ -1,5 +1,5 @@
 """The Anthropic route through a gateway: the real anthropic SDK -> the LiteLLM proxy's ``/v1/messages`` -> an
-Anthropic Messages API upstream (``tests/fake_anthropic.py``), all on loopback.
+Anthropic Messages API upstream (``tests/support/fake_anthropic.py``), all on loopback.
 
 The proxy holds the upstream key; the agent holds only the proxy's master key (``ANTHROPIC_AUTH_TOKEN`` or
 ``ANTHROPIC_API_KEY``), which is the key the route pins and fingerprints. What LiteLLM 1.108 does on this route, and

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def pattern_suite(
@@ -167,7 +167,7 @@ def session_only(line: str) -> bool:
     return line.startswith(("report: ", "wrote ", "(-v lists", "TOLERATED "))
 
 
-JUNIT_SCHEMA = Path(__file__).parent / "schemas" / "junit-10.xsd"
+JUNIT_SCHEMA = Path(__file__).parents[1] / "schemas" / "junit-10.xsd"
 
 
 def strict_schema() -> Any:

@@ -16,7 +16,7 @@ import pytest
 
 MASTER_KEY = "sk-test-litellm-master-0123456789abcdef"
 UPSTREAM_KEY = "sk-test-upstream-0123456789abcdef"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def litellm_binary() -> str | None:

@@ -7,8 +7,8 @@ answers is scripted per test through ``FakeAnthropic.script(...)``; every reques
 
 It also counts how many requests it is handling at once (``in_flight``, ``max_in_flight``) and when each began and
 ended, so a test can prove a client serialises or spaces its calls. Run as a script (``python
-tests/fake_anthropic.py --port 0 --delay 0.05``) it prints ``READY <base_url>`` and serves until killed, so several
-processes (pytest-xdist workers) can share one server and read its counters from ``GET /_stats``.
+tests/support/fake_anthropic.py --port 0 --delay 0.05``) it prints ``READY <base_url>`` and serves until killed, so
+several processes (pytest-xdist workers) can share one server and read its counters from ``GET /_stats``.
 """
 
 from __future__ import annotations
