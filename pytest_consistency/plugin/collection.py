@@ -65,9 +65,11 @@ class Collection:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = kept
 
+    @pytest.hookimpl(trylast=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``); not
-        ``tryfirst``, so that a conftest's own answer wins."""
+        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``);
+        ``trylast``, so that a conftest's own answer wins: this role is registered after the initial conftests,
+        which a plain hook would then come before."""
         state = config.stash.get(STATE, None)
         if state is None or not cassette_tree.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
             return None
