@@ -18,8 +18,8 @@ Per-testcase ``<properties>`` are what pytest itself writes for ``record_propert
 junit-10.xsd (which pytest's default ``junit_family=xunit2`` targets) does not list them, so a validator that
 enforces that schema strictly rejects them, as it rejects ``record_property``. Everything else validates.
 
-Every text added (property values, moved tracebacks) passes through :func:`~pytest_consistency.secrets.literals.redact_text`.
-The writes are atomic, so a CI step never reads half a file.
+Every text added (property values, moved tracebacks) passes through
+:func:`~pytest_consistency.secrets.literals.redact_text`. The writes are atomic, so a CI step never reads half a file.
 """
 
 from __future__ import annotations
