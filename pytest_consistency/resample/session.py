@@ -24,6 +24,7 @@ from pytest_consistency.analysis.resample.distribution import rows, sample_of
 from pytest_consistency.capture.wire import provider_of
 from pytest_consistency.cassette.paths import SUFFIXES, cassette_path, format_hint, other_format
 from pytest_consistency.config.parse import Target
+from pytest_consistency.config.settings import Settings
 from pytest_consistency.model.records import SUCCESS, RepetitionResult
 from pytest_consistency.model.resample import ResampleSummary
 from pytest_consistency.resample.guard import hold_prefix
@@ -306,15 +307,13 @@ def is_step(call: Any) -> bool:
     return call.decision is not None and call.status is not None and 200 <= call.status < 300
 
 
-def build(settings: Any, cassette_root: Path, display_root: Path) -> ResampleSession | None:
+def build(settings: Settings, cassette_root: Path, display_root: Path) -> ResampleSession | None:
     """The session's resample plan from its settings, or None when ``--consistency-resample`` is not given."""
     target: Target | None = settings.consistency_resample
     if target is None:
         return None
     plan = Plan(target, settings.consistency_resample_n, settings.consistency_resample_from)
-    source_path = cassette_path(
-        cassette_root, plan.task, plan.source, SUFFIXES[settings.consistency_cassette_format]
-    )
+    source_path = cassette_path(cassette_root, plan.task, plan.source, SUFFIXES[settings.consistency_cassette_format])
     return ResampleSession(plan, source_path, settings.consistency_record, display_root)
 
 
