@@ -78,3 +78,11 @@ def test_the_contract_catches_what_it_forbids(tmp_path: Path, module: str, line:
     assert result.returncode != 0, result.stdout[-2000:]
     name = {"wings": "each wing imports only the wings below it", "circles": "no import circle"}[broken]
     assert name in result.stdout and "BROKEN" in result.stdout, result.stdout[-2000:]
+
+
+def test_no_module_is_a_house_of_its_own() -> None:
+    """No module over 600 lines (a module that grows past it holds more than one concern: split it by concern), and
+    the entry point, a table of contents, under 400."""
+    sizes = {p.relative_to(PACKAGE).as_posix(): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert not {name: size for name, size in sizes.items() if size > 600}
+    assert sizes["plugin/__init__.py"] < 400
