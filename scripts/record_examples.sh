@@ -10,7 +10,7 @@
 # 127.0.0.1:8766 in front of it (the Anthropic route: its POST /v1/messages is translated to the llama server's
 # chat completions; examples/litellm.yaml), each with a random local key, records the repetitions
 # (--consistency-record=all), then replays the whole suite offline without any key, as CI does, and writes
-# examples/expected.json from that replay: the figures tests/test_examples.py and the main job must reproduce.
+# examples/expected.json from that replay: the figures tests/integration/project/test_examples.py and the main job must reproduce.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${LLAMA_VENV:-.venv-llama}

@@ -273,3 +273,51 @@ def test_react(pinned_client, consistency):
     consistency.record(answer)
     assert answer == "Alice", actions
 """
+
+
+#: An agent that calls the pinned Anthropic client and its own client on $AGENT_ANTHROPIC_KEY (the route tests of
+#: drift and of the doctor share it).
+OWN_AND_PINNED_TASK = """
+import os
+
+import anthropic
+import pytest
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(pinned_anthropic_client, consistency):
+    ask = dict(model=MODEL, max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+    a = pinned_anthropic_client.messages.create(**ask)
+    own = anthropic.Anthropic(base_url=os.environ["ANTHROPIC_BASE_URL"], api_key=os.environ["AGENT_ANTHROPIC_KEY"])
+    b = own.messages.create(**ask)
+    consistency.record([a.content[0].text, b.content[0].text])
+"""
+
+
+#: Tasks whose answers are odd (the gating tests of merge and of the report's round trip share it).
+ODD_SUITE = """
+import pytest
+
+TASKS = {
+    "br[a]ck": "PPSPP",
+    "two words": "PXPXP",
+    "ünïcødé ✓": "FPPFP",
+    "plain": "PPPPP",
+}
+ANSWERS = {
+    "br[a]ck": [{"k": [1, {"x": "ü"}]}, {"k": [1, {"x": "ü"}]}, None, {"k": [1, {"x": "ü"}]}, {"k": [2]}],
+    "two words": ["  a  b ", "a b", "ä", "a b", "a\\tb"],
+    "ünïcødé ✓": [1e308, -0.0, 2**70, "", None],
+}
+
+@pytest.mark.parametrize("task", list(TASKS))
+@pytest.mark.repeat_consistency(n=5, min_pass=0.6)
+def test_task(task, consistency):
+    mark = TASKS[task][consistency.repeat - 1]
+    if task in ANSWERS:
+        consistency.record(ANSWERS[task][consistency.repeat - 1])
+    if mark == "S":
+        pytest.skip("not this time")
+    if mark == "X":
+        pytest.xfail("known")
+    assert mark == "P"
+"""

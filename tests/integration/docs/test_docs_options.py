@@ -13,7 +13,7 @@ import pytest
 
 from pytest_consistency.config.options import OPTIONS
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 TEXT = "\n".join(page.read_text() for page in sorted(DOCS.glob("**/*.md")))

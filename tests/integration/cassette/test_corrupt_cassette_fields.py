@@ -129,7 +129,7 @@ def test_every_committed_cassette_passes_the_checks() -> None:
     from pytest_consistency.cassette.persist import Persister
     from pytest_consistency.cassette.scrub import Scrubber
 
-    files = sorted(Path(__file__).resolve().parent.parent.joinpath("cassettes").rglob("rep-*.yaml"))
+    files = sorted(Path(__file__).resolve().parents[3].joinpath("cassettes").rglob("rep-*.yaml"))
     assert files
     for path in files:
         Persister(Scrubber(None), "re-record").load_cassette(path, yamlserializer)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from suites import COMMAND, replay_examples
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = "/usr/bin/chromium"
 ROUTE = "http://127.0.0.1:8765/v1"
 needs_chromium = pytest.mark.skipif(
