@@ -2,7 +2,8 @@
 
 Why a script: the picture in the README must show what the current code renders, so it is produced, never drawn.
 Everything it writes but the picture goes into a temporary directory (the main job's outputs beside examples/ stay
-as that command left them); tests/integration/docs/test_docs_site.py checks the page it photographs against examples/expected.json.
+as that command left them); tests/integration/docs/test_docs_site.py checks the page it photographs against
+examples/expected.json.
 It replays the example suite from cassettes/ (offline, no key), writes its ``--consistency-html`` page, opens it from
 disk in headless Chromium (Debian's /usr/bin/chromium through Playwright; no browser download), clicks one
 repetition so the details panel is filled, and saves the top 1600 px of the page at 1280 px wide.

@@ -67,7 +67,7 @@ def litellm_proxy(upstream: str, workdir: Path) -> Iterator[str]:
         yield f"{gateway.url}/v1"
 
 
-# --- the Anthropic route through LiteLLM (tests/integration/route/test_gateway_anthropic.py) ---------------------------------------
+# --- the Anthropic route through LiteLLM (tests/integration/route/test_gateway_anthropic.py) ---------------------
 
 #: The deployment id (``x-litellm-model-id``) of each Anthropic model group in ``anthropic_config_text``.
 ANTHROPIC_DEPLOYMENTS = {

@@ -1,7 +1,7 @@
 """The docs runner can fail: each drift issue 18 names, written into a page of its own, fails the way a reader would.
 
-Pages are written into a temporary directory and parsed and run exactly as tests/integration/docs/test_docs_blocks.py runs the
-repository's pages.
+Pages are written into a temporary directory and parsed and run exactly as
+tests/integration/docs/test_docs_blocks.py runs the repository's pages.
 """
 
 from __future__ import annotations

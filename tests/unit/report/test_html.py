@@ -2,7 +2,8 @@
 
 Why these checks: the page is opened from disk and uploaded as a CI artifact, so it must fetch nothing and no
 recorded answer may become markup or script; and it is compared byte for byte between the session and
-``pytest-consistency show``, so it must be deterministic. Browser behaviour is tested in tests/integration/report/test_html_report.py.
+``pytest-consistency show``, so it must be deterministic. Browser behaviour is tested in
+tests/integration/report/test_html_report.py.
 """
 
 from __future__ import annotations
