@@ -4,7 +4,8 @@ Why: a README that is only read drifts (a loop over a folder that does not exist
 Every fenced block in a runnable language is either run by ``tests/integration/docs/test_docs_blocks.py`` or
 carries a skip reason, so a page cannot claim what the code no longer does. Sybil lexes the fences (nested in lists
 and quotes too); this module reads the ``<!-- docs: ... -->`` directive before each block and ties each command
-block to the files its session needs, so every block is one test item that runs alone (and so under xdist on any worker).
+block to the files its session needs, so every block is one test item that runs alone (and so under xdist on any
+worker).
 """
 
 from __future__ import annotations
