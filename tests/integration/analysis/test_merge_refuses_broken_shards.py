@@ -5,57 +5,10 @@ parts 2 and 3.
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
-
 import pytest
 from fake_openai import FakeOpenAI, Step
+from stories import closing_line, story
 from suites import cli, load_report, pattern_suite, run_recorded
-
-
-def closing_line(result: pytest.RunResult) -> str:
-    return next(line for line in reversed(result.stdout.lines) if re.search(r" in [0-9.]+s", line))
-
-
-def junit_failing(path: Path) -> list[str]:
-    root = ET.parse(path).getroot()
-    return [
-        str(tc.get("name"))
-        for tc in root.iter("testcase")
-        if tc.find("failure") is not None or tc.find("error") is not None
-    ]
-
-
-def story(pytester: pytest.Pytester, result: pytest.RunResult, report: str = "report.json") -> dict[str, Any]:
-    """Every output's verdict of one session: they must agree with the exit status."""
-    data = load_report(pytester, report)
-    ok = result.ret == 0
-    assert data["summary"]["passed"] is ok, (result.ret, data["summary"])
-    assert data["summary"]["exit_status"] == result.ret, (result.ret, data["summary"]["exit_status"])
-    line = closing_line(result)
-    if not ok:
-        assert "failed" in line or "error" in line or "interrupted" in line, line
-    out = result.stdout.str()
-    if (pytester.path / "junit.xml").exists():
-        failing = junit_failing(pytester.path / "junit.xml")
-        assert bool(failing) is (not ok), (failing, result.ret)
-    show = cli("show", report, "--format", "junit", cwd=pytester.path)
-    if show.returncode in (0, 1) and show.stdout.strip().startswith("<"):
-        cases = [
-            tc
-            for tc in ET.fromstring(show.stdout).iter("testcase")
-            if tc.find("failure") is not None or tc.find("error") is not None
-        ]
-        assert bool(cases) is (not ok), show.stdout
-    if (pytester.path / "summary.md").exists():
-        md = (pytester.path / "summary.md").read_text()
-        assert ("❌" in md) is (not ok), md[:800]
-    merged = cli("merge", report, "-o", "merged.json", cwd=pytester.path)
-    assert (merged.returncode == 0) is ok, (result.ret, merged.returncode, merged.stdout, merged.stderr, out[-1500:])
-    return data
-
 
 CAUGHT = """
 import os, pytest

@@ -7,13 +7,13 @@ retry plugin hiding a first failure, a replay mismatch reported as key drift, to
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Step
+from stories import closing_line
 from suites import cli, load_report, pattern_suite, run_recorded
 
 AGENT = """
@@ -52,10 +52,6 @@ def replay(pytester: pytest.Pytester, fake: FakeOpenAI, *args: str) -> pytest.Ru
 def junit_cases(pytester: pytest.Pytester) -> dict[str, ET.Element]:
     root = ET.parse(pytester.path / "junit.xml").getroot()
     return {str(tc.get("name")): tc for tc in root.iter("testcase")}
-
-
-def closing_line(result: pytest.RunResult) -> str:
-    return next(line for line in reversed(result.stdout.lines) if re.search(r" in [0-9.]+s", line))
 
 
 def assert_infrastructure_failure(pytester: pytest.Pytester, result: pytest.RunResult, repeat: int, why: str) -> None:

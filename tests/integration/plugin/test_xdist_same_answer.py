@@ -4,43 +4,11 @@ adaptive verdicts.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from stories import BASELINE, STEADY, figures, one_story, session
 from suites import load_report, pattern_suite
 
-STEADY = {f"steady{i}": "PPPPP" for i in range(4)}
-
-
-BASELINE = {**STEADY, "target": "PPPPP", "flaky": "PFPPF"}
-
-
 DEGRADED = {**STEADY, "target": "FFFFF", "flaky": "PFPPF"}
-
-
-def session(pytester: pytest.Pytester, patterns: dict[str, str], *args: str, report: str = "report.json", **kw: Any):  # type: ignore[no-untyped-def]
-    pytester.makepyfile(test_task=pattern_suite(patterns, kw.get("answers"), marker=kw.get("marker", "min_pass=0")))
-    return pytester.runpytest(f"--consistency-report={report}", *args)
-
-
-def one_story(ret: int, report: dict[str, Any]) -> None:
-    """Exit status, ``summary.passed`` and ``summary.exit_status`` tell one story."""
-    summary = report["summary"]
-    assert summary["exit_status"] == int(ret), (summary["exit_status"], ret)
-    assert summary["passed"] is (int(ret) == 0), (summary["passed"], ret)
-
-
-def figures(report: dict[str, Any]) -> dict[str, Any]:
-    """Every figure and per-task field, without wall-clock values and what a merge legitimately re-decides."""
-    summary = {k: v for k, v in report["summary"].items() if k not in ("warnings", "exit_status", "passed", "gates")}
-    tasks = []
-    for task in report["tasks"]:
-        reps = []
-        for rep in task["repetitions"]:
-            calls = [{k: v for k, v in c.items() if k != "latency_ms"} for c in rep["calls"]]
-            reps.append({**rep, "duration": 0, "calls": calls})
-        tasks.append({**task, "repetitions": reps})
-    return {"summary": summary, "tasks": tasks}
 
 
 def test_xdist_gives_the_same_comparison_bound_gates_and_inconclusive_state(pytester: pytest.Pytester) -> None:
