@@ -22,10 +22,12 @@ from typing import Any
 
 from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
+from pytest_consistency.analysis.cause.attribute import suite_causes, task_finding
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import call_reason
 from pytest_consistency.analysis.trajectory.divergence import divergence_map
+from pytest_consistency.model.cause import Finding
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import (
     AdaptiveFacts,
@@ -76,6 +78,7 @@ def build_task(
     distinct: int | None = None
     disagrees: bool | None = None
     errors: list[str] = []
+    answer_class: dict[int, int] = {}
     if hooked is not None:
         distinct, disagrees = hooked.distinct_answers, hooked.answers_disagree
     elif any(recorded for recorded, _ in answers):
@@ -86,6 +89,7 @@ def build_task(
         else:
             distinct = len(classes)
             disagrees = distinct > 1
+            answer_class = {scored[i].repeat: number for number, members in enumerate(classes) for i in members}
 
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
@@ -119,6 +123,12 @@ def build_task(
     if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 
+    inconsistent = bool(disagrees) or 0 < passes < len(scored)
+    if hooked is not None:
+        trajectory, why = hooked.trajectory, hooked.why
+    else:
+        trajectory = task_trajectory(task_id, repetitions, inconsistent, equivalent)
+        why = task_cause(task_id, repetitions, answer_class, equivalent) if inconsistent and counts else None
     return TaskResult(
         task_id=task_id,
         n=n,
@@ -140,10 +150,22 @@ def build_task(
         pass_hat_k_interval=pass_hat_k_interval(counts.c, counts.n, counts.k, analysis.confidence) if counts else None,
         errors=errors,
         curtailed=curtailed,
-        trajectory=hooked.trajectory
-        if hooked is not None
-        else task_trajectory(task_id, repetitions, bool(disagrees) or 0 < passes < len(scored), equivalent),
+        trajectory=trajectory,
+        cause=why.cause if why is not None else None,
+        why=why,
     )
+
+
+def task_cause(
+    task_id: str, repetitions: list[RepetitionResult], answer_class: dict[int, int], equivalent: Equivalence
+) -> Finding | None:
+    """Why an inconsistent task's repetitions part; text decisions compared as :func:`task_trajectory` does."""
+    if equivalent is default_equivalence:
+        return task_finding(task_id, repetitions, answer_class)
+    try:
+        return task_finding(task_id, repetitions, answer_class, lambda a, b: equivalent(a, b, task_id))
+    except EquivalenceError:
+        return task_finding(task_id, repetitions, answer_class)
 
 
 def task_trajectory(
@@ -210,6 +232,7 @@ def build_summary(
         run=run,
         intervals=suite_intervals(counts, analysis.confidence, analysis.target),
         errors=[error for task in tasks for error in task.errors],
+        causes=suite_causes(tasks),
     )
     reruns = sum(r.reruns for t in tasks for r in t.repetitions)
     if reruns:

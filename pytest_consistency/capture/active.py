@@ -73,8 +73,17 @@ class ActiveRepetition:
     sent: tuple[Any, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    #: The cassette matching's normalisation of a request body (what it ignores is not part of the cause either).
+    normalize_request: Callable[[Any, str], Any] | None = field(default=None, repr=False)
+    #: Digests of the request texts the repetition's calls already keep: a text is kept once per repetition.
+    texts_kept: set[str] = field(default_factory=set, repr=False)
+
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
+            if call.texts:
+                kept = self.texts_kept
+                call.texts = {key: text for key, text in call.texts.items() if key not in kept}
+                kept.update(call.texts)
             self.calls.append(call)
 
     def note(self, text: str) -> None:

@@ -68,12 +68,13 @@ class Attempt:
     def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
         self.ledger = ledger
         content = wire.request_content(request)
-        self.record = wire.start_record(request, pinned, content)
+        self.state = state = current()
+        normalize = state.normalize_request if state is not None else None
+        self.record = wire.start_record(request, pinned, content, normalize)
         self.started = time.perf_counter()
         self.tap_: wire.ResponseTap | None = None
         self.held: Held | None = None
         self.request_bytes = len(content)
-        self.state = state = current()
         if state is not None:
             state.secrets.update(credentials_in(request.headers, str(request.url), content))
             state.add_call(self.record)

@@ -12,6 +12,7 @@ import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
+from pytest_consistency.capture.canonical import Normalizer, sent_of
 from pytest_consistency.model.records import CallRecord
 from pytest_consistency.route.providers import DecisionReader, Provider, builtin
 from pytest_consistency.secrets.keys import REPLAY_KEY, credential_of, fingerprint
@@ -81,7 +82,9 @@ def request_content(request: Any) -> bytes:
         return b""
 
 
-def start_record(request: Any, pinned: bool, content: bytes | None = None) -> CallRecord:
+def start_record(
+    request: Any, pinned: bool, content: bytes | None = None, normalize: Normalizer | None = None
+) -> CallRecord:
     raw_url = str(request.url)
     url, base = split_url(raw_url)
     body = json_body(request_content(request) if content is None else content) or {}
@@ -104,7 +107,7 @@ def start_record(request: Any, pinned: bool, content: bytes | None = None) -> Ca
         provider=provider_of(headers, url),
     )
     if body:
-        capture_asked(record, body)
+        capture_asked(record, body, normalize)
     return record
 
 
@@ -116,11 +119,16 @@ def sampling_provider(record: CallRecord) -> Provider | None:
     return provider if provider is not None and record.url.endswith(provider.sampling_endpoints) else None
 
 
-def capture_asked(record: CallRecord, body: dict[str, Any]) -> None:
-    """Store what a sampling request asked that is new since the model's previous turn (the provider parses it)."""
+def capture_asked(record: CallRecord, body: dict[str, Any], normalize: Normalizer | None = None) -> None:
+    """Store what a sampling request asked that is new since the model's previous turn (the provider parses it),
+    and the digests and texts of what it sent, canonicalised (:mod:`.canonical`)."""
     provider = sampling_provider(record)
     if provider is not None:
         record.asked = provider.asked(record.url, body)
+        try:
+            record.sent, record.texts = sent_of(provider, record.url, body, normalize, record.url)
+        except Exception as exc:  # a normalize_request hook that raised: the cassette matcher names it too
+            record.detail = f"the request could not be canonicalised ({type(exc).__name__}): its cause is not compared"
 
 
 def decision_reader(record: CallRecord) -> DecisionReader | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_consistency.model.cause import Sent
 from pytest_consistency.model.trajectory import Decision, Message
 
 #: Outcomes of one repetition. ``passed`` and ``xpassed`` are successes; ``failed``, ``error`` (setup or
@@ -60,6 +61,10 @@ class CallRecord:
     #: what the step asked that was new since the model's previous turn (:mod:`.trajectory`); None and () otherwise.
     decision: Decision | None = None
     asked: tuple[Message, ...] = ()
+    #: A sampling call: the digests of what it sent, canonicalised (:mod:`.cause`), and the texts of its parts (cut,
+    #: by digest; a text already kept by an earlier call of the same repetition is not kept again).
+    sent: Sent | None = None
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_consistency.model.cause import Cause, CauseShare, Finding
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.resample import ResampleSummary
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
@@ -180,6 +181,9 @@ class TaskResult:
     curtailed: int = 0
     #: Where the scored repetitions' model steps part (:mod:`.trajectory`); None when none made a model call.
     trajectory: DivergenceMap | None = None
+    #: An inconsistent task: why its repetitions part, as one word (:data:`.cause.CAUSES`), and the finding behind it.
+    cause: Cause | None = None
+    why: Finding | None = None
 
     @property
     def is_scored(self) -> bool:
@@ -334,6 +338,9 @@ class SessionSummary:
     errors: list[str] = field(default_factory=list)
     #: ``--consistency-resample``: the decisions the samples took at the resampled step (None otherwise).
     resample: ResampleSummary | None = None
+    #: Per cause (every word of :data:`.cause.CAUSES`), the inconsistent tasks and their points of the gap; None
+    #: when no task was scored.
+    causes: dict[str, CauseShare] | None = None
 
     @property
     def interrupted(self) -> bool:

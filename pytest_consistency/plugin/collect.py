@@ -93,6 +93,7 @@ def payload(
 
 def call_from_payload(call: dict[str, Any]) -> CallRecord:
     """A call record from the payload: its decision and asked messages arrive as JSON and become records again."""
+    from pytest_consistency.model.cause import sent_from_data
     from pytest_consistency.model.records import CallRecord
     from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
 
@@ -101,6 +102,8 @@ def call_from_payload(call: dict[str, Any]) -> CallRecord:
         record.decision = decision_from_data(record.decision)
     if record.asked:
         record.asked = asked_from_data(record.asked)
+    if record.sent is not None:
+        record.sent = sent_from_data(record.sent)
     return record
 
 

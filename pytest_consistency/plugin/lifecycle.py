@@ -17,6 +17,7 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.capture.active import ActiveRepetition, activate
 from pytest_consistency.capture.observe import observe_transports
 from pytest_consistency.cassette import paths
+from pytest_consistency.cassette.matching import MatchRules, normalise
 from pytest_consistency.config.marker import MARKER, PARAM, task_id_of
 from pytest_consistency.plugin.state import (
     ACTIVE,
@@ -34,6 +35,11 @@ from pytest_consistency.route.route import stand_in_keys, stand_in_variables
 from pytest_consistency.shared.board import Board
 
 
+def request_as_matched(rules: MatchRules, body: Any, url: str) -> Any:
+    """A request body as the cassette matching compares it: what the rules ignore is left out."""
+    return normalise(body, rules, url)
+
+
 class RepetitionScope:
     """A repetition's life around pytest's own: the active repetition for the whole protocol; before its fixtures,
     its cassette (or the replay-only block), the network block and the observer, a stand-in key for a keyless
@@ -47,6 +53,9 @@ class RepetitionScope:
         if spec is not None:
             repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
             active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
+            rules = item.config.stash[STATE].match_rules
+            if rules is not None and rules.active:
+                active.normalize_request = functools.partial(request_as_matched, rules)
             item.stash[ACTIVE] = active
             activate(active)
         try:

@@ -15,6 +15,7 @@ call by the API the call spoke.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -54,6 +55,12 @@ class Provider(Protocol):
         """A reader of the decision in a sampling response of ``path``, fed its JSON body or its SSE events."""
         ...
 
+    def conversation(self, path: str, body: dict[str, Any]) -> Conversation | None:
+        """Where a sampling request of ``path`` holds its conversation: the body's key, its turns, and the index of
+        the first turn that is new since the model's previous turn (what the cause of an inconsistency compares);
+        None when the body holds none."""
+        ...
+
     def path_problem(self, path: str, shown: str, source: str) -> str | None:
         """What is wrong with the path of a base URL for this SDK (``shown`` is the URL, redacted), or None."""
         ...
@@ -70,6 +77,16 @@ class Provider(Protocol):
         """Make one minimal request with ``client`` (the route's pinned client, without retries, built by the
         caller) and close it; None when the route answers, else a message that says what to fix."""
         ...
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The turns of a sampling request: ``turns`` is ``body[key]`` as a list (a string prompt is one turn);
+    ``turns[new:]`` are new since the model's previous turn."""
+
+    key: str
+    turns: list[Any]
+    new: int
 
 
 class DecisionReader(Protocol):

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.model.trajectory import Decision, Message, ToolCall, content_text, message, normalise_arguments
-from pytest_consistency.route.providers import http_module_of, import_sdk
+from pytest_consistency.route.providers import Conversation, http_module_of, import_sdk
 from pytest_consistency.route.providers.openai import PROMPT, cause
 
 if TYPE_CHECKING:
@@ -39,6 +39,13 @@ class AnthropicProvider:
 
     def decision_reader(self, path: str) -> MessagesReader:
         return MessagesReader()
+
+    def conversation(self, path: str, body: dict[str, Any]) -> Conversation | None:
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return None
+        assistant = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"]
+        return Conversation("messages", messages, assistant[-1] + 1 if assistant else 0)
 
     def path_problem(self, path: str, shown: str, source: str) -> str | None:
         trimmed = path.rstrip("/")

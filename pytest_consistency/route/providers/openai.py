@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.model.trajectory import Decision, Message, ToolCall, content_text, message, normalise_arguments
-from pytest_consistency.route.providers import http_module_of, import_sdk
+from pytest_consistency.route.providers import Conversation, http_module_of, import_sdk
 
 if TYPE_CHECKING:
     from pytest_consistency.route.route import Route
@@ -35,6 +35,17 @@ class OpenAIProvider:
 
     def decision_reader(self, path: str) -> ResponsesReader | ChatReader:
         return ResponsesReader() if path.endswith("/responses") else ChatReader()
+
+    def conversation(self, path: str, body: dict[str, Any]) -> Conversation | None:
+        if path.endswith("/responses"):
+            items = body.get("input")
+            turns = [items] if isinstance(items, str) else items
+            return Conversation("input", turns, _new_from(turns, _is_model_item)) if isinstance(turns, list) else None
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            return Conversation("messages", messages, _new_from(messages, _is_assistant))
+        prompt = body.get("prompt")
+        return Conversation("prompt", [prompt], 0) if prompt is not None else None
 
     def path_problem(self, path: str, shown: str, source: str) -> str | None:
         if path.rstrip("/"):
@@ -95,12 +106,21 @@ class OpenAIProvider:
         return None
 
 
-def _since_last(items: list[Any], is_turn: Any) -> list[Any]:
-    """The items after the last one ``is_turn`` (the model's own previous turn): what is new at this step."""
+def _new_from(items: list[Any], is_turn: Any) -> int:
+    """The index after the last item ``is_turn`` (the model's own previous turn): where what is new starts."""
     for index in range(len(items) - 1, -1, -1):
         if is_turn(items[index]):
-            return items[index + 1 :]
-    return items
+            return index + 1
+    return 0
+
+
+def _since_last(items: list[Any], is_turn: Any) -> list[Any]:
+    """The items after the last one ``is_turn`` (the model's own previous turn): what is new at this step."""
+    return items[_new_from(items, is_turn) :]
+
+
+def _is_assistant(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("role") == "assistant"
 
 
 def chat_asked(body: dict[str, Any]) -> tuple[Message, ...]:
@@ -110,7 +130,7 @@ def chat_asked(body: dict[str, Any]) -> tuple[Message, ...]:
     if not isinstance(messages, list):
         prompt = body.get("prompt")
         return (message("user", prompt),) if isinstance(prompt, str) else ()
-    new = _since_last(messages, lambda m: isinstance(m, dict) and m.get("role") == "assistant")
+    new = _since_last(messages, _is_assistant)
     return tuple(message(m.get("role"), m.get("content"), m.get("tool_call_id")) for m in new if isinstance(m, dict))
 
 

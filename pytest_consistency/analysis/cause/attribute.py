@@ -1,0 +1,68 @@
+"""The cause of each inconsistent task, and the suite's attribution: how much of the gap each cause accounts for.
+
+A task's share of the suite's consistency gap is its own gap over the number of scored tasks (the suite's gap is
+the mean of the tasks' gaps), so the shares of the causes add up to the gap. A task inconsistent only in its
+answers (every repetition passed, or none did) has no gap: it counts as a task of its cause with 0 points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from pytest_consistency.analysis.cause.events import run_of
+from pytest_consistency.analysis.cause.find import find_cause
+from pytest_consistency.analysis.trajectory.align import canonical_keys
+from pytest_consistency.analysis.trajectory.steps import decisions_of
+from pytest_consistency.model.cause import CAUSES, CauseShare, Finding
+from pytest_consistency.model.records import RepetitionResult
+from pytest_consistency.model.result import TaskResult
+
+
+def task_finding(
+    task_id: str,
+    repetitions: Sequence[RepetitionResult],
+    answer_class: Mapping[int, int],
+    same_text: Callable[[str, str], bool] | None = None,
+) -> Finding | None:
+    """The cause of one inconsistent task from its scored repetitions' calls (``answer_class``: repetition number ->
+    the class of its recorded answer)."""
+    scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
+    if len(scored) < 2:
+        return None
+    keys = canonical_keys([decisions_of(r.calls) for r in scored], same_text)
+    runs = [
+        run_of(r.repeat, r.calls, k, r.succeeded, answer_class.get(r.repeat)) for r, k in zip(scored, keys, strict=True)
+    ]
+    return find_cause(runs, task_id)
+
+
+def suite_causes(tasks: Sequence[TaskResult]) -> dict[str, CauseShare] | None:
+    """Per cause, the inconsistent tasks it was found in and their share of the suite's gap; None when no task was
+    scored (nothing to attribute)."""
+    scored = [t for t in tasks if t.is_scored]
+    if not scored:
+        return None
+    shares: dict[str, CauseShare] = {cause: CauseShare() for cause in CAUSES}
+    for task in scored:
+        if task.cause is None:
+            continue
+        share = shares[task.cause]
+        share.tasks += 1
+        share.gap_pp += (task.gap_pp or 0.0) / len(scored)
+        share.task_ids.append(task.task_id)
+    return shares
+
+
+def rounded_shares(causes: Mapping[str, CauseShare], digits: int = 1) -> dict[str, float]:
+    """The shares rounded so that they add up to their rounded sum (largest remainder): a table of causes whose
+    points add up to the gap it prints."""
+    scale = 10**digits
+    exact = {cause: share.gap_pp * scale for cause, share in causes.items()}
+    total = round(sum(exact.values()))
+    floors = {cause: int(value // 1) for cause, value in exact.items()}
+    left = total - sum(floors.values())
+    for cause in sorted(exact, key=lambda c: (-(exact[c] - floors[c]), CAUSES.index(c) if c in CAUSES else 9))[
+        : max(left, 0)
+    ]:
+        floors[cause] += 1
+    return {cause: floors[cause] / scale for cause in causes}

@@ -1,0 +1,116 @@
+"""A repetition as the cause analysis reads it: per step, its route, its request and its decision; then its end.
+
+Why these three, in this order: a step is one answered sampling call and the attempts before it (a retry, a failed
+attempt, a call to another endpoint). What the model saw first passed through the route (which base URL, key,
+model and gateway deployment answered), then the request the agent sent, and only then did the model decide. So
+the first of them that differs between two repetitions is the earliest thing that made them differ: a route
+that differs outranks a request that differs at the same step, and a request outranks the decision it led to.
+After the last step, how the repetition ended (passed or not, its answer's class) is what is left to differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_consistency.analysis.drift import error_kind
+from pytest_consistency.model.cause import Sent
+from pytest_consistency.model.records import CallRecord
+
+#: What the route of one attempt is compared on, in the order the route-drift kinds are named.
+ROUTE_FIELDS = ("provider", "base_url", "key", "model_requested", "model_served", "deployment", "fallback")
+#: The drift kind each route field is reported as (``provider`` changes the base URL too).
+ROUTE_KINDS = {
+    "provider": "base_url",
+    "base_url": "base_url",
+    "key": "key",
+    "model_requested": "model_requested",
+    "model_served": "model_served",
+    "deployment": "deployment",
+    "fallback": "fallback",
+}
+
+Attempt = tuple[Any, ...]
+
+
+def attempt_route(call: CallRecord) -> Attempt:
+    """One attempt's route: the fields of :data:`ROUTE_FIELDS`, then its error kind (None when answered)."""
+    gateway = call.gateway
+    fallbacks = gateway.get("x-litellm-attempted-fallbacks", "").strip()
+    return (
+        call.provider,
+        call.base_url,
+        call.route_key or call.key_fingerprint,
+        call.model_requested,
+        call.model_served,
+        gateway.get("x-litellm-model-id"),
+        fallbacks not in ("", "0"),
+        gateway.get("x-litellm-attempted-retries", "").strip() not in ("", "0"),
+        error_kind(call),
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a repetition: the routes of its attempts (the answered one last), what it sent, its decision
+    key (aligned with the other repetitions', so equivalent texts share one key)."""
+
+    route: tuple[Attempt, ...]
+    sent: Sent | None
+    decision: str
+    #: The decision as a person reads it (``tool search(...)``, ``text: ...``).
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scored repetition: its steps, the attempts after its last step, whether it passed, its answer's class."""
+
+    repeat: int
+    steps: tuple[Step, ...]
+    trailing: tuple[Attempt, ...]
+    passed: bool
+    answer: int | None
+    #: Texts of what its calls sent, by digest.
+    texts: dict[str, str]
+
+
+def answered(call: CallRecord) -> bool:
+    """A step's call: a sampling call that was answered with a decision (as :mod:`..trajectory.steps` counts)."""
+    return call.decision is not None and call.error is None
+
+
+def run_of(repeat: int, calls: Sequence[CallRecord], keys: Sequence[str], passed: bool, answer: int | None) -> Run:
+    """A repetition's run: its calls grouped into steps (``keys`` are its aligned decision keys, one per step)."""
+    steps: list[Step] = []
+    pending: list[Attempt] = []
+    texts: dict[str, str] = {}
+    for call in calls:
+        if call.texts:
+            texts.update(call.texts)
+        pending.append(attempt_route(call))
+        if answered(call):
+            label = call.decision.detail() if call.decision is not None else ""
+            steps.append(Step(tuple(pending), call.sent, keys[len(steps)], label))
+            pending = []
+    return Run(repeat, tuple(steps), tuple(pending), passed, answer, texts)
+
+
+def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
+    """The drift kinds in which two steps' routes differ: a field of an attempt, the number of attempts
+    (``retries``), their errors (``errors``), a gateway's own retries."""
+    kinds: list[str] = []
+
+    def add(kind: str) -> None:
+        if kind not in kinds:
+            kinds.append(kind)
+
+    for index, name in enumerate(ROUTE_FIELDS):
+        if {a[index] for a in left} != {a[index] for a in right}:
+            add(ROUTE_KINDS[name])
+    if len(left) != len(right) or {a[7] for a in left} != {a[7] for a in right}:
+        add("retries")
+    if sorted(str(a[8]) for a in left if a[8]) != sorted(str(a[8]) for a in right if a[8]):
+        add("errors")
+    return kinds

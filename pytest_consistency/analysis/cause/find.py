@@ -1,0 +1,320 @@
+"""The cause of one inconsistent task: the first thing that differed between its repetitions.
+
+Each repetition is read as a sequence of events (:mod:`.events`): for every step its route, its canonical request
+and its decision, then how it ended (the attempts after its last step, its outcome and answer class). The
+repetitions share a prefix of these events; the first event at which they do not all agree is the first thing that
+differed, and its kind names the cause:
+
+- the route of a step (or of the attempts after the last one) -> ``route``, which wins over a request or decision
+  that differs at the same step (the line says so);
+- the request of step 1 -> ``input``; of a later step -> ``environment`` when what differs is a new turn (a tool
+  result, a user turn) after the same decisions, ``input`` when the agent changed what it sends every time (the
+  system prompt, the tools, a sampling parameter, the history it resends);
+- a repetition that stopped where another went on after the same decisions -> ``environment`` (what its tools gave
+  back made its agent stop), unless the attempts it ended on differ in route;
+- the decision of a step -> ``sampling`` (the same request, apart from generated ids, decided differently);
+- the outcome, after the same steps -> ``outside the model``.
+
+Repetitions that already parted can part again later for another reason: each later branch is a cause "also"
+found, listed after the first. Pure functions over call records: the same records give the same finding live,
+replayed, under xdist and in a merge of shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from pytest_consistency.analysis.cause.events import Run, Step, route_kinds
+from pytest_consistency.analysis.cause.spans import evidence, quoted
+from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
+
+#: Events per step: route, request, decision.
+PER_STEP = 3
+ROUTE, REQUEST, DECISION, END, OUTCOME = "route", "request", "decision", "end", "outcome"
+#: Causes "also" found that a line lists at most.
+MAX_OTHERS = 4
+#: Parameters a provider does not take (no ``seed`` in the Messages API): not advised as unpinned.
+NO_SEED = frozenset({"anthropic"})
+
+
+def events(run: Run, unknown: frozenset[int]) -> list[tuple[str, Hashable]]:
+    """The events of one repetition; a step in ``unknown`` (a repetition did not record its request) compares no
+    request there."""
+    out: list[tuple[str, Hashable]] = []
+    for index, step in enumerate(run.steps):
+        sent = "?" if index in unknown or step.sent is None else step.sent.digest
+        out += [(ROUTE, step.route), (REQUEST, sent), (DECISION, step.decision)]
+    out += [(END, run.trailing), (OUTCOME, (run.passed, run.answer))]
+    return out
+
+
+Branch = tuple[int, list[list[Run]]]
+
+
+def branches(runs: Sequence[Run]) -> list[Branch]:
+    """Every point where repetitions part (position, groups, the largest first), the first one first: the prefix
+    tree of their events walked depth first, positions ascending."""
+    unknown = frozenset(i for run in runs for i, step in enumerate(run.steps) if step.sent is None)
+    seqs = {run.repeat: events(run, unknown) for run in runs}
+    found: list[Branch] = []
+    stack: list[tuple[list[Run], int]] = [(list(runs), 0)]
+    while stack:
+        group, position = stack.pop()
+        while len(group) > 1:
+            tokens = [seqs[run.repeat][position] if position < len(seqs[run.repeat]) else None for run in group]
+            if len(set(tokens)) == 1:
+                if tokens[0] is None:
+                    break
+                position += 1
+                continue
+            by_token: dict[Any, list[Run]] = {}
+            for run, token in zip(group, tokens, strict=True):
+                by_token.setdefault(token, []).append(run)
+            groups = sorted(by_token.values(), key=lambda g: (-len(g), g[0].repeat))
+            found.append((position, groups))
+            stack.extend((g, position + 1) for g in groups)
+            break
+    return sorted(found, key=lambda branch: (branch[0], branch[1][0][0].repeat))
+
+
+def find_cause(runs: Sequence[Run], task_id: str = "TASK") -> Finding | None:
+    """The cause of the first branch of ``runs`` (scored repetitions, in order), with later branches as others;
+    None when they never part (nothing in the calls or outcomes differs)."""
+    found = branches(runs)
+    if not found:
+        return None
+    first = classify(*found[0], task_id=task_id)
+    others: list[str] = []
+    for position, groups in found[1:]:
+        later = classify(position, groups, task_id=task_id)
+        name = later.cause if later.step is None else f"{later.cause} at step {later.step}"
+        if name not in others:
+            others.append(name)
+    if len(others) > MAX_OTHERS:
+        others = [*others[:MAX_OTHERS], f"{len(others) - MAX_OTHERS} more"]
+    return Finding(**{**_fields(first), "others": tuple(others)})
+
+
+def _fields(finding: Finding) -> dict[str, Any]:
+    return {name: getattr(finding, name) for name in finding.__dataclass_fields__}
+
+
+def classify(position: int, groups: list[list[Run]], task_id: str = "TASK") -> Finding:
+    """The finding at one branch: the events of its groups' first repetitions (``a``, ``b``) at ``position``."""
+    a, b = groups[0][0], groups[1][0]
+    repeats = (a.repeat, b.repeat)
+    steps_a, steps_b = len(a.steps), len(b.steps)
+    index, slot = divmod(position, PER_STEP)
+    if index >= min(steps_a, steps_b):  # at least one of them has no step here: it ended (or both did)
+        if steps_a == steps_b:
+            if position - PER_STEP * steps_a == 0:  # the attempts after the last step
+                return _route(index + 1, a.trailing, b.trailing, repeats, groups, None)
+            return _outside(a, b, groups)
+        ended, went_on = (a, b) if steps_a < steps_b else (b, a)
+        kinds = route_kinds(ended.trailing, went_on.steps[index].route) if ended.trailing else []
+        if kinds:
+            return _route(index + 1, ended.trailing, went_on.steps[index].route, repeats, groups, None)
+        return _stopped(index + 1, ended, went_on)
+    step_a, step_b = a.steps[index], b.steps[index]
+    step = index + 1
+    if slot == 0:
+        outranked = None
+        group_steps = [g[0].steps[index] for g in groups if index < len(g[0].steps)]
+        if len({s.sent.digest if s.sent else None for s in group_steps}) > 1:
+            outranked = "request"
+        elif len({s.decision for s in group_steps}) > 1:
+            outranked = "decision"
+        return _route(step, step_a.route, step_b.route, repeats, groups, outranked)
+    if slot == 1:
+        return _request(step, a, b, step_a, step_b)
+    return _sampling(step, step_a, step_b, repeats, task_id)
+
+
+def _route(
+    step: int,
+    left: Sequence[Any],
+    right: Sequence[Any],
+    repeats: tuple[int, int],
+    groups: list[list[Run]],
+    outranked: str | None,
+) -> Finding:
+    kinds = tuple(route_kinds(left, right)) or ("route",)
+    shown = _route_facts(kinds, left, right)
+    detail = f"{', '.join(kinds)} differed between repetitions {repeats[0]} and {repeats[1]}"
+    if shown:
+        detail += f" ({shown})"
+    if outranked == "request":
+        detail += "; the requests differ too at this step, the route comes first"
+    elif outranked == "decision":
+        detail += "; the decisions differ too at this step, the route comes first"
+    moved = sorted(run.repeat for group in groups[1:] for run in group)
+    return Finding(
+        cause="route",
+        step=step,
+        repeats=repeats,
+        where=", ".join(kinds),
+        detail=detail,
+        advice=(
+            f"pin the route ({', '.join(kinds)} differed; repetitions {', '.join(map(str, moved))} travelled "
+            "another one): one base URL, key, model and deployment for every repetition, no gateway fallback"
+        ),
+        kinds=kinds,
+        outranked=outranked,
+    )
+
+
+#: Route facts shown for a kind: the attempt field's index (see ``events.attempt_route``) and its name.
+_FACTS = {
+    "base_url": (1, "base URL"),
+    "key": (2, "key"),
+    "model_requested": (3, "model asked"),
+    "model_served": (4, "model served"),
+    "deployment": (5, "deployment"),
+}
+
+
+def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]) -> str:
+    shown = []
+    for kind in kinds:
+        if kind in _FACTS:
+            index, name = _FACTS[kind]
+            a = ", ".join(sorted({str(x[index]) for x in left}))
+            b = ", ".join(sorted({str(x[index]) for x in right}))
+            shown.append(f"{name} {a} vs {b}")
+        elif kind in ("retries", "errors"):
+            shown.append(f"attempts {len(left)} vs {len(right)}")
+    return "; ".join(dict.fromkeys(shown))
+
+
+def _parts(sent: Sent | None) -> dict[str, str]:
+    return dict(sent.standing) if sent else {}
+
+
+def _request(step: int, a: Run, b: Run, step_a: Step, step_b: Step) -> Finding:
+    repeats = (a.repeat, b.repeat)
+    sent_a, sent_b = step_a.sent, step_b.sent
+    standing_a, standing_b = _parts(sent_a), _parts(sent_b)
+    standing = [key for key in sorted(set(standing_a) | set(standing_b)) if standing_a.get(key) != standing_b.get(key)]
+    sides: tuple[Evidence, ...] = ()
+    where = "the request"
+    history = bool(sent_a and sent_b and sent_a.history != sent_b.history)
+    new_turn = False
+    if standing:
+        key = standing[0]
+        where = f"`{key}`"
+        sides = evidence(repeats, a.texts.get(standing_a.get(key, "")), b.texts.get(standing_b.get(key, "")))
+        if key not in standing_a or key not in standing_b:
+            sent_by = a.repeat if key in standing_a else b.repeat
+            sides = ()
+            where = f"`{key}` (sent only by repetition {sent_by})"
+    elif history:
+        where = "the conversation the agent resent before this step's new turns"
+    else:
+        new_a, new_b = (sent_a.new if sent_a else ()), (sent_b.new if sent_b else ())
+        for (label_a, part_a), (label_b, part_b) in zip(new_a, new_b, strict=False):
+            if part_a != part_b:
+                where = label_a if label_a == label_b else f"{label_a} / {label_b}"
+                sides = evidence(repeats, a.texts.get(part_a), b.texts.get(part_b))
+                new_turn = True
+                break
+        else:
+            if len(new_a) != len(new_b):
+                where = f"the number of new turns ({len(new_a)} vs {len(new_b)})"
+                new_turn = True
+    shown = quoted(sides)
+    if step == 1 or not new_turn:
+        cause: Cause = "input"
+        lead = (
+            "the first requests differ"
+            if step == 1
+            else f"after the same decisions, the agent sent a different request at step {step}"
+        )
+        detail = f"{lead} in {where}" + (f": {shown}" if shown else "")
+        advice = (
+            f"freeze what varies in {where} (a fixed clock, a seeded id, a sorted list), or declare it not part of "
+            "the question (--consistency-match-ignore)"
+        )
+    else:
+        cause = "environment"
+        detail = f"the same decisions up to step {step - 1}, then {where} differed" + (f": {shown}" if shown else "")
+        advice = f"make what produced {where} deterministic, or record it (a fixture or a cassette of the tool)"
+    return Finding(cause=cause, step=step, repeats=repeats, where=where, detail=detail, advice=advice, sides=sides)
+
+
+def _stopped(step: int, ended: Run, went_on: Run) -> Finding:
+    where = f"repetition {ended.repeat} made no model call at step {step}"
+    return Finding(
+        cause="environment",
+        step=step,
+        repeats=(went_on.repeat, ended.repeat),
+        where=where,
+        detail=(
+            f"the same decisions up to step {step - 1}, then repetition {went_on.repeat} asked the model again and "
+            f"repetition {ended.repeat} stopped: what its tools gave back (an error, an empty result) ended its run"
+        ),
+        advice="make the tools deterministic, or record their results, so every repetition gets the same back",
+    )
+
+
+def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], task_id: str) -> Finding:
+    provider = str(step_a.route[-1][0]) if step_a.route else "openai"
+    target = f"--consistency-resample='{task_id}@{step}'"
+    sent = step_a.sent
+    sampling = sent.sampling if sent else ()
+    params = dict(sampling)
+    unpinned: list[str] = []
+    temperature = params.get("temperature")
+    if temperature is None:
+        unpinned.append("temperature (not sent: the API's default applies)")
+    elif temperature not in ("0", "0.0"):
+        unpinned.append(f"temperature={temperature}")
+    if provider not in NO_SEED and "seed" not in params:
+        unpinned.append("seed (not sent)")
+    sent_text = ", ".join(f"{k}={v}" for k, v in sampling) or "no sampling parameter"
+    detail = (
+        f"the same request got different decisions ({step_a.label or step_a.decision} vs "
+        f"{step_b.label or step_b.decision}); sent {sent_text}"
+    )
+    if unpinned:
+        detail += f"; not pinned: {', '.join(unpinned)}"
+        advice = (
+            "pin sampling (temperature=0"
+            + (", a seed" if provider not in NO_SEED else "")
+            + f") and confirm with {target}"
+        )
+    else:
+        detail += "; sampling was pinned, yet the model decided differently (a seed is best effort)"
+        advice = f"the provider does not repeat itself even pinned: confirm with {target}"
+    return Finding(
+        cause="sampling",
+        step=step,
+        repeats=repeats,
+        where=f"the decision at step {step}",
+        detail=detail,
+        advice=advice,
+        sampling=tuple(sampling),
+        unpinned=tuple(unpinned),
+    )
+
+
+def _outside(a: Run, b: Run, groups: list[list[Run]]) -> Finding:
+    runs = [run for group in groups for run in group]
+    passed = sum(run.passed for run in runs)
+    answers = len({run.answer for run in runs if run.answer is not None})
+    steps = len(a.steps)
+    detail = (
+        f"all {len(runs)} repetitions sent the same {steps} request(s) and got the same decisions, yet "
+        f"{passed}/{len(runs)} passed" + (f" and they gave {answers} different answers" if answers > 1 else "")
+    )
+    return Finding(
+        cause="outside the model",
+        step=None,
+        repeats=(a.repeat, b.repeat),
+        where="after the last model call",
+        detail=detail,
+        advice=(
+            "look at the assertion, the agent's own code after its last call, or state the calls do not show "
+            "(files, a database, the clock, random numbers)"
+        ),
+    )

@@ -1,0 +1,169 @@
+"""What a sampling call sent, canonicalised, so two repetitions' requests compare on what the agent asked.
+
+Two requests of the same question differ byte for byte in ways nobody chose: JSON keys in another order, and ids
+the SDK or the API generated for this run (tool-call ids, Responses item ids, ``previous_response_id``, the
+encrypted reasoning a model hands back). The canonical request sorts keys, numbers each id in order of first
+appearance (``<id1>``: a tool result still points at the call it answers), blanks opaque model output, and leaves
+out what the user's cassette matching ignores (``--consistency-match-ignore``, the ``normalize_request`` hook: a
+field declared not part of the question is not part of the cause either). What remains differs only where the
+agent asked something else.
+
+:func:`sent_of` returns the digests (:class:`~pytest_consistency.model.cause.Sent`) and the texts of the parts, cut,
+keyed by digest; the call record keeps both. The whole request is never stored: a 20-step conversation resends
+its history at every step, so only each step's new turns and standing fields are kept, and once per repetition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pytest_consistency.model.cause import MAX_PART_TEXT, Sent
+from pytest_consistency.model.trajectory import clip
+from pytest_consistency.route.providers import Provider
+
+#: Keys whose string value is an id generated per run (a tool call's, an item's, the one a tool result answers).
+ID_KEYS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
+#: Keys whose value is opaque model output handed back (encrypted reasoning, a thinking block's signature).
+OPAQUE_KEYS = frozenset({"encrypted_content", "signature"})
+#: Keys inside a turn that hold the model's own arguments: compared as its decision, never rewritten here.
+ARGUMENT_KEYS = frozenset({"arguments", "input"})
+#: Top-level fields that name the previous response of a chained conversation (an id of this run).
+CHAIN_KEYS = frozenset({"previous_response_id"})
+#: The sampling parameters recorded as sent (a parameter absent from the body was not sent).
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "n",
+    "reasoning_effort",
+    "reasoning",
+    "thinking",
+)
+
+Normalizer = Callable[[Any, str], Any]
+
+
+def canonical_text(value: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace; values JSON cannot hold as their ``str``."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _numbered(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` (a turn, or a part of one) with its ids numbered and opaque fields blanked."""
+    if isinstance(value, list):
+        return [_numbered(item, ids) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in ID_KEYS and isinstance(item, str):
+            out[key] = ids.setdefault(item, f"<id{len(ids) + 1}>")
+        elif key in OPAQUE_KEYS and isinstance(item, str):
+            out[key] = "<opaque>"
+        elif key in ARGUMENT_KEYS:
+            out[key] = item
+        else:
+            out[key] = _numbered(item, ids)
+    return out
+
+
+def _tool_names(turns: list[Any]) -> dict[str, str]:
+    """Numbered call id -> tool name, from the model's turns (chat ``tool_calls``, Responses ``function_call``
+    items, Anthropic ``tool_use`` blocks)."""
+    names: dict[str, str] = {}
+    for turn in turns:
+        if not isinstance(turn, dict):
+            continue
+        calls = [c for c in turn.get("tool_calls") or () if isinstance(c, dict)]
+        for call in calls:
+            function = call.get("function")
+            if isinstance(function, dict) and isinstance(call.get("id"), str):
+                names[call["id"]] = str(function.get("name") or "")
+        if turn.get("type") == "function_call" and isinstance(turn.get("call_id"), str):
+            names[turn["call_id"]] = str(turn.get("name") or "")
+        content = turn.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                names[block["id"]] = str(block.get("name") or "")
+    return names
+
+
+def turn_label(turn: Any, names: dict[str, str]) -> str:
+    """How a new turn is named: ``the user turn``, ``the tool result of search``, ``the system message``."""
+    if not isinstance(turn, dict):
+        return "the prompt"
+    answered = turn.get("tool_call_id") or turn.get("call_id")
+    content = turn.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                answered = block.get("tool_use_id")
+                break
+    if answered is not None or turn.get("role") == "tool" or turn.get("type") == "function_call_output":
+        name = names.get(str(answered)) if answered is not None else None
+        return f"the tool result of {name}" if name else "a tool result"
+    role = turn.get("role") or turn.get("type") or "input"
+    return f"the {role} message" if role in ("system", "developer") else f"the {role} turn"
+
+
+def _text(value: Any) -> str:
+    return clip(value if isinstance(value, str) else canonical_text(value), MAX_PART_TEXT)
+
+
+def sent_of(
+    provider: Provider, path: str, body: dict[str, Any], normalize: Normalizer | None = None, url: str = ""
+) -> tuple[Sent, dict[str, str]]:
+    """The canonical digests of a sampling request, and the texts of its standing fields and new turns (by digest).
+
+    ``normalize`` is the cassette matching's (``--consistency-match-ignore`` and the ``normalize_request`` hook);
+    what it leaves out is left out here.
+    """
+    if normalize is not None:
+        changed = normalize(body, url)
+        if isinstance(changed, dict):
+            body = changed
+    conversation = provider.conversation(path, body)
+    ids: dict[str, str] = {}
+    turns: list[Any] = []
+    new_at = 0
+    names: dict[str, str] = {}
+    if conversation is not None:
+        turns = _numbered(conversation.turns, ids)
+        new_at = conversation.new
+        names = _tool_names(turns)
+    texts: dict[str, str] = {}
+    standing = []
+    whole: dict[str, Any] = {}
+    for key in sorted(body):
+        if conversation is not None and key == conversation.key:
+            whole[key] = turns
+            continue
+        value = "<response id>" if key in CHAIN_KEYS and isinstance(body[key], str) else body[key]
+        whole[key] = value
+        part = digest(canonical_text(value))
+        standing.append((key, part))
+        texts.setdefault(part, _text(value))
+    new = []
+    for turn in turns[new_at:]:
+        part = digest(canonical_text(turn))
+        new.append((turn_label(turn, names), part))
+        texts.setdefault(part, _text(turn.get("content", turn) if isinstance(turn, dict) else turn))
+    sampling = tuple((key, canonical_text(body[key])) for key in SAMPLING_KEYS if key in body)
+    sent = Sent(
+        digest=digest(canonical_text(whole)),
+        standing=tuple(standing),
+        history=digest(canonical_text(turns[:new_at])) if new_at else "",
+        new=tuple(new),
+        sampling=sampling,
+    )
+    return sent, texts
