@@ -37,9 +37,9 @@ def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regressi
     ``pytest-consistency merge`` of adaptive shards, which must refuse what pytest refuses. ``who`` starts the
     sentence: "--consistency-adaptive" or "the reports ran with --consistency-adaptive, which".
     """
-    from pytest_consistency.analysis.gates import GATES, SUITE_REGRESSION_FLAG
+    from pytest_consistency.analysis.gates import ALL_GATES, SUITE_REGRESSION_FLAG
 
-    refused = [g.flag for g in GATES if g.dest not in ADAPTIVE_GATES and thresholds.get(g.dest) is not None]
+    refused = [g.flag for g in ALL_GATES if g.dest not in ADAPTIVE_GATES and thresholds.get(g.dest) is not None]
     if suite_regression:
         refused.append(SUITE_REGRESSION_FLAG)
     if not refused:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the option table reads the declarations at import; the result model loads at the session end
     from pytest_consistency.model.result import GateOn, GateResult, GateState, SessionSummary
@@ -141,7 +141,45 @@ GATES += (
         probability=True,
     ),
 )
-BY_DEST = {gate.dest: gate for gate in GATES}
+#: ``--consistency-cause-max=CAUSE=PP`` (repeatable): one gate per cause, on the points of the gap attributed to it.
+CAUSE_OPTION = "consistency_cause_max"
+CAUSE_FLAG = "--consistency-cause-max"
+#: The causes, as :data:`~pytest_consistency.model.cause.CAUSES` names them (not imported: the option table is read
+#: at start-up; a test checks the two agree).
+CAUSE_WORDS = ("route", "input", "environment", "sampling", "outside the model")
+
+
+def _cause_gap(cause: str) -> Reader:
+    def read(summary: SessionSummary) -> float | None:
+        share = summary.causes.get(cause) if summary.causes is not None else None
+        return None if share is None else share.gap_pp
+
+    return read
+
+
+CAUSE_GATES: tuple[Gate, ...] = tuple(
+    Gate(
+        f"cause_{cause.replace(' ', '_')}",
+        f"{CAUSE_FLAG}={cause}",
+        "max",
+        "pp",
+        _cause_gap(cause),
+        f"fail the session when the consistency gap attributed to {cause} exceeds PP percentage points",
+    )
+    for cause in CAUSE_WORDS
+)
+#: Every gate: those with an option of their own, then the cause gates (one option for all of them).
+ALL_GATES = GATES + CAUSE_GATES
+BY_DEST = {gate.dest: gate for gate in ALL_GATES}
+
+
+def thresholds_of(value: Callable[[str], Any]) -> dict[str, float | None]:
+    """Every gate's threshold by :attr:`Gate.dest`, from the settings' ``value(dest)`` (None: not set)."""
+    thresholds: dict[str, float | None] = {gate.dest: value(gate.dest) for gate in GATES}
+    limits = dict(value(CAUSE_OPTION) or ())
+    for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True):
+        thresholds[gate.dest] = limits.get(cause)
+    return thresholds
 
 
 def pin_k_advice(gate: Gate, summary: SessionSummary, more: int | None) -> str | None:
@@ -239,7 +277,7 @@ def suite_regression(summary: SessionSummary) -> GateResult:
 def evaluate(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
     """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order; then the suite-level
     regression gate when the analysis switches it on."""
-    results = [decide(gate, summary, t) for gate in GATES if (t := thresholds.get(gate.dest)) is not None]
+    results = [decide(gate, summary, t) for gate in ALL_GATES if (t := thresholds.get(gate.dest)) is not None]
     if summary.analysis.suite_regression:
         results.append(suite_regression(summary))
     return results

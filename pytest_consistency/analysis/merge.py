@@ -31,7 +31,7 @@ from dataclasses import replace
 
 from pytest_consistency.analysis.adaptive import refused_with_adaptive
 from pytest_consistency.analysis.baseline import compare, untested_gates
-from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.analysis.gates import ALL_GATES
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.model.records import RepetitionResult
 from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TaskResult, TokenBudget
@@ -229,7 +229,7 @@ def merged_thresholds(
     threshold every report ran with; a gate whose thresholds differ between the reports is refused, naming them."""
     thresholds: dict[str, float | None] = {}
     problems = []
-    for gate in GATES:
+    for gate in ALL_GATES:
         if gate.dest in explicit:
             thresholds[gate.dest] = explicit[gate.dest]
             continue

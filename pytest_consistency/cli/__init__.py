@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
-from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
 from pytest_consistency.config.options import ANALYSIS_OPTIONS, GATE_OPTIONS, Option, argparse_type
 from pytest_consistency.config.parse import SettingError
@@ -59,6 +59,16 @@ def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
     for option in options:
         if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
             parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
+            continue
+        if option.is_list:  # given once per value: each parsed to a tuple, joined in _settings
+            parser.add_argument(
+                option.flag,
+                dest=option.dest,
+                action="append",
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
             continue
         parser.add_argument(
             option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
@@ -122,6 +132,8 @@ def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, 
             raise UsageProblem(str(exc)) from None
     for option in options:
         cli = getattr(args, option.dest, None)
+        if cli is not None and option.is_list:
+            cli = tuple(item for given in cli for item in given)
         if cli is not None:
             values[option.dest] = cli
         elif option.yaml_path in yaml_values:
@@ -161,7 +173,7 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
         if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
             path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
         baseline = (label, _read([path])[0][1])
-    explicit = {g.dest: values[g.dest] for g in GATES if g.dest in values}
+    explicit = {dest: value for dest, value in thresholds_of(values.get).items() if value is not None}
     try:
         summary = gated_merge(reports, explicit, analysis, args.allow_mixed, baseline)
     except MergeError as exc:

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_consistency.analysis.gates import GATES, Gate
+from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
 from pytest_consistency.config.parse import (
     SettingError,
+    cause_limits,
     choice,
     confidence_level,
     file_path,
@@ -65,7 +66,20 @@ def _gate_option(gate: Gate) -> Option:
 
 
 #: One option per gate of :data:`~pytest_consistency.analysis.gates.GATES`: a gate is declared once, there.
-GATE_OPTIONS = tuple(_gate_option(gate) for gate in GATES)
+GATE_OPTIONS = (
+    *(_gate_option(gate) for gate in GATES),
+    Option(
+        CAUSE_OPTION,
+        CAUSE_FLAG,
+        ("gates", "cause_max"),
+        cause_limits,
+        "fail the session when the consistency gap attributed to CAUSE (route, input, environment, sampling, "
+        "outside the model) exceeds PP percentage points, e.g. input=0; give it once per cause",
+        metavar="CAUSE=PP",
+        default=(),
+        is_list=True,
+    ),
+)
 
 ANALYSIS_OPTIONS = (
     Option(

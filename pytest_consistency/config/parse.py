@@ -80,6 +80,35 @@ def percentage(raw: Any) -> float:
     return _bounded(raw, lambda v: 0.0 <= v <= 100.0, "must be within 0..100 (percentage points)")
 
 
+def cause_limits(raw: Any) -> tuple[tuple[str, float], ...]:
+    """``CAUSE=PP`` limits of the gap attributed to a cause: one string (or lines of them), a list of them, or a
+    YAML mapping ``{input: 0, route: 0}``; the cause is one of the words of :data:`.cause.CAUSES`."""
+    from pytest_consistency.model.cause import CAUSES
+
+    if isinstance(raw, dict):
+        items = [(str(cause), value) for cause, value in raw.items()]
+    else:
+        entries = raw if isinstance(raw, (list, tuple)) else str(raw).splitlines() if isinstance(raw, str) else None
+        if entries is None:
+            raise SettingError(f"{shown(raw)} is not CAUSE=PP (e.g. input=0)")
+        items = []
+        for entry in entries:
+            if not isinstance(entry, str) or "=" not in entry:
+                raise SettingError(f"{shown(entry)} is not CAUSE=PP (e.g. input=0 or sampling=5)")
+            cause, _, value = entry.rpartition("=")
+            items.append((cause, value))
+    limits = []
+    for cause, value in items:
+        name = " ".join(cause.strip().lower().replace("_", " ").replace("-", " ").split())
+        if name not in CAUSES:
+            raise SettingError(f"{shown(cause)} is not a cause; the causes are {', '.join(CAUSES)}")
+        try:
+            limits.append((name, percentage(value)))
+        except SettingError as exc:
+            raise SettingError(f"{name}={value}: {exc}") from None
+    return tuple(limits)
+
+
 def confidence_level(raw: Any) -> float:
     return _bounded(raw, lambda v: 0.5 <= v < 1.0, "must be at least 0.5 and below 1 (e.g. 0.95)")
 

@@ -77,6 +77,7 @@ class Settings:
     consistency_regressions_max: int | None = None
     gap_increase_max: float | None = None
     mcnemar_p_min: float | None = None
+    consistency_cause_max: tuple[tuple[str, float], ...] = ()
     consistency_confidence: float = 0.95
     consistency_interval_target: Target = "suite"
     consistency_gate_on: GateOn = "point"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_consistency.analysis.adaptive import refused_with_adaptive
-from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.config import settings
 from pytest_consistency.config.marker import MARKER_DOC
 from pytest_consistency.plugin import fixtures
@@ -100,7 +100,7 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
 
 def refuse_figure_gates(state: PluginState) -> None:
     """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
-    thresholds = {g.dest: state.settings.value(g.dest) for g in GATES}
+    thresholds = thresholds_of(state.settings.value)
     problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression, "--consistency-adaptive")
     if problem is not None:
         raise pytest.UsageError(problem)

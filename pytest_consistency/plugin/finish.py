@@ -20,7 +20,7 @@ import pytest
 
 from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.analysis.answers import default_equivalent
-from pytest_consistency.analysis.gates import GATES
+from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.summary import EquivalenceError, build_summary, conclude
 from pytest_consistency.config.marker import PARAM, task_id_of
 from pytest_consistency.config.options import BY_DEST
@@ -109,7 +109,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    thresholds = {gate.dest: state.settings.value(gate.dest) for gate in GATES}
+    thresholds = thresholds_of(state.settings.value)
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, tolerated_text
 from pytest_consistency.model.result import (
@@ -173,7 +174,7 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
         lines.append(Line(text + (f"; {iv.note}" if iv.note else ""), "warn" if iv.note else "plain"))
-    return lines
+    return lines + cause_lines(summary)
 
 
 def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
@@ -408,15 +409,35 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
     return lines
 
 
+def cause_lines(summary: SessionSummary) -> list[Line]:
+    """The gap by cause (the points add up to the gap as printed), and one line of advice per cause present."""
+    causes = summary.causes
+    if not causes or not any(share.tasks for share in causes.values()):
+        return []
+    shown = rounded_shares(causes)
+    parts = [
+        f"{cause} {shown[cause]:.1f} pp ({share.tasks} task{'s' if share.tasks != 1 else ''})"
+        for cause, share in causes.items()
+        if share.tasks
+    ]
+    lines = [Line("gap by cause: " + ", ".join(parts), "warn")]
+    lines += [Line(f"  advice, {line}") for line in advice_lines(summary.tasks, causes)]
+    return lines
+
+
 def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> list[Line]:
     """Per inconsistent task, the attribution line (where its repetitions part, each branch's passes); with ``-v``
     the trajectory tree of every task whose repetitions part, as collapsed segments, and its figures."""
     lines: list[Line] = []
     for task in summary.tasks:
         mapped = task.trajectory
+        if task.why is not None and (mapped is None or not mapped.parts):
+            lines.append(Line(f"{task.task_id}: cause {task.why.line}", "warn"))
         if mapped is None or not (mapped.parts or (verbosity > 0 and mapped.divergent_step is not None)):
             continue
         lines.append(Line(f"{task.task_id}: {mapped.line or 'repetitions part'}", "warn"))
+        if task.why is not None:
+            lines.append(Line(f"  cause {task.why.line}", "warn"))
         if verbosity <= 0:
             continue
         distance = "n/a" if mapped.tool_distance is None else f"{mapped.tool_distance:.2f}"

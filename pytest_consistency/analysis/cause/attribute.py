@@ -66,3 +66,25 @@ def rounded_shares(causes: Mapping[str, CauseShare], digits: int = 1) -> dict[st
     ]:
         floors[cause] += 1
     return {cause: floors[cause] / scale for cause in causes}
+
+
+def advice_lines(tasks: Sequence[TaskResult], causes: Mapping[str, CauseShare] | None) -> list[str]:
+    """One line per cause present: its tasks, its points of the gap (rounded to add up), and the advice of the
+    task it weighs most in (the largest share of the gap, then the first)."""
+    if not causes:
+        return []
+    shown = rounded_shares(causes)
+    by_id = {task.task_id: task for task in tasks}
+    lines = []
+    for cause in CAUSES:
+        share = causes.get(cause)
+        if share is None or not share.tasks:
+            continue
+        ranked = sorted((by_id[t] for t in share.task_ids if t in by_id), key=lambda t: -(t.gap_pp or 0.0))
+        advice = next((t.why.advice for t in ranked if t.why is not None), "")
+        where = ranked[0].task_id if ranked else ""
+        lines.append(
+            f"{cause}: {share.tasks} task(s), {shown[cause]:.1f} pp of the gap; {advice}"
+            + (f" (e.g. {where})" if share.tasks > 1 and where else "")
+        )
+    return lines

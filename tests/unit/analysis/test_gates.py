@@ -7,9 +7,19 @@ from dataclasses import replace
 import pytest
 from suites import records
 
-from pytest_consistency.analysis.gates import BY_DEST, GATES, decide
+from pytest_consistency.analysis.gates import (
+    ALL_GATES,
+    BY_DEST,
+    CAUSE_GATES,
+    CAUSE_OPTION,
+    CAUSE_WORDS,
+    GATES,
+    decide,
+    thresholds_of,
+)
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.config.options import GATE_OPTIONS
+from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.stats.interval import Interval
 
@@ -28,8 +38,19 @@ def summary(
 
 
 def test_every_gate_is_an_option_declared_once() -> None:
-    assert [o.dest for o in GATE_OPTIONS] == [g.dest for g in GATES]
-    assert len({g.flag for g in GATES}) == len(GATES)
+    assert [o.dest for o in GATE_OPTIONS] == [g.dest for g in GATES] + [CAUSE_OPTION]
+    assert len({g.flag for g in ALL_GATES}) == len(ALL_GATES)
+
+
+def test_one_cause_gate_per_cause_under_one_option() -> None:
+    assert CAUSE_WORDS == CAUSES
+    assert [g.flag for g in CAUSE_GATES] == [f"--consistency-cause-max={cause}" for cause in CAUSES]
+    assert [o.flag for o in GATE_OPTIONS if o.dest == CAUSE_OPTION] == ["--consistency-cause-max"]
+    thresholds = thresholds_of({CAUSE_OPTION: (("input", 0.0), ("route", 2.5))}.get)
+    assert {dest: t for dest, t in thresholds.items() if t is not None} == {
+        "cause_input_max": 0.0,
+        "cause_route_max": 2.5,
+    }
 
 
 @pytest.mark.parametrize(
