@@ -102,6 +102,8 @@ class Finding:
         text = f"{self.cause} {where}: {self.detail}"
         if self.others:
             text += f" (also: {', '.join(self.others)})"
+        if self.confirmed is not None:
+            text += " [resampling agrees]" if self.confirmed else " [resampling does not agree]"
         return text
 
 

@@ -40,6 +40,8 @@ class ResampleSummary:
     rows: list[DecisionRow] = field(default_factory=list)
     #: Why a sample counts in no row (its setup failed, the prefix did not replay), one line each.
     errors: list[str] = field(default_factory=list)
+    #: Whether the samples agree with the cause found for the task (one sentence); None when it has none.
+    cause: str | None = None
 
     @property
     def distinct(self) -> int:

@@ -32,6 +32,8 @@ def terminal_lines(r: ResampleSummary) -> list[tuple[str, str]]:
     """(text, style) lines; the style names are the terminal's (``plain``, ``warn``, ``bad``)."""
     width = max([len("decision at step " + str(r.step))] + [len(row.label) for row in r.rows])
     lines = [(headline(r), "warn" if r.reproduces else "plain"), (f"  {source_line(r)}", "plain")]
+    if r.cause:
+        lines.append((f"  {r.cause}", "plain"))
     lines.append((f"  {'decision at step ' + str(r.step):<{width}}  samples  passed", "plain"))
     for row in r.rows:
         lines.append((f"  {row.label:<{width}}  {row.samples:>7}  {row.passed:>6}", "plain"))
@@ -45,6 +47,8 @@ def _cell(text: str) -> str:
 
 def markdown_lines(r: ResampleSummary) -> list[str]:
     lines = [f"### Resampling step {r.step}", "", _cell(headline(r)), "", _cell(source_line(r)), ""]
+    if r.cause:
+        lines += [_cell(r.cause), ""]
     lines += [f"| decision at step {r.step} | samples | passed |", "|---|---:|---:|"]
     lines += [f"| `{_cell(row.label)}` | {row.samples} | {row.passed} |" for row in r.rows]
     lines += [""] + [f"- {_cell(error)}" for error in r.errors] + ([""] if r.errors else [])
@@ -58,9 +62,10 @@ def html_section(r: ResampleSummary) -> str:
         for row in r.rows
     )
     errors = "".join(f"<li class=bad>{e(error)}</li>" for error in r.errors)
+    cause = f"<p>{e(r.cause)}</p>" if r.cause else ""
     return (
         f'<section id="resample"><h2>Resampling step {r.step}</h2><p>{e(headline(r))}</p>'
-        f'<p class="dim">{e(source_line(r))}</p>'
+        f'<p class="dim">{e(source_line(r))}</p>{cause}'
         f'<table class="plain"><thead><tr><th>decision at step {r.step}</th><th>samples</th><th>passed</th></tr>'
         f"</thead><tbody>{rows}</tbody></table>" + (f"<ul>{errors}</ul>" if errors else "") + "</section>"
     )

@@ -25,6 +25,7 @@ from pytest_consistency.capture.wire import provider_of
 from pytest_consistency.cassette.paths import SUFFIXES, cassette_path, format_hint, other_format
 from pytest_consistency.config.parse import Target
 from pytest_consistency.config.settings import Settings
+from pytest_consistency.model.cause import Finding
 from pytest_consistency.model.records import SUCCESS, RepetitionResult
 from pytest_consistency.model.resample import ResampleSummary
 from pytest_consistency.resample.guard import hold_prefix
@@ -300,6 +301,45 @@ def attribute(tasks: Iterable[Any], result: ResampleSummary | None) -> None:
         mapped = getattr(task, "trajectory", None)
         if task.task_id == result.task and mapped is not None and mapped.parts:
             add_clause(mapped, result.clause())
+        if task.task_id == result.task and task.why is not None:
+            confirmed, result.cause = agreement(task.why, result)
+            if confirmed is not None:
+                task.why = replace(task.why, confirmed=confirmed)
+
+
+def agreement(why: Finding, result: ResampleSummary) -> tuple[bool | None, str | None]:
+    """Whether resampling one step from a replayed prefix agrees with the cause found from the repetitions.
+
+    The samples all send one request (the prefix is replayed), so they differ only by sampling: several decisions
+    confirm ``sampling`` at that step; one decision says the step repeats itself when its request does, which
+    agrees with a cause in the request (``input``, ``environment``) and refutes ``sampling`` there.
+    """
+    counted = sum(row.samples for row in result.rows)
+    if not counted:
+        return None, None
+    several = result.distinct > 1
+    gave = f"the same request gave {result.distinct} distinct decision(s) in {counted} samples"
+    if why.step != result.step:
+        where = "after the last step" if why.step is None else f"at step {why.step}"
+        return None, f"the cause was found {where} ({why.cause}); resample that step to test it ({gave} here)"
+    if why.cause == "sampling":
+        if several:
+            return True, f"the samples confirm the cause sampling at step {why.step}: {gave}"
+        return False, (
+            f"the samples do not confirm the cause sampling at step {why.step}: {gave}; the repetitions' decisions "
+            "differed for another reason (look at their requests), or resample more"
+        )
+    if why.cause in ("input", "environment"):
+        if several:
+            return None, (
+                f"the samples differ too ({gave}): sampling plays a part beside the cause {why.cause} found in the "
+                "requests"
+            )
+        return True, (
+            f"the samples agree with the cause {why.cause} at step {why.step}: {gave}, so the requests made the "
+            "difference"
+        )
+    return None, f"the cause {why.cause} is not one resampling tests ({gave})"
 
 
 def is_step(call: Any) -> bool:
