@@ -173,6 +173,15 @@ ALL_GATES = GATES + CAUSE_GATES
 BY_DEST = {gate.dest: gate for gate in ALL_GATES}
 
 
+#: How an output names a gate's figure, by gate name: the cause gates' is the gap attributed to the cause.
+LABELS = {gate.name: f"gap attributed to {cause}" for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True)}
+
+
+def label_of(name: str) -> str:
+    """The figure a gate decides, in words: ``consistency gap``, ``gap attributed to input``."""
+    return LABELS.get(name) or name.replace("_", " ")
+
+
 def thresholds_of(value: Callable[[str], Any]) -> dict[str, float | None]:
     """Every gate's threshold by :attr:`Gate.dest`, from the settings' ``value(dest)`` (None: not set)."""
     thresholds: dict[str, float | None] = {gate.dest: value(gate.dest) for gate in GATES}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
+from pytest_consistency.analysis.gates import label_of
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, tolerated_text
 from pytest_consistency.model.result import (
@@ -336,7 +337,7 @@ def suite_change_text(c: Comparison) -> str:
 
 
 def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
-    label = gate.name.replace("_", " ")
+    label = label_of(gate.name)
     unit = f" {gate.unit}" if gate.unit else ""
     threshold = f"{gate.threshold:g}{unit}" if not gate.unit else f"{gate.threshold:.1f}{unit}"
     if gate.value is None:
