@@ -32,12 +32,12 @@ def terminal_lines(r: ResampleSummary) -> list[tuple[str, str]]:
     """(text, style) lines; the style names are the terminal's (``plain``, ``warn``, ``bad``)."""
     width = max([len("decision at step " + str(r.step))] + [len(row.label) for row in r.rows])
     lines = [(headline(r), "warn" if r.reproduces else "plain"), (f"  {source_line(r)}", "plain")]
-    if r.cause:
-        lines.append((f"  {r.cause}", "plain"))
     lines.append((f"  {'decision at step ' + str(r.step):<{width}}  samples  passed", "plain"))
     for row in r.rows:
         lines.append((f"  {row.label:<{width}}  {row.samples:>7}  {row.passed:>6}", "plain"))
     lines.extend((f"  {error}", "bad") for error in r.errors)
+    if r.cause:
+        lines.append((f"  {r.cause}", "plain"))
     return lines
 
 

@@ -8,6 +8,7 @@ colours in one table, and no line is ever coloured by matching its text.
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
@@ -175,7 +176,7 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
         lines.append(Line(text + (f"; {iv.note}" if iv.note else ""), "warn" if iv.note else "plain"))
-    return lines + cause_lines(summary)
+    return lines + cause_lines(summary, width)
 
 
 def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
@@ -410,7 +411,7 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
     return lines
 
 
-def cause_lines(summary: SessionSummary) -> list[Line]:
+def cause_lines(summary: SessionSummary, width: int = 80) -> list[Line]:
     """The gap by cause (the points add up to the gap as printed), and one line of advice per cause present."""
     causes = summary.causes
     if not causes or not any(share.tasks for share in causes.values()):
@@ -421,9 +422,15 @@ def cause_lines(summary: SessionSummary) -> list[Line]:
         for cause, share in causes.items()
         if share.tasks
     ]
-    lines = [Line("gap by cause: " + ", ".join(parts), "warn")]
-    lines += [Line(f"  advice, {line}") for line in advice_lines(summary.tasks, causes)]
+    lines = [Line(text, "warn") for text in wrapped("gap by cause: " + ", ".join(parts), width)]
+    for line in advice_lines(summary.tasks, causes):
+        lines += [Line(text) for text in wrapped(f"  advice, {line}", width)]
     return lines
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, continued four columns in (a long word stays whole)."""
+    return textwrap.wrap(text, max(width, 40), subsequent_indent="    ", break_on_hyphens=False) or [text]
 
 
 def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> list[Line]:
@@ -433,12 +440,12 @@ def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> lis
     for task in summary.tasks:
         mapped = task.trajectory
         if task.why is not None and (mapped is None or not mapped.parts):
-            lines.append(Line(f"{task.task_id}: cause {task.why.line}", "warn"))
+            lines += [Line(text, "warn") for text in wrapped(f"{task.task_id}: cause {task.why.line}", width)]
         if mapped is None or not (mapped.parts or (verbosity > 0 and mapped.divergent_step is not None)):
             continue
         lines.append(Line(f"{task.task_id}: {mapped.line or 'repetitions part'}", "warn"))
         if task.why is not None:
-            lines.append(Line(f"  cause {task.why.line}", "warn"))
+            lines += [Line(text, "warn") for text in wrapped(f"  cause {task.why.line}", width)]
         if verbosity <= 0:
             continue
         distance = "n/a" if mapped.tool_distance is None else f"{mapped.tool_distance:.2f}"

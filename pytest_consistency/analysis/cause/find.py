@@ -303,9 +303,13 @@ def _outside(a: Run, b: Run, groups: list[list[Run]]) -> Finding:
     passed = sum(run.passed for run in runs)
     answers = len({run.answer for run in runs if run.answer is not None})
     steps = len(a.steps)
-    detail = (
-        f"all {len(runs)} repetitions sent the same {steps} request(s) and got the same decisions, yet "
-        f"{passed}/{len(runs)} passed" + (f" and they gave {answers} different answers" if answers > 1 else "")
+    same = (
+        f"all {len(runs)} repetitions sent the same {steps} request(s) and got the same decisions"
+        if steps
+        else f"none of the {len(runs)} repetitions made a model call the plugin saw"
+    )
+    detail = f"{same}, yet {passed}/{len(runs)} passed" + (
+        f" and they gave {answers} different answers" if answers > 1 else ""
     )
     return Finding(
         cause="outside the model",

@@ -108,7 +108,10 @@ def test_resampling_step_2_replays_the_prefix_and_samples_the_step_live(
         "  action: answer[Alice]           2       2\n"
         "  action: calendar[friday]        1       1\n"
         "  action: answer[Bob]             1       0\n"
+        "  the samples confirm the cause sampling at step 2: the same request gave 3 distinct decision(s) in 4 "
+        "samples\n"
     ) in out
+    assert load_report(recorded)["tasks"][0]["why"]["confirmed"] is True
     # The attribution line of the task carries the resampling clause, after where the samples part.
     parts = load_report(recorded)["tasks"][0]["trajectory"]["parts"]
     assert parts[0].startswith("repetitions part at step 2")
