@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from pytest_consistency.model.cause import MAX_PART_TEXT, Evidence
 from pytest_consistency.model.trajectory import clip
+
+#: A character of a word (as a credential is made of, see ``trajectory.TOKEN``).
+WORD = re.compile(r"[A-Za-z0-9_\-.~+/=]")
 
 #: Characters shown before the first difference, and of each side's differing span.
 CONTEXT = 40
@@ -19,14 +24,29 @@ def differing(left: str, right: str) -> tuple[str, str]:
     suffix = 0
     while suffix < limit - prefix and left[len(left) - 1 - suffix] == right[len(right) - 1 - suffix]:
         suffix += 1
-    start = max(0, prefix - CONTEXT)
+    start = word_start(left, max(0, prefix - CONTEXT))
     lead = "…" if start else ""
 
     def cut(text: str) -> str:
-        end = max(prefix + 1, len(text) - suffix)
-        return lead + clip(text[start:end], SHOWN + (prefix - start))
+        end = word_end(text, max(prefix + 1, len(text) - suffix))
+        return lead + clip(text[start:end], SHOWN + (prefix - start)) + ("…" if end < len(text) else "")
 
     return cut(left), cut(right)
+
+
+def word_start(text: str, at: int) -> int:
+    """``at`` moved back to the start of the word it falls in: a span never starts inside a word, so a key is
+    shown whole (and redacted whole) or not at all."""
+    while 0 < at < len(text) and WORD.match(text[at - 1]) and WORD.match(text[at]):
+        at -= 1
+    return at
+
+
+def word_end(text: str, at: int) -> int:
+    """``at`` moved on to the end of the word it falls in (see :func:`word_start`)."""
+    while 0 < at < len(text) and WORD.match(text[at - 1]) and WORD.match(text[at]):
+        at += 1
+    return at
 
 
 def evidence(repeats: tuple[int, int], left: str | None, right: str | None) -> tuple[Evidence, ...]:
@@ -36,7 +56,7 @@ def evidence(repeats: tuple[int, int], left: str | None, right: str | None) -> t
         return ()
     if left == right:
         beyond = len(left) >= MAX_PART_TEXT - 1
-        tail = clip(left[-CONTEXT:], CONTEXT) if beyond else left[:SHOWN]
+        tail = "…" + left[word_start(left, max(0, len(left) - CONTEXT)) :] if beyond else clip(left, SHOWN)
         return (Evidence(repeats[0], tail, beyond), Evidence(repeats[1], tail, beyond))
     a, b = differing(left, right)
     return (Evidence(repeats[0], a), Evidence(repeats[1], b))
