@@ -32,6 +32,8 @@ ROUTE_KINDS = {
 }
 
 Attempt = tuple[Any, ...]
+#: The index of an attempt's "sampling call" flag (see :func:`attempt_route`).
+SAMPLING = 9
 
 
 def attempt_route(call: CallRecord) -> Attempt:
@@ -48,7 +50,17 @@ def attempt_route(call: CallRecord) -> Attempt:
         fallbacks not in ("", "0"),
         gateway.get("x-litellm-attempted-retries", "").strip() not in ("", "0"),
         error_kind(call),
+        call.sent is not None or call.decision is not None,
     )
+
+
+def step_route(attempts: Sequence[Attempt]) -> tuple[Attempt, ...]:
+    """A step's route: its sampling attempts in order (their number is the retries), then the distinct routes of
+    its other calls (an embedding, a model list), sorted: an agent that embeds twice where another embeds once
+    travelled the same route."""
+    sampling = [a for a in attempts if a[SAMPLING]]
+    others = sorted({a for a in attempts if not a[SAMPLING]}, key=repr)
+    return (*sampling, *others)
 
 
 @dataclass(frozen=True)
@@ -92,9 +104,9 @@ def run_of(repeat: int, calls: Sequence[CallRecord], keys: Sequence[str], passed
         pending.append(attempt_route(call))
         if answered(call):
             label = call.decision.detail() if call.decision is not None else ""
-            steps.append(Step(tuple(pending), call.sent, keys[len(steps)], label))
+            steps.append(Step(step_route(pending), call.sent, keys[len(steps)], label))
             pending = []
-    return Run(repeat, tuple(steps), tuple(pending), passed, answer, texts)
+    return Run(repeat, tuple(steps), step_route(pending), passed, answer, texts)
 
 
 def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
@@ -109,7 +121,8 @@ def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
     for index, name in enumerate(ROUTE_FIELDS):
         if {a[index] for a in left} != {a[index] for a in right}:
             add(ROUTE_KINDS[name])
-    if len(left) != len(right) or {a[7] for a in left} != {a[7] for a in right}:
+    tried = (sum(1 for a in left if a[SAMPLING]), sum(1 for a in right if a[SAMPLING]))
+    if tried[0] != tried[1] or {a[7] for a in left} != {a[7] for a in right}:
         add("retries")
     if sorted(str(a[8]) for a in left if a[8]) != sorted(str(a[8]) for a in right if a[8]):
         add("errors")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from pytest_consistency.analysis.cause.events import Run, Step, route_kinds
+from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
@@ -183,7 +183,7 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
             b = ", ".join(sorted({str(x[index]) for x in right}))
             shown.append(f"{name} {a} vs {b}")
         elif kind in ("retries", "errors"):
-            shown.append(f"attempts {len(left)} vs {len(right)}")
+            shown.append(f"attempts {sum(1 for a in left if a[SAMPLING])} vs {sum(1 for a in right if a[SAMPLING])}")
     return "; ".join(dict.fromkeys(shown))
 
 
