@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.config.parse import SettingError, Target, parse_rule, parse_target
+from pytest_consistency.config.parse import SettingError, Target, cause_limits, parse_rule, parse_target
 
 TASK = "examples/test_react_tasks.py::test_react[invoice-sender]"
 
@@ -36,3 +36,32 @@ def test_task_at_step() -> None:
 def test_bad_targets(raw: str, message: str) -> None:
     with pytest.raises(SettingError, match=message):
         parse_target(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "limits"),
+    [
+        ("input=0", (("input", 0.0),)),
+        (["route=0", "sampling=12.5"], (("route", 0.0), ("sampling", 12.5))),
+        ({"input": 0, "outside_the_model": 3}, (("input", 0.0), ("outside the model", 3.0))),
+        ("outside the model=3\nenvironment=1", (("outside the model", 3.0), ("environment", 1.0))),
+    ],
+)
+def test_cause_limits_read_every_form(raw: object, limits: tuple[tuple[str, float], ...]) -> None:
+    assert cause_limits(raw) == limits
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("inpt=0", "'inpt' is not a cause; the causes are route, input, environment, sampling, outside the model"),
+        ("input", "is not CAUSE=PP"),
+        ("input=120", "input=120: "),
+        (["sampling=x"], "sampling=x: "),
+        (5, "is not CAUSE=PP"),
+    ],
+)
+def test_cause_limits_name_what_is_wrong(raw: object, says: str) -> None:
+    with pytest.raises(SettingError, match=None) as error:
+        cause_limits(raw)
+    assert says in str(error.value)

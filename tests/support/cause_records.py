@@ -1,0 +1,118 @@
+"""Call records of agents whose repetitions part for a known reason, built from real request bodies.
+
+Each record goes through what capture does to a request (``capture.canonical.sent_of`` with the built-in
+provider of its API), so the cause analysis sees the digests and texts a session would give it. Used by the unit
+tests of ``analysis.cause`` and by the benchmark of its cost.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pytest_consistency.capture.canonical import sent_of
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.trajectory import Decision, ToolCall
+from pytest_consistency.route.providers import builtin
+
+PATHS = {"chat": "/chat/completions", "responses": "/responses", "anthropic": "/v1/messages"}
+
+
+def tool(name: str, arguments: str = "{}", call_id: str = "call_1") -> Decision:
+    return Decision.of("", (ToolCall(name, arguments, call_id),), "tool_calls")
+
+
+def text(answer: str) -> Decision:
+    return Decision.of(answer, stop_reason="stop")
+
+
+def call(
+    body: dict[str, Any],
+    decision: Decision | None,
+    api: str = "chat",
+    status: int = 200,
+    error: str | None = None,
+    normalize: Any = None,
+    **route: Any,
+) -> CallRecord:
+    """One attempt: ``body`` as sent, canonicalised as capture does; ``decision`` None for a failed attempt."""
+    provider = "anthropic" if api == "anthropic" else "openai"
+    path = PATHS[api]
+    record = CallRecord(
+        method="POST",
+        url=f"http://127.0.0.1:9/v1{path}" if api != "anthropic" else f"http://127.0.0.1:9{path}",
+        base_url=route.pop("base_url", "http://127.0.0.1:9/v1"),
+        key_fingerprint=route.pop("key", "sha256:aaaa"),
+        model_requested=body.get("model"),
+        model_served=route.pop("served", body.get("model")),
+        status=status,
+        error=error,
+        decision=decision if status < 400 and error is None else None,
+        provider=provider,
+        gateway=route.pop("gateway", {}),
+        **route,
+    )
+    found = builtin(provider)
+    assert found is not None
+    record.sent, record.texts = sent_of(found, record.url, copy.deepcopy(body), normalize, record.url)
+    return record
+
+
+def repetition(task: str, repeat: int, calls: list[CallRecord], passed: bool, answer: Any = None) -> RepetitionResult:
+    """A scored repetition of ``task`` (n = 5) with its calls; texts kept once per repetition, as capture keeps them."""
+    kept: set[str] = set()
+    for record in calls:
+        record.texts = {k: v for k, v in record.texts.items() if k not in kept}
+        kept.update(record.texts)
+    return RepetitionResult(
+        task_id=task,
+        nodeid=f"test_agent.py::test_agent[{task}-rep{repeat}]",
+        repeat=repeat,
+        n=5,
+        k=5,
+        min_pass=0.0,
+        outcome="passed" if passed else "failed",
+        answer_recorded=answer is not None,
+        answer=answer,
+        normalized=answer,
+        calls=calls,
+    )
+
+
+def chat(system: str, user: str = "total for march?", **sampling: Any) -> dict[str, Any]:
+    """A first chat request with a tool list."""
+    return {
+        "model": "gpt-test",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "tools": [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}],
+        **sampling,
+    }
+
+
+def chat_after_tool(first: dict[str, Any], call_id: str, result: str, name: str = "search") -> dict[str, Any]:
+    """The second chat request: ``first`` plus the model's tool call (id ``call_id``) and the tool's result."""
+    body = copy.deepcopy(first)
+    body["messages"] += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+    ]
+    return body
+
+
+def two_steps(
+    system: str = "You are a bookkeeper.",
+    result: str = "42 invoices",
+    answer: str = "total-42",
+    call_id: str = "call_1",
+    **sampling: Any,
+) -> list[CallRecord]:
+    """A tool call, its result, an answer: two chat steps."""
+    first = chat(system, **sampling)
+    return [
+        call(first, tool("search", call_id=call_id)),
+        call(chat_after_tool(first, call_id, result), text(answer)),
+    ]
