@@ -58,7 +58,8 @@ def rounded_shares(causes: Mapping[str, CauseShare], digits: int = 1) -> dict[st
     points add up to the gap it prints."""
     scale = 10**digits
     exact = {cause: share.gap_pp * scale for cause, share in causes.items()}
-    total = round(sum(exact.values()))
+    # the sum as the gap prints (f"{gap:.1f}"), not the sum of the scaled values: float noise can tip a tie
+    total = round(float(f"{sum(share.gap_pp for share in causes.values()):.{digits}f}") * scale)
     floors = {cause: int(value // 1) for cause, value in exact.items()}
     left = total - sum(floors.values())
     for cause in sorted(exact, key=lambda c: (-(exact[c] - floors[c]), CAUSES.index(c) if c in CAUSES else 9))[
