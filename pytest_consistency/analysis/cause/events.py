@@ -119,7 +119,7 @@ def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
             kinds.append(kind)
 
     for index, name in enumerate(ROUTE_FIELDS):
-        if {a[index] for a in left} != {a[index] for a in right}:
+        if route_values(left, index) != route_values(right, index):
             add(ROUTE_KINDS[name])
     tried = (sum(1 for a in left if a[SAMPLING]), sum(1 for a in right if a[SAMPLING]))
     if tried[0] != tried[1] or {a[7] for a in left} != {a[7] for a in right}:
@@ -127,3 +127,9 @@ def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
     if sorted(str(a[8]) for a in left if a[8]) != sorted(str(a[8]) for a in right if a[8]):
         add("errors")
     return kinds
+
+
+def route_values(attempts: Sequence[Attempt], index: int) -> set[Any]:
+    """The values of one route field over ``attempts``; a failed attempt's missing value (a 429 names no model
+    served) is no value: a retried step did not travel another model, it failed once (``retries``, ``errors``)."""
+    return {a[index] for a in attempts if a[index] is not None or a[8] is None}

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds
+from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds, route_values
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
@@ -179,8 +179,8 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
     for kind in kinds:
         if kind in _FACTS:
             index, name = _FACTS[kind]
-            a = ", ".join(sorted({str(x[index]) for x in left}))
-            b = ", ".join(sorted({str(x[index]) for x in right}))
+            a = ", ".join(sorted(str(x) for x in route_values(left, index)))
+            b = ", ".join(sorted(str(x) for x in route_values(right, index)))
             shown.append(f"{name} {a} vs {b}")
         elif kind in ("retries", "errors"):
             shown.append(f"attempts {sum(1 for a in left if a[SAMPLING])} vs {sum(1 for a in right if a[SAMPLING])}")
