@@ -151,7 +151,7 @@ def test_a_degraded_replay_fails_the_merge_naming_the_task(
     assert result.stdout.count("verdict deferred to pytest-consistency merge") == 2
     assert "ci_local.sh: merge exit status 1" in result.stdout
     for test in ("test_pinned", "test_anthropic_pinned"):
-        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00391  REGRESSION" in (
+        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00635  REGRESSION" in (
             result.stdout
         )
     assert "gate --consistency-regressions-max: consistency regressions 2 > 0  FAILED" in result.stdout

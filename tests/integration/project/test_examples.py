@@ -14,6 +14,18 @@ import pytest
 from suites import ROOT, junit_props, replay_examples, validate_junit
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
+#: The main job's gates (README): the gap of the inconsistent-on-purpose tasks fits under the first, and the route
+#: task of examples/test_cause_tasks.py, which drifts on purpose (1 of 13 tasks, 7.7 pp), under the second.
+GATES = ("--consistency-gap-max=30", "--route-drift-max=8")
+#: The tasks of examples/test_cause_tasks.py, each inconsistent for the one cause it is named for: the cause, and
+#: the step where the repetitions first differ (None: after the last step).
+CAUSE_TASKS = {
+    "test_cause_input": ("input", 1),
+    "test_cause_environment": ("environment", 2),
+    "test_cause_sampling": ("sampling", 1),
+    "test_cause_route": ("route", 1),
+    "test_cause_outside_the_model": ("outside the model", None),
+}
 
 
 def replay(
@@ -27,21 +39,45 @@ def replay(
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers: list[str]) -> None:
-    result, report = replay(tmp_path, "--route-drift-max=0", *workers)
+    result, report = replay(tmp_path, *GATES, *workers)
     assert result.returncode == 0, result.stdout[-3000:]
     summary = report["summary"]
     for name in ("consistency_gap_pp", "answer_disagreement_pp", "mean_at_k", "pass_hat_k"):
         assert summary[name] == pytest.approx(EXPECTED[name]), name
     assert summary["route"]["total_tokens"] == EXPECTED["total_tokens"]
-    tasks = {
-        t["task_id"]: {key: t[key] for key in ("passes", "verdict", "outcomes", "distinct_answers", "attribution")}
-        for t in report["tasks"]
-    }
+    keys = ("passes", "verdict", "outcomes", "distinct_answers", "attribution", "cause")
+    tasks = {t["task_id"]: {key: t.get(key) for key in keys} for t in report["tasks"]}
     assert tasks == EXPECTED["tasks"]
     assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
     inconsistent = [task_id for task_id, t in tasks.items() if t["attribution"] == "agent"]
-    assert inconsistent and all(("test_sampled" in t or "test_react" in t) for t in inconsistent)
+    on_purpose = ("test_sampled", "test_react", "test_cause")
+    assert inconsistent and all(any(name in t for name in on_purpose) for t in inconsistent)
+    drifted = [task_id for task_id, t in tasks.items() if t["attribution"] == "route drift"]
+    assert drifted == ["examples/test_cause_tasks.py::test_cause_route"]
     assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp [" in result.stdout
+
+
+def test_each_cause_task_is_inconsistent_for_its_own_cause(tmp_path: Path) -> None:
+    """examples/test_cause_tasks.py: one task per cause, each inconsistent (its outcomes or answers differ), and the
+    first thing its repetitions differ in is the one it was built for, as recorded in examples/expected.json."""
+    result, report = replay(tmp_path, "-k", "cause")
+    assert result.returncode == 0, result.stdout[-3000:]
+    tasks = {t["task_id"].split("::")[1]: t for t in report["tasks"]}
+    assert set(tasks) == set(CAUSE_TASKS)
+    for name, (cause, step) in CAUSE_TASKS.items():
+        task = tasks[name]
+        assert len(set(task["outcomes"])) > 1 or task["distinct_answers"] > 1, name
+        assert EXPECTED["tasks"][task["task_id"]]["cause"] == cause, name
+        assert (task["cause"], task["why"]["step"]) == (cause, step), task["why"]
+    assert report["summary"]["causes"]["route"]["task_ids"] == [tasks["test_cause_route"]["task_id"]]
+    route = tasks["test_cause_route"]
+    assert "deployment" in route["drift"]["kinds"], route["drift"]
+    deployments = {
+        c["gateway"].get("x-litellm-model-id") for r in route["repetitions"] for c in r["calls"] if c["gateway"]
+    }
+    assert deployments == {"smollm2-135m-q4_1", "smollm2-135m-q2_k"}
+    # The route task alone drifts: every other task of the suite keeps its pinned route.
+    assert [t for t in tasks.values() if t["drift"]["kinds"]] == [route]
 
 
 def test_gap_gate_on_the_replayed_suite(tmp_path: Path) -> None:
@@ -60,7 +96,7 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
-    assert len(files) == 60  # 35, the ReAct task's 5 and its resampling demos' 2 x 10 samples
+    assert len(files) == 85  # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()
@@ -87,13 +123,15 @@ def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate
     gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
     result, report = replay(tmp_path, *gate, root=degraded(tmp_path))
     assert result.returncode == 1, result.stdout[-3000:]
-    # The task is shared by both routes' tests, so the agent's regression shows on both; with 8 tasks compared,
-    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 8 / 2.
+    # The task is shared by both routes' tests, so the agent's regression shows on both; with 13 tasks compared,
+    # Benjamini-Hochberg gives each p = 0.000977 the q 0.000977 x 13 / 2. (The cause tasks keep their own copy of
+    # the invoice task's expectation, so the degraded copy leaves them as recorded: still flaky.)
     for test in ("test_pinned", "test_anthropic_pinned"):
-        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00391  REGRESSION" in (
+        assert f"{test}[invoice-sender]: newly failing 5/5 -> 0/5  p = 0.000977, q = 0.00635  REGRESSION" in (
             result.stdout
         )
-    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.994" in result.stdout
+    assert "test_sampled[invoice-sender]: newly failing 1/5 -> 0/5  p = 0.377, q = 0.807" in result.stdout
+    assert "test_cause_route: still flaky 2/5 -> 2/5" in result.stdout
     assert "gate --consistency-regressions-max: consistency regressions 2 > 0  FAILED" in result.stdout
     comparison = report["summary"]["comparison"]
     assert [t["task_id"].split("::")[1] for t in comparison["tasks"] if t["regression"]] == [
@@ -116,11 +154,11 @@ def test_two_replays_of_the_same_cassettes_never_regress(tmp_path: Path, workers
 
 def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(tmp_path: Path) -> None:
     xml = tmp_path / "junit.xml"
-    result, report = replay(tmp_path, f"--junitxml={xml}", "--consistency-gap-max=10")
+    result, report = replay(tmp_path, f"--junitxml={xml}", *GATES)
     assert result.returncode == 0, result.stdout[-3000:]
     validate_junit(xml)
     (suite,) = ET.parse(xml).getroot().findall("testsuite")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("41", "0", "0")  # 40 + the gates
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("66", "0", "0")  # 65 + the gates
     cases = {(c.get("name") or ""): c for c in suite.iter("testcase")}
     pinned = junit_props(cases["test_pinned[invoice-sender-rep1]"])
     assert pinned["consistency.task.passes"] == "5/5" and pinned["consistency.task.verdict"] == "pass"
