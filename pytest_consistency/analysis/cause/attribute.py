@@ -86,6 +86,6 @@ def advice_lines(tasks: Sequence[TaskResult], causes: Mapping[str, CauseShare] |
         where = ranked[0].task_id if ranked else ""
         lines.append(
             f"{cause}: {share.tasks} task(s), {shown[cause]:.1f} pp of the gap; {advice}"
-            + (f" (e.g. {where})" if share.tasks > 1 and where else "")
+            + (f" (e.g. {where})" if share.tasks > 1 and where and where not in advice else "")
         )
     return lines

@@ -140,10 +140,10 @@ def _route(
     outranked: str | None,
 ) -> Finding:
     kinds = tuple(route_kinds(left, right)) or ("route",)
-    shown = _route_facts(kinds, left, right)
-    detail = f"{', '.join(kinds)} differed between repetitions {repeats[0]} and {repeats[1]}"
+    shown = _route_facts(kinds, left, right, repeats)
+    detail = f"{', '.join(kinds)} differed between repetitions {min(repeats)} and {max(repeats)}"
     if shown:
-        detail += f" ({shown})"
+        detail += f": {shown}"
     if outranked == "request":
         detail += "; the requests differ too at this step, the route comes first"
     elif outranked == "decision":
@@ -174,16 +174,20 @@ _FACTS = {
 }
 
 
-def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]) -> str:
+def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any], repeats: tuple[int, int]) -> str:
+    """``deployment a (repetition 1) vs b (repetition 2)``, the lower repetition first, per kind."""
+    sides = sorted([(repeats[0], left), (repeats[1], right)], key=lambda side: side[0])
     shown = []
     for kind in kinds:
         if kind in _FACTS:
             index, name = _FACTS[kind]
-            a = ", ".join(sorted(str(x) for x in route_values(left, index)))
-            b = ", ".join(sorted(str(x) for x in route_values(right, index)))
-            shown.append(f"{name} {a} vs {b}")
+            values = [", ".join(sorted(str(x) for x in route_values(attempts, index))) for _, attempts in sides]
         elif kind in ("retries", "errors"):
-            shown.append(f"attempts {sum(1 for a in left if a[SAMPLING])} vs {sum(1 for a in right if a[SAMPLING])}")
+            name = "attempts"
+            values = [str(sum(1 for a in attempts if a[SAMPLING])) for _, attempts in sides]
+        else:
+            continue
+        shown.append(f"{name} {values[0]} (repetition {sides[0][0]}) vs {values[1]} (repetition {sides[1][0]})")
     return "; ".join(dict.fromkeys(shown))
 
 

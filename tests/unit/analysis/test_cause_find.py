@@ -93,7 +93,7 @@ def test_another_model_served_is_route_and_outranks_the_decision() -> None:
     reps[1].calls[0].decision = tool("list_emails")
     found = finding(reps)
     assert (found.cause, found.step, found.kinds, found.outranked) == ("route", 1, ("model_served",), "decision")
-    assert "model served gpt-test vs gpt-test-mini" in found.detail
+    assert "model served gpt-test (repetition 1) vs gpt-test-mini (repetition 2)" in found.detail
     assert "the decisions differ too at this step, the route comes first" in found.detail
 
 
