@@ -2,7 +2,9 @@
 
 This is the users' controlled experiment (groups A to D: route not pinned, key pinned, route pinned, keys rotated)
 as a table: model, base URL, key fingerprint, n, tasks, Mean@k, pass^k and the gap with their intervals, answer
-disagreement, route drift, retries, errors and tokens; and for every row after the first, its difference from the
+disagreement, route drift, retries, errors and tokens, the gap by cause (one column per cause: the points of the gap
+attributed to it, rounded so that a row's causes add up to the gap it prints; ``-`` for a report made before causes
+were named); and for every row after the first, its difference from the
 first: the gap change with its paired interval, significant per-task regressions, and McNemar's p on pass^n flips.
 Rows are typed (:class:`Row`), and the text, Markdown and JSON renderings read the same rows.
 """
@@ -14,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.cause.attribute import rounded_shares
 from pytest_consistency.analysis.merge import merge_reports
+from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.result import Analysis, Comparison, SessionSummary
 from pytest_consistency.model.serial import to_data
 from pytest_consistency.stats.interval import Interval
@@ -42,6 +46,9 @@ class Row:
     errors: int | None
     total_tokens: int | None
     tokens_per_task: float | None
+    #: Points of the gap per cause (every cause, in :data:`CAUSES` order), rounded so that they add up to the gap
+    #: as printed; None when the report names no cause (made before causes, or no task scored).
+    causes: dict[str, float] | None
     #: Against the first row (None for the first row itself).
     versus_first: Comparison | None
 
@@ -78,10 +85,18 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
                 errors=sum(route.errors.values()) if route else None,
                 total_tokens=route.total_tokens if route else None,
                 tokens_per_task=route.avg_tokens_per_task if route else None,
+                causes=_causes(s),
                 versus_first=None if index == 0 else compare(first, s, first_label),
             )
         )
     return result
+
+
+def _causes(summary: SessionSummary) -> dict[str, float] | None:
+    if summary.causes is None:
+        return None
+    shown = rounded_shares(summary.causes)
+    return {cause: shown.get(cause, 0.0) for cause in CAUSES}
 
 
 def _keys(summary: SessionSummary) -> str | None:
@@ -133,6 +148,7 @@ HEADERS = (
     "errors",
     "tokens",
     "tokens/task-rep",
+    *(f"{cause} pp" for cause in CAUSES),
     "vs first",
 )
 
@@ -154,6 +170,7 @@ def _cells(row: Row) -> list[str]:
         _num(row.errors, "d"),
         _num(row.total_tokens, "d"),
         _num(row.tokens_per_task),
+        *(_num(None if row.causes is None else row.causes[cause]) for cause in CAUSES),
         _versus(row.versus_first),
     ]
 

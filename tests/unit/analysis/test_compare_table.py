@@ -1,0 +1,38 @@
+"""analysis.compare_table: the experiment A to D as one row per run, and one column per cause (issue 28)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from cause_summaries import cause_summary
+
+from pytest_consistency.analysis.compare_table import HEADERS, comparison_table, rows
+from pytest_consistency.model.cause import CAUSES
+
+
+def test_one_column_per_cause_whose_points_add_up_to_the_gap_printed() -> None:
+    summary = cause_summary()
+    before = replace(cause_summary(), causes=None)  # a report made before causes were named
+    table = rows([("A", summary), ("B", before)], summary.analysis)
+    assert table[0].causes is not None
+    assert list(table[0].causes.items()) == list(zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0], strict=True))
+    assert f"{sum(table[0].causes.values()):.1f}" == f"{summary.consistency_gap_pp:.1f}"
+    assert table[1].causes is None
+    assert [h for h in HEADERS if h.endswith(" pp") and h[:-3] in CAUSES] == [f"{c} pp" for c in CAUSES]
+
+
+def test_the_text_markdown_and_json_renderings_carry_the_causes() -> None:
+    summary = cause_summary()
+    reports = [("A", summary), ("B", replace(cause_summary(), causes=None))]
+    text = comparison_table(reports, summary.analysis).splitlines()
+    head, first, second = text[0], text[1], text[2]
+    assert first[head.index("route pp") :].split()[:5] == ["0.0", "16.0", "8.0", "12.0", "0.0"]
+    assert second[head.index("route pp") :].split()[:5] == ["-"] * 5
+    markdown = comparison_table(reports, summary.analysis, "markdown").splitlines()
+    cells = [c.strip() for c in markdown[2].strip("|").split("|")]
+    header = [c.strip() for c in markdown[0].strip("|").split("|")]
+    assert [cells[header.index(f"{c} pp")] for c in CAUSES] == ["0.0", "16.0", "8.0", "12.0", "0.0"]
+    data = json.loads(comparison_table(reports, summary.analysis, "json"))
+    assert data["rows"][0]["causes"] == {c: v for c, v in zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0], strict=True)}
+    assert data["rows"][1]["causes"] is None
