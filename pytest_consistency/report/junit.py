@@ -10,9 +10,11 @@ passed, so a dashboard would contradict the exit status. :func:`annotate` rewrit
   allows, plus the property ``consistency.tolerated=true``; the suite's ``failures``/``errors`` counts drop
   accordingly. A task whose verdict is ``fail`` keeps its ``<failure>`` elements;
 - every repetition's testcase gets ``consistency.*`` properties: its task, repetition, outcome, answer class, the
-  task's drift kinds and figures and, with a baseline, the task's status and p/q-values;
-- the ``<testsuite>`` gets the overall figures with intervals, every gate, ``passed`` and ``exit_status``, and the
-  baseline summary.
+  task's drift kinds and figures, the cause of an inconsistent task (``consistency.task.cause``, ``.step``,
+  ``.line``) and, with a baseline, the task's status and p/q-values;
+- the ``<testsuite>`` gets the overall figures with intervals, the gap by cause (``consistency.cause.<cause>.gap_pp``
+  and ``.tasks`` per cause present, spaces in the name as ``_``), every gate, ``passed`` and ``exit_status``, and
+  the baseline summary.
 
 Per-testcase ``<properties>`` are what pytest itself writes for ``record_property``; the xunit-plugin's
 junit-10.xsd (which pytest's default ``junit_family=xunit2`` targets) does not list them, so a validator that
@@ -104,6 +106,13 @@ def task_properties(task: TaskResult, change: TaskChange | None) -> list[Propert
         props.append(("consistency.task.attribution", task.attribution))
     if task.drift is not None and task.drifted:
         props.append(("consistency.task.drift", ",".join(task.drift.kinds)))
+    if task.cause is not None:
+        props.append(("consistency.task.cause", task.cause))
+        if task.why is not None:
+            props += [
+                ("consistency.task.cause.step", "n/a" if task.why.step is None else str(task.why.step)),
+                ("consistency.task.cause.line", task.why.line),
+            ]
     if change is not None:
         props += [
             ("consistency.task.baseline_status", change.status),
@@ -164,6 +173,7 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             ("consistency.route_drift_tasks", str(len(summary.route.drift_tasks))),
             ("consistency.total_tokens", str(summary.route.total_tokens)),
         ]
+    props += cause_properties(summary)
     for gate in summary.gates:
         name = f"consistency.gate.{gate.name}"
         props += [
@@ -199,6 +209,21 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             ]
     props += [(f"consistency.warning.{i}", text) for i, text in enumerate(summary.warnings, start=1)]
     props += [(f"consistency.error.{i}", text) for i, text in enumerate(summary.errors, start=1)]
+    return props
+
+
+def cause_name(cause: str) -> str:
+    """A cause as a part of a property name: ``outside the model`` -> ``outside_the_model``."""
+    return cause.replace(" ", "_")
+
+
+def cause_properties(summary: SessionSummary) -> list[Property]:
+    """Per cause present, its points of the gap and its tasks: ``consistency.cause.input.gap_pp``."""
+    props: list[Property] = []
+    for cause, share in (summary.causes or {}).items():
+        if share.tasks:
+            name = f"consistency.cause.{cause_name(cause)}"
+            props += [(f"{name}.gap_pp", number(share.gap_pp)), (f"{name}.tasks", str(share.tasks))]
     return props
 
 

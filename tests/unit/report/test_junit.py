@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 import xmlschema
-from suites import records
+from cause_summaries import SECRET as CAUSE_SECRET
+from cause_summaries import cause_summary, redacted
+from suites import records, validate_junit
 
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.model.result import SessionSummary
@@ -151,3 +153,39 @@ def test_a_standalone_rendering_escapes_what_xml_cannot_hold() -> None:
     assert "test_task[bell#x07-esc#x1B[31m-nul#x00-fs#xDCFF-rep2]" in names
     messages = [f.get("message") for f in root.iter("failure")]
     assert any("bell#x07-esc#x1B[31m-nul#x00-fs#xDCFF" in (m or "") for m in messages)
+
+
+def test_the_cause_of_each_task_and_the_gap_by_cause_are_properties(tmp_path: Path) -> None:
+    summary = redacted(cause_summary(CAUSE_SECRET), CAUSE_SECRET)
+    text = render(summary)
+    path = tmp_path / "junit.xml"
+    path.write_text(text, encoding="utf-8")
+    validate_junit(path)
+    root = ET.fromstring(text)
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    shown = props(suite)
+    assert {name: value for name, value in shown.items() if name.startswith("consistency.cause.")} == {
+        "consistency.cause.input.gap_pp": "16.0",
+        "consistency.cause.input.tasks": "1",
+        "consistency.cause.environment.gap_pp": "8.0",
+        "consistency.cause.environment.tasks": "1",
+        "consistency.cause.sampling.gap_pp": "12.0",
+        "consistency.cause.sampling.tasks": "1",
+        "consistency.cause.outside_the_model.gap_pp": "0.0",
+        "consistency.cause.outside_the_model.tasks": "1",
+    }  # a cause no task has (route) is not listed
+    by_task: dict[str, dict[str, str]] = {}
+    for case in root.iter("testcase"):
+        mine = props(case)
+        by_task.setdefault(mine["consistency.task_id"], mine)
+    causes = {t: (p.get("consistency.task.cause"), p.get("consistency.task.cause.step")) for t, p in by_task.items()}
+    assert causes == {
+        "sampled": ("sampling", "1"),
+        "clock": ("input", "1"),
+        "search": ("environment", "2"),
+        "answers": ("outside the model", "n/a"),
+        "steady": (None, None),
+    }
+    assert by_task["clock"]["consistency.task.cause.line"].startswith("input at step 1: the first requests differ")
+    assert CAUSE_SECRET not in text and "&lt;redacted&gt; Now: 09:11" in text
