@@ -1,13 +1,15 @@
 """The GitHub job summary: GitHub-flavoured Markdown that says first whether the run passed and why.
 
 A reviewer opening a CI run wants the verdict before the figures, and the few tasks that need a look before the
-many that passed: so the order is verdict (as a GitHub alert), figures with their intervals, the tasks that were
-inconsistent, failed or regressed, route drift, and last the answer clusters of each inconsistent task, folded in
-``<details>``. GitHub refuses a step summary over 1 MiB, so when the text would exceed it the least important
-parts go first (answer clusters, then task rows beyond the first ones) and a note says how many were left out and
-where the whole result is; the verdict is never left out, so the names, errors and warnings it lists are each
-shortened instead. The rendering is a pure, deterministic function of the summary, so
-``pytest-consistency show REPORT --format markdown`` prints exactly what the session wrote.
+many that passed: so the order is verdict (as a GitHub alert), figures with their intervals, why repetitions part
+(the gap by cause, with one line of advice per cause), the tasks that were inconsistent, failed or regressed, route
+drift, where each inconsistent task's repetitions part and its cause, and last the answer clusters of each
+inconsistent task, folded in ``<details>``. GitHub refuses a step summary over 1 MiB, so when the text would exceed
+it the least important parts go first (answer clusters, then task rows beyond the first ones) and a note says how
+many were left out and where the whole result is; the verdict (and the gap by cause, five rows at most) is never
+left out, so the names, errors and warnings it lists are each shortened instead. The rendering is a pure,
+deterministic function of the summary, so ``pytest-consistency show REPORT --format markdown`` prints exactly what
+the session wrote.
 
 User text (task ids, answers, warnings) is escaped for the context it lands in: table cells escape Markdown
 punctuation and ``|``, and HTML-escape ``<``, ``>`` and ``&``; ``<summary>`` text is HTML-escaped and kept on one
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_consistency.analysis.answers import MISSING, canonical_json, default_equivalent, distinct_classes
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
@@ -232,6 +235,35 @@ def figure_lines(summary: SessionSummary) -> list[str]:
     return lines
 
 
+def cause_lines(summary: SessionSummary) -> list[str]:
+    """The gap by cause: one row per cause present, its tasks and its points of the gap (rounded so that the column
+    adds up to the total it prints), then one line of advice per cause. Nothing when no task has a cause."""
+    causes = summary.causes
+    if not causes or not any(share.tasks for share in causes.values()):
+        return []
+    shown = rounded_shares(causes)
+    present = [(cause, share) for cause, share in causes.items() if share.tasks]
+    lines = [
+        "### Why repetitions part",
+        "",
+        "| cause | tasks | points of the gap |",
+        "| --- | ---: | ---: |",
+        *(f"| {cell(cause)} | {share.tasks} | {shown[cause]:.1f} pp |" for cause, share in present),
+        f"| **all causes** | {sum(share.tasks for _, share in present)} | **{sum(shown.values()):.1f} pp** |",
+        "",
+    ]
+    lines += [f"- {inline(shorten(line, MESSAGE_CHARS))}" for line in advice_lines(summary.tasks, causes)]
+    return [*lines, ""]
+
+
+def cause_text(task: TaskResult) -> str:
+    """A task's cause as its table cell: ``input, step 2``, ``outside the model``, ``–``."""
+    if task.cause is None:
+        return "–"
+    step = None if task.why is None else task.why.step
+    return task.cause + ("" if step is None else f", step {step}")
+
+
 def comparison_lines(c: Comparison) -> list[str]:
     gap = "n/a" if c.gap_change_pp is None else f"{c.gap_change_pp:+.1f} pp"
     flips = f"pass^n flips: {c.flips_worse} worse, {c.flips_better} better" + (
@@ -263,8 +295,8 @@ def comparison_lines(c: Comparison) -> list[str]:
 
 def task_header(summary: SessionSummary) -> list[str]:
     level = f"{summary.analysis.confidence * 100:g} %"
-    columns = ["task", "passes", f"pass rate {level}", "verdict", "attribution"]
-    aligns = ["---", "---:", "---", "---", "---"]
+    columns = ["task", "passes", f"pass rate {level}", "verdict", "attribution", "cause"]
+    aligns = ["---", "---:", "---", "---", "---", "---"]
     if summary.comparison is not None:
         columns += ["baseline", "p", "q"]
         aligns += ["---", "---:", "---:"]
@@ -282,6 +314,7 @@ def task_row(task: TaskResult, change: TaskChange | None, comparison: bool) -> s
         fraction(task.pass_rate_interval),
         cell(verdict),
         cell(task.attribution or "–"),
+        cell(cause_text(task)),
     ]
     if comparison:
         if change is None:
@@ -338,12 +371,16 @@ def failure_block(task: TaskResult) -> list[str]:
 
 
 def trajectory_block(task: TaskResult) -> list[str]:
-    """Where an inconsistent task's repetitions part (its attribution line), and its trajectory tree folded, one
-    list item per run of steps without a branch."""
+    """Where an inconsistent task's repetitions part (its attribution line) and why (its cause line, as the terminal
+    prints it), and its trajectory tree folded, one list item per run of steps without a branch. A task with a
+    cause but no branch in its decisions (another tool result, a check outside the model) shows its cause alone."""
     mapped = task.trajectory
+    why = [] if task.why is None else [f"  - cause {inline(shorten(task.why.line, MESSAGE_CHARS))}"]
     if mapped is None or not mapped.parts:
-        return []
-    lines = [f"- {cell(task.task_id)}: {inline(mapped.line or '')}"]
+        if task.why is None:
+            return []
+        return [f"- {cell(task.task_id)}: cause {inline(shorten(task.why.line, MESSAGE_CHARS))}", ""]
+    lines = [f"- {cell(task.task_id)}: {inline(mapped.line or '')}", *why]
     shown = segments(mapped.tree)
     if mapped.divergent_step is None or not shown:
         return [*lines, ""]
@@ -378,7 +415,7 @@ def _prefix(blocks: Sequence[list[str]], budget: int) -> int:
 def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     """The whole summary; parts are left out, least important first, to keep it within ``max_bytes``."""
     changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
-    head = verdict_lines(summary) + figure_lines(summary)
+    head = verdict_lines(summary) + figure_lines(summary) + cause_lines(summary)
     if summary.comparison is not None:
         head += comparison_lines(summary.comparison)
 
@@ -431,7 +468,7 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         for what, kept, name in (
             (rows, kept_rows, "task rows"),
             (drift, kept_drift, "route drift lines"),
-            (trajectories, kept_trajectories, "trajectory trees"),
+            (trajectories, kept_trajectories, "cause lines and trajectory trees"),
             (clusters, kept_clusters, "answer clusters"),
             (failures, kept_failures, "failure messages"),
         )

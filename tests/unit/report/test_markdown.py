@@ -3,16 +3,20 @@ baseline columns, determinism and the 1 MiB limit."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+from cause_summaries import SECRET as CAUSE_SECRET
+from cause_summaries import cause_summary, redacted
 from markdown_it import MarkdownIt
 from suites import records
 
 from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.analysis.cause.attribute import advice_lines
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.report import builtin
-from pytest_consistency.report.markdown import MARGIN, MAX_BYTES, render
+from pytest_consistency.report.markdown import MARGIN, MAX_BYTES, inline, render
 
 STEADY = {f"steady{i}": "PPPPP" for i in range(5)}
 
@@ -112,12 +116,12 @@ def test_regressions_get_baseline_status_and_p_q_columns() -> None:
     current = summary_of({**STEADY, "target": "FFFFF", "flaky": "PFPPF"})
     current.comparison = compare(base, current, label="base.json")
     text = render(conclude(current, {"consistency_regressions_max": 0}))
-    table = rows(re.findall(r"<table>.*?</table>", html_of(text), re.S)[1])
-    assert table[0] == ["task", "passes", "pass rate 95 %", "verdict", "attribution", "baseline", "p", "q"]
+    table = next(t for t in map(rows, re.findall(r"<table>.*?</table>", html_of(text), re.S)) if t[0][0] == "task")
+    assert table[0] == ["task", "passes", "pass rate 95 %", "verdict", "attribution", "cause", "baseline", "p", "q"]
     target = table[1]
     assert target[0] == "target" and target[1] == "0/5"
-    assert target[5] == "newly failing 5/5 → 0/5 <strong>REGRESSION</strong>"
-    assert (target[6], target[7]) == ("0.000977", "0.00684")
+    assert target[5] == "–" and target[6] == "newly failing 5/5 → 0/5 <strong>REGRESSION</strong>"
+    assert (target[7], target[8]) == ("0.000977", "0.00684")
     assert "### Baseline" in text and "- baseline base.json: 7 tasks in both runs; 1 significant regression(s)" in text
 
 
@@ -145,7 +149,12 @@ def test_a_huge_run_stays_under_one_mebibyte_dropping_answer_clusters_first() ->
 
     small = render(summary, max_bytes=200_000)
     assert len(small.encode("utf-8")) <= 200_000 and "<details>" not in small
-    match = re.search(r"left out (\d+) of 3000 task rows, 3000 of 3000 answer clusters\.", small)
+    # every task made no call, so each has a cause line (outside the model): they go before the answer clusters
+    match = re.search(
+        r"left out (\d+) of 3000 task rows, 3000 of 3000 cause lines and trajectory trees, 3000 of 3000 answer "
+        r"clusters\.",
+        small,
+    )
     assert match is not None
     assert len(re.findall(r"^\| task\d{4} ", small, re.M)) == 3000 - int(match.group(1))
 
@@ -184,3 +193,62 @@ def test_an_answer_with_a_lone_surrogate_is_written_as_its_escape() -> None:
     assert "caf\\udcff" in text and text.encode("utf-8")
     assert text.rstrip().endswith("the JSON report holds the text exactly.")  # an escape is never silent
     assert "not UTF-8" not in render(summary_of({"fs": "PPPFP"}, {"fs": ["cafe"] * 5}))
+
+
+def test_why_repetitions_part_adds_up_to_the_gap_printed_with_one_line_of_advice_per_cause() -> None:
+    summary = cause_summary()
+    text = render(summary)
+    tables = {t[0][0]: t for t in map(rows, re.findall(r"<table>.*?</table>", html_of(text), re.S))}
+    assert tables["cause"] == [
+        ["cause", "tasks", "points of the gap"],
+        ["input", "1", "16.0 pp"],
+        ["environment", "1", "8.0 pp"],
+        ["sampling", "1", "12.0 pp"],
+        ["outside the model", "1", "0.0 pp"],
+        ["<strong>all causes</strong>", "4", "<strong>36.0 pp</strong>"],
+    ]
+    assert ["consistency gap", "36.0 pp"] == tables["figure"][4][:2]  # the total is the gap printed
+    advice = advice_lines(summary.tasks, summary.causes)
+    assert len(advice) == 4
+    for line in advice:
+        assert f"- {inline(line)}" in text.splitlines()
+    assert text.index("### Figures") < text.index("### Why repetitions part") < text.index("### Tasks that need")
+    causes = {row[0]: row[5] for row in tables["task"][1:]}
+    assert causes == {
+        "sampled": "sampling, step 1",
+        "clock": "input, step 1",
+        "search": "environment, step 2",
+        "answers": "outside the model",
+    }
+
+
+def test_each_inconsistent_task_has_its_cause_line_where_its_repetitions_part() -> None:
+    summary = cause_summary()
+    text = render(summary)
+    part = text[text.index("### Where repetitions part") :]
+    for task in summary.tasks:
+        if task.why is None:
+            assert task.task_id == "steady" and f"- {task.task_id}:" not in part
+            continue
+        assert inline(task.why.line) in part, task.task_id
+    assert "- answers: all 5 repetitions took the same 2 step(s)" in part
+    assert "\n  - cause outside the model after the last step: all 5 repetitions sent the same" in part
+
+
+def test_a_consistent_suite_has_no_why_section() -> None:
+    text = render(summary_of(STEADY))
+    assert "Why repetitions part" not in text and "| cause |" not in text
+
+
+def test_a_cause_line_is_escaped_and_a_key_in_its_span_redacted() -> None:
+    raw = cause_summary(CAUSE_SECRET)
+    text = render(redacted(raw, CAUSE_SECRET))
+    assert CAUSE_SECRET not in text
+    assert '"…&lt;redacted&gt; Now: 09:11" (repetition 1)' in text
+    hostile = cause_summary()
+    clock = next(t for t in hostile.tasks if t.task_id == "clock")
+    assert clock.why is not None
+    clock.why = dataclasses.replace(clock.why, detail="<img src=x onerror=alert(1)> | `code` [link](http://x)")
+    shown = render(hostile)
+    assert "<img" not in shown and "[link](http://x)" not in shown
+    assert "<img" not in html_of(shown) and 'href="http://x"' not in html_of(shown)
