@@ -27,8 +27,8 @@ Answer classes here group identical normalised answers (the default equivalence)
 ``pytest_consistency_answers_equivalent`` hook says so on the page, since its grouping may be coarser.
 
 The modules, one concern each: :mod:`.data` (symbols, answer classes, the embedded JSON), :mod:`.sections` (verdict,
-figures, gates, route, comparison, notes, the grid), :mod:`.diagnosis` (inconsistent tasks side by side, trajectory
-trees); this one assembles the page.
+figures, gates, route, comparison, notes, the gap by cause, the grid), :mod:`.diagnosis` (inconsistent tasks: their
+cause and its differing texts, repetitions side by side; trajectory trees); this one assembles the page.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visib
 from pytest_consistency.report.html.data import answer_classes, e, embedded_json, page_data
 from pytest_consistency.report.html.diagnosis import diagnoses_section, trajectories_section
 from pytest_consistency.report.html.sections import (
+    causes_section,
     comparison_section,
     figures_section,
     gates_section,
@@ -74,6 +75,7 @@ def render(summary: SessionSummary) -> str:
         "</div>",
         comparison_section(summary.comparison) if summary.comparison is not None else "",
         notes_section(summary),
+        causes_section(summary),
         resample_section(summary),
         '<div class="work">',
         grid_section(summary, classes),

@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from pytest_consistency.analysis.answers import MISSING, canonical_json, distinct_classes
+from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import SessionSummary, TaskResult
 from pytest_consistency.report.encodable import needs_escape, visible_in_json
@@ -33,6 +34,8 @@ UNKNOWN_OUTCOME = ("?", "n", "unknown outcome")
 #: Sort ranks: worst first.
 VERDICT_RANK = {"error": 0, "fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
 ATTRIBUTION_RANK = {"route drift": 0, "agent": 1}
+#: Sort rank of a task's cause: the order a step is read (route first); a task without a cause last.
+CAUSE_RANK: dict[str, int] = {cause: rank for rank, cause in enumerate(CAUSES)}
 VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "error": "⚠", "xfail": "✗", "incomplete": "○", "skipped": "–"}
 GATE_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
 #: The symbol of the class of repetitions that recorded no answer.
@@ -43,7 +46,7 @@ ANSWER_PREVIEW = 400
 CLASSES_SHOWN = 6
 ANSWER_LIMIT = 20_000
 #: Columns of a grid row before the repetition cells (the script reads it from ``data-lead``).
-LEAD_COLUMNS = 6
+LEAD_COLUMNS = 7
 #: Inconsistent tasks whose diagnosis is open on load; beyond that they start closed, to keep the page short.
 OPEN_DIAGNOSES = 12
 #: Decisions shown on one line of a trajectory tree (a run of steps without a branch); the rest are counted.

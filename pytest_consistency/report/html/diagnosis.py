@@ -1,12 +1,14 @@
-"""Why the inconsistent tasks were inconsistent: each one's answer classes and a passing and a failing repetition
-side by side, their calls up to the first that differs (:func:`first_difference`); and where each task's
-repetitions part, as a collapsed trajectory tree."""
+"""Why the inconsistent tasks were inconsistent: each one's cause (:func:`finding_html`: the step, what the calls
+show, the advice, and the two differing requests or tool results side by side), its answer classes and a passing
+and a failing repetition side by side, their calls up to the first that differs (:func:`first_difference`); and
+where each task's repetitions part, as a collapsed trajectory tree."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pytest_consistency.analysis.trajectory.tree import Segment, segments
+from pytest_consistency.model.cause import Evidence, Finding
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import SessionSummary, TaskResult
 from pytest_consistency.report.html.data import (
@@ -105,12 +107,69 @@ def pair_of(task: TaskResult, named: Classes) -> tuple[int, int, str, str] | Non
     return None
 
 
+def marked(text: str, other: str) -> str:
+    """``text`` escaped, with what differs from ``other`` (between their common start and common end) marked."""
+    start = 0
+    limit = min(len(text), len(other))
+    while start < limit and text[start] == other[start]:
+        start += 1
+    end = 0
+    while end < limit - start and text[len(text) - 1 - end] == other[len(other) - 1 - end]:
+        end += 1
+    middle = text[start : len(text) - end]
+    if not middle:
+        return e(text)
+    return f"{e(text[:start])}<mark>{e(middle)}</mark>{e(text[len(text) - end :])}"
+
+
+def evidence_html(mine: Evidence, theirs: Evidence, where: str) -> str:
+    """One side of the differing span: the repetition, its text with the difference marked."""
+    beyond = (
+        '<p class="dim">The kept texts are equal: the difference lies past the text a call record keeps.</p>'
+        if mine.beyond
+        else ""
+    )
+    return (
+        f'<div class="side"><h4>repetition {mine.repeat}: {e(where)}</h4>'
+        f"<pre>{marked(mine.text, theirs.text) if not mine.beyond else e(mine.text)}</pre>{beyond}</div>"
+    )
+
+
+def finding_html(index: int, why: Finding) -> str:
+    """The cause of one task: the word and the step, what the calls show, the advice, and the two sides."""
+    step = "after the last step" if why.step is None else f"step {why.step}"
+    facts = [("cause", f"{why.cause}, {step}"), ("where", why.where), ("what the calls show", why.detail)]
+    if why.kinds:
+        facts.append(("route kinds", ", ".join(why.kinds)))
+    if why.sampling:
+        facts.append(("sampling sent", ", ".join(f"{name}={value}" for name, value in why.sampling)))
+    if why.unpinned:
+        facts.append(("not pinned", ", ".join(why.unpinned)))
+    if why.outranked:
+        facts.append(("also at this step", why.outranked))
+    if why.others:
+        facts.append(("found later", ", ".join(why.others)))
+    if why.confirmed is not None:
+        facts.append(("resampling", "agrees" if why.confirmed else "does not agree"))
+    facts.append(("advice", why.advice))
+    body = "".join(f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in facts)
+    parts = [f'<div class="cause" id="cause-{index}"><dl class="facts">{body}</dl>']
+    if len(why.sides) >= 2:
+        a, b = why.sides[0], why.sides[1]
+        parts.append(f'<div class="pair sides">{evidence_html(a, b, why.where)}{evidence_html(b, a, why.where)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def diagnosis(index: int, task: TaskResult, named: Classes, opened: bool) -> str:
+    cause = "" if task.why is None else f", cause: {task.why.cause}"
     parts = [
         f'<details id="why-{index}"{" open" if opened else ""}><summary><b>{e(task.task_id)}</b> '
         f'<span class="dim">{task.passes}/{task.scored} passed, {len(named.members) or "no"} answer class(es)'
-        f"{', ' + e(task.attribution) if task.attribution else ''}</span></summary>"
+        f"{', ' + e(task.attribution) if task.attribution else ''}{e(cause)}</span></summary>"
     ]
+    if task.why is not None:
+        parts.append(finding_html(index, task.why))
     if named.members:
         parts.append(
             '<table class="plain answers"><thead><tr><th>class</th><th>count</th><th>first</th>'
@@ -157,8 +216,9 @@ def diagnoses_section(summary: SessionSummary, classes: list[Classes]) -> str:
     body = "".join(diagnosis(i, t, c, opened) for i, t, c in chosen)
     return (
         f'<section><h2>Inconsistent tasks ({len(chosen)})</h2><p class="dim">Answers disagree or some but not all '
-        f"repetitions passed. Each shows its distinct answers, then one passing and one failing repetition side by "
-        f"side.</p>{body}</section>"
+        f"repetitions passed. Each shows its cause (the first thing that differed between its repetitions, with the "
+        f"two differing texts side by side), its distinct answers, then one passing and one failing repetition side "
+        f"by side.</p>{body}</section>"
     )
 
 

@@ -154,9 +154,10 @@
     order: function (tr) { return +tr.getAttribute("data-i"); },
     gap: function (tr) { var g = tr.getAttribute("data-gap"); return g === "" ? null : +g; },
     verdict: function (tr) { return +tr.getAttribute("data-vr"); },
-    attribution: function (tr) { return +tr.getAttribute("data-ar"); }
+    attribution: function (tr) { return +tr.getAttribute("data-ar"); },
+    cause: function (tr) { return +tr.getAttribute("data-cr"); }
   };
-  var FIRST = { order: 1, gap: -1, verdict: 1, attribution: 1 }, current = "order", direction = 1;
+  var FIRST = { order: 1, gap: -1, verdict: 1, attribution: 1, cause: 1 }, current = "order", direction = 1;
   Array.prototype.forEach.call(grid.querySelectorAll("th button[data-sort]"), function (button) {
     button.addEventListener("click", function () {
       var name = button.getAttribute("data-sort"), key = KEYS[name];

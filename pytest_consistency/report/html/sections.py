@@ -1,12 +1,14 @@
-"""The page's sections above and around the grid: verdict, figures, gates, route, baseline comparison, notes, and the
-tasks x repetitions grid itself (whose cells ``page.js`` opens)."""
+"""The page's sections above and around the grid: verdict, figures, gates, route, baseline comparison, notes, why
+repetitions part (the gap by cause), and the tasks x repetitions grid itself (whose cells ``page.js`` opens)."""
 
 from __future__ import annotations
 
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
 from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
 from pytest_consistency.report.html.data import (
     ATTRIBUTION_RANK,
+    CAUSE_RANK,
     GATE_SYMBOL,
     LEAD_COLUMNS,
     NO_ANSWER,
@@ -243,6 +245,41 @@ def notes_section(summary: SessionSummary) -> str:
     return f'<section><h2>Notes</h2><ul class="events">{"".join(items)}</ul></section>'
 
 
+def causes_section(summary: SessionSummary) -> str:
+    """Why repetitions part: per cause present, its tasks (linked to their diagnosis) and its points of the gap,
+    rounded so that the column adds up to the total it shows; then one line of advice per cause."""
+    causes = summary.causes
+    if not causes or not any(share.tasks for share in causes.values()):
+        return ""
+    shown = rounded_shares(causes)
+    index = {task.task_id: i for i, task in enumerate(summary.tasks) if inconsistent(task)}
+    rows = []
+    for cause, share in causes.items():
+        if not share.tasks:
+            continue
+        links = ", ".join(
+            f'<a href="#why-{index[task_id]}">{e(task_id)}</a>' if task_id in index else e(task_id)
+            for task_id in share.task_ids
+        )
+        rows.append(
+            f'<tr><td>{e(cause)}</td><td class="num">{share.tasks}</td><td class="num">{shown[cause]:.1f} pp</td>'
+            f"<td>{links}</td></tr>"
+        )
+    total = sum(share.tasks for share in causes.values())
+    rows.append(
+        f'<tr><th scope="row">all causes</th><td class="num">{total}</td>'
+        f'<td class="num"><b>{sum(shown.values()):.1f} pp</b></td><td></td></tr>'
+    )
+    advice = "".join(f"<li>{e(line)}</li>" for line in advice_lines(summary.tasks, causes))
+    return (
+        '<section id="causes"><h2>Why repetitions part</h2><p class="dim">The first thing that differed between '
+        "an inconsistent task's repetitions, from the calls they made; each task's share of the gap goes to its "
+        'cause.</p><table class="plain"><thead><tr><th>cause</th><th>tasks</th><th>points of the gap</th>'
+        f"<th>which</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<h3>Advice</h3><ul class="events">{advice}</ul></section>'
+    )
+
+
 # --- grid ------------------------------------------------------------------------------------------------------
 
 
@@ -271,6 +308,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         '<th class="opt"><button type="button" data-sort="gap">gap</button></th>',
         '<th><button type="button" data-sort="verdict">verdict</button></th>',
         '<th class="opt"><button type="button" data-sort="attribution">attribution</button></th>',
+        '<th class="opt"><button type="button" data-sort="cause">cause</button></th>',
         f"{reps}</tr></thead><tbody>",
     ]
     first = True
@@ -290,13 +328,19 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
             attribution = ""
         if task.errors:
             attribution += ' <span class="bad" title="' + e("; ".join(task.errors)) + '">✗ error</span>'
+        cause = ""
+        if task.cause is not None:
+            step = "" if task.why is None or task.why.step is None else f" @{task.why.step}"
+            target = f"why-{index}" if inconsistent(task) else f"row-{index}"
+            cause = f'<a href="#{target}">{e(task.cause)}{e(step)}</a>'
         row = [
             f'<tr id="row-{index}" data-i="{index}" data-gap="{gap}" data-vr="{VERDICT_RANK.get(task.verdict, 9)}"'
-            f' data-ar="{ATTRIBUTION_RANK.get(task.attribution or "", 2)}">',
+            f' data-ar="{ATTRIBUTION_RANK.get(task.attribution or "", 2)}"'
+            f' data-cr="{CAUSE_RANK.get(task.cause or "", len(CAUSE_RANK))}">',
             f'<th class="tid" scope="row">{task_label(task.task_id)}</th>',
             f'<td class="num">{passes}</td><td class="num opt">{e(rate)}</td><td class="num opt">{gap or "-"}</td>',
             f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} <span class="vw">{e(verdict)}</span></td>'
-            f'<td class="opt">{attribution}</td>',
+            f'<td class="opt">{attribution}</td><td class="opt">{cause}</td>',
         ]
         for position, rep in enumerate(task.repetitions):
             symbol, cls, _ = OUTCOMES.get(rep.outcome, UNKNOWN_OUTCOME)

@@ -9,14 +9,20 @@ tests/integration/report/test_html_report.py.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import html
 import json
 import re
 from html.parser import HTMLParser
 from typing import Any
 
+from cause_summaries import SECRET as CAUSE_SECRET
+from cause_summaries import cause_summary, redacted
 from suites import records, route_settings
 
+from pytest_consistency.analysis.cause.attribute import advice_lines
 from pytest_consistency.analysis.summary import build_summary
+from pytest_consistency.model.cause import Evidence
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
 from pytest_consistency.report import builtin
@@ -233,3 +239,84 @@ def test_a_key_drift_pair_is_not_called_matching_calls() -> None:
     text = render(build_summary(reps, run=RunFacts(route=route())))
     assert "Their calls match" not in text
     assert "Calls up to the first that differs (call 1" in text and "<mark>sha256:99999999</mark>" in text
+
+
+def cause_rows(text: str) -> list[list[str]]:
+    """The rows of the page's table of causes, as text."""
+    section = re.search(r'<section id="causes">.*?</section>', text, re.S)
+    assert section is not None
+    rows = re.findall(r"<tr>(.*?)</tr>", section.group(), re.S)
+    return [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)] for row in rows]
+
+
+def test_the_gap_by_cause_adds_up_and_each_task_shows_its_cause_sortable() -> None:
+    summary = cause_summary()
+    text = render(summary)
+    assert cause_rows(text) == [
+        ["cause", "tasks", "points of the gap", "which"],
+        ["input", "1", "16.0 pp", "clock"],
+        ["environment", "1", "8.0 pp", "search"],
+        ["sampling", "1", "12.0 pp", "sampled"],
+        ["outside the model", "1", "0.0 pp", "answers"],
+        ["all causes", "4", "36.0 pp", ""],
+    ]
+    assert f"gap {summary.consistency_gap_pp:.1f}" in text  # the total is the gap the page prints
+    for line in advice_lines(summary.tasks, summary.causes):
+        assert f"<li>{html.escape(line)}</li>" in text
+    page = parse(text)
+    grid = next(a for tag, a in page.tags if tag == "table" and a.get("id") == "grid")
+    assert grid["data-lead"] == "7"  # the cause column sits before the repetitions
+    ranks = {a["data-i"]: a["data-cr"] for tag, a in page.tags if tag == "tr" and "data-cr" in a}
+    order = [t.task_id for t in summary.tasks]
+    assert {order[int(i)]: int(r) for i, r in ranks.items() if i is not None and r is not None} == {
+        "sampled": 3,
+        "clock": 1,
+        "search": 2,
+        "answers": 4,
+        "steady": 5,
+    }
+    assert '<button type="button" data-sort="cause">cause</button>' in text and "cause: function (tr)" in text
+    assert all(len(row) == 5 for row in page.rows)  # five repetition cells per row, whatever the lead columns
+
+
+def test_each_inconsistent_task_shows_its_finding_and_the_two_differing_texts_side_by_side() -> None:
+    summary = cause_summary()
+    text = render(summary)
+    clock = summary.tasks.index(next(t for t in summary.tasks if t.task_id == "clock"))
+    block = re.search(rf'<div class="cause" id="cause-{clock}">.*?</div></div></div>', text, re.S)
+    assert block is not None, text
+    shown = block.group()
+    assert "<dt>cause</dt><dd>input, step 1</dd>" in shown and "<dt>where</dt><dd>the system message</dd>" in shown
+    assert "freeze what varies in the system message" in shown
+    sides = re.findall(r'<div class="side"><h4>(.*?)</h4><pre>(.*?)</pre>', shown, re.S)
+    assert sides == [
+        ("repetition 1: the system message", "You are a bookkeeper. Now: 09:1<mark>1</mark>"),
+        ("repetition 2: the system message", "You are a bookkeeper. Now: 09:1<mark>2</mark>"),
+    ]
+    sampled = next(t for t in summary.tasks if t.task_id == "sampled")
+    assert sampled.why is not None and f"<dt>not pinned</dt><dd>{html.escape(', '.join(sampled.why.unpinned))}" in text
+    assert "<dt>cause</dt><dd>outside the model, after the last step</dd>" in text
+    assert '<a href="#why-' in next(line for line in text.split("<tr") if 'data-cr="1"' in line)
+
+
+def test_differing_texts_are_escaped_and_a_difference_past_the_kept_text_says_so() -> None:
+    summary = cause_summary()
+    clock = next(t for t in summary.tasks if t.task_id == "clock")
+    assert clock.why is not None
+    clock.why = dataclasses.replace(
+        clock.why,
+        sides=(Evidence(1, HOSTILE, beyond=True), Evidence(2, HOSTILE, beyond=True)),
+        where=HOSTILE,
+        advice=HOSTILE,
+    )
+    text = render(summary)
+    assert "<img" not in text and text.count("<script") == 2
+    assert text.count("the difference lies past the text a call record keeps") == 2
+
+
+def test_a_key_in_a_differing_span_is_redacted_on_the_page() -> None:
+    raw = cause_summary(CAUSE_SECRET)
+    clock = next(t for t in raw.tasks if t.task_id == "clock")
+    assert clock.why is not None and CAUSE_SECRET in clock.why.sides[0].text  # the span holds it
+    text = render(redacted(raw, CAUSE_SECRET))
+    assert CAUSE_SECRET not in text and "&lt;redacted&gt; Now: 09:1<mark>1</mark>" in text
