@@ -71,16 +71,23 @@ def test_markdown_file_step_summary_and_show_agree(pytester: pytest.Pytester, mo
     assert text.index("[!CAUTION]") < text.index("### Figures") < text.index("### Tasks that need a look")
     assert "1 task(s) failed: test\\_task.py::test\\_task\\[broken\\]" in text
 
-    figures, tasks, clusters = md_tables(text)
+    figures, causes, tasks, clusters = md_tables(text)
     assert figures[0] == ["figure", "value", "95 % interval"]
     assert figures[1] == ["Mean@5", "60.0 %", "[32.3, 83.7] %"]
     assert figures[2][:2] == ["pass^5", "33.3 %"] and figures[3][:2] == ["pass@5", "100.0 %"]
     assert figures[4] == ["consistency gap", "26.7 pp", "[3.4, 53.5] pp"]
     assert [row[0] for row in figures[5:]] == ["answer disagreement", "route drift", "tokens"]
+    # No task made a model call: both inconsistent tasks part outside the model, which takes the whole gap.
+    assert causes == [
+        ["cause", "tasks", "points of the gap"],
+        ["outside the model", "2", "26.7 pp"],
+        ["all causes", "2", "26.7 pp"],
+    ]
     assert [row[:2] for row in tasks[1:]] == [
         ["test_task.py::test_task[broken]", "1/5"],
         ["test_task.py::test_task[flaky]", "3/5"],
     ]
+    assert [row[-1] for row in tasks[1:]] == ["outside the model", "outside the model"]
     # The escaped pipe and angle brackets stay inside their cell.
     assert clusters[1:] == [
         ["1", "a", "3", "3", "1, 3, 4"],

@@ -62,6 +62,7 @@ def test_the_tree_is_collapsed_shows_branch_shares_and_fits(browser: Any, tmp_pa
     page_file.write_text(render(summary), encoding="utf-8")
     context, opened, requests, errors = open_page(browser, page_file)
     section = opened.locator("#trajectories")
+    section.scroll_into_view_if_needed()  # below the gap by cause: content-visibility lays it out once in view
     assert "repetitions part at step 2 (tool `read_invoice` vs `list_emails`)" in section.inner_text()
     lines = section.locator(".tree li")
     # 30 steps of 20 repetitions: a handful of lines (runs of steps without a branch), not 600 nodes.
