@@ -4,9 +4,10 @@ compare`` and ``show`` reading the same report; the key a clock's system prompt 
 and is redacted in every output.
 
 A real openai SDK agent against the loopback server, recorded live (``--consistency-record=once``), and replayed
-from its cassettes by ``-n 2``: ``input`` (the system prompt holds the key, then a clock that differs by repetition), ``environment`` (a
-tool result differs in repetition 2), ``sampling`` (the same request, another answer in repetition 2), ``outside``
-(the same calls and answers, a check after the last call fails in repetition 2) and ``steady``.
+from its cassettes by ``-n 2``: ``input`` (the system prompt holds the key, then a clock that differs by
+repetition), ``environment`` (a tool result differs in repetition 2), ``sampling`` (the same request, another answer
+in repetition 2), ``outside`` (the same calls and answers, a check after the last call fails in repetition 2) and
+``steady``.
 """
 
 from __future__ import annotations
