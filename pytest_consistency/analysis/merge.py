@@ -32,7 +32,8 @@ from dataclasses import replace
 from pytest_consistency.analysis.adaptive import refused_with_adaptive
 from pytest_consistency.analysis.baseline import compare, untested_gates
 from pytest_consistency.analysis.gates import ALL_GATES
-from pytest_consistency.analysis.summary import build_summary, conclude
+from pytest_consistency.analysis.summary import build_summary, conclude, whole
+from pytest_consistency.model.cause import Finding
 from pytest_consistency.model.records import RepetitionResult
 from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TaskResult, TokenBudget
 
@@ -109,6 +110,8 @@ def merge_reports(
     #: Per task, the reports that ran its repetitions, and its result in a report whose equivalence was a hook's.
     sources: dict[str, set[str]] = {}
     decided: dict[str, tuple[str, TaskResult]] = {}
+    #: The cause each report found for a task it held whole (its calls' digests are not in the report).
+    causes_held: dict[str, Finding | None] = {}
     for name, report in reports:
         if _route_label(report) != _route_label(first):
             problems.append(f"{name} was run on {_route_label(report)}, {first_name} on {_route_label(first)}")
@@ -143,6 +146,8 @@ def merge_reports(
                     break
             if any(rep.outcome != "not run" for rep in task.repetitions):
                 sources.setdefault(task.task_id, set()).add(name)
+                if whole(task):
+                    causes_held[task.task_id] = task.why
                 if report.run.equivalence != "default":
                     decided[task.task_id] = (name, task)
             for rep in task.repetitions:
@@ -173,12 +178,14 @@ def merge_reports(
             f"{task_id}: its answers were compared with the default equivalence (canonical JSON of the normalised "
             "answers), not with the hook its reports used"
         )
+    held_whole = {task_id: why for task_id, why in causes_held.items() if len(sources.get(task_id, ())) == 1}
     run = _merged_run(reports, decided)
     summary = build_summary(
         (rep for _, rep in chosen.values()),
         run=run,
         analysis=analysis or first.analysis,
         hooked={task_id: task for task_id, (_, task) in decided.items()},
+        found=held_whole,
     )
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
     derived = set(summary.errors)

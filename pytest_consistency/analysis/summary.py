@@ -15,6 +15,7 @@ How repetitions count (documented in the README):
 
 from __future__ import annotations
 
+import copy
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -62,6 +63,7 @@ def build_task(
     equivalent: Equivalence,
     analysis: Analysis,
     hooked: TaskResult | None = None,
+    found: tuple[Finding | None] | None = None,
 ) -> TaskResult:
     """One task's verdict and figures; ``hooked`` is the same task as a session with an answer equivalence hook
     summarised it (a merge cannot call the hook): its answer classes and divergence map are kept, not recomputed."""
@@ -128,7 +130,10 @@ def build_task(
         trajectory, why = hooked.trajectory, hooked.why
     else:
         trajectory = task_trajectory(task_id, repetitions, inconsistent, equivalent)
-        why = task_cause(task_id, repetitions, answer_class, equivalent) if inconsistent and counts else None
+        if found is not None:  # a merge: the cause a report found for a task it held whole
+            why = found[0]
+        else:
+            why = task_cause(task_id, repetitions, answer_class, equivalent) if inconsistent and counts else None
     return TaskResult(
         task_id=task_id,
         n=n,
@@ -154,6 +159,34 @@ def build_task(
         cause=why.cause if why is not None else None,
         why=why,
     )
+
+
+def whole(task: TaskResult) -> bool:
+    """Every repetition of the task reported (none ``not run``): no other report holds a part of it."""
+    return all(r.outcome != "not run" for r in task.repetitions) and len(task.repetitions) >= task.n
+
+
+def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
+    """The repetitions without what the cause was found from (each call's digests and texts), as copies: the records
+    given stay as they were, so a second summary of them finds the same cause.
+
+    A report keeps the finding of a task it holds whole, and a merge takes it from there (:func:`.merge.merge_reports`);
+    only a task a report holds in part (a shard of it) keeps its calls' digests, for the merge to find the cause.
+    They would otherwise make up half of a large report and of the end of its session.
+    """
+    out = []
+    for repetition in repetitions:
+        if not any(call.sent is not None or call.texts for call in repetition.calls):
+            out.append(repetition)
+            continue
+        calls = []
+        for call in repetition.calls:
+            if call.sent is not None or call.texts:
+                call = copy.copy(call)
+                call.sent, call.texts = None, {}
+            calls.append(call)
+        out.append(replace(repetition, calls=calls))
+    return out
 
 
 def task_cause(
@@ -196,6 +229,7 @@ def build_summary(
     run: RunFacts | None = None,
     analysis: Analysis | None = None,
     hooked: Mapping[str, TaskResult] | None = None,
+    found: Mapping[str, Finding | None] | None = None,
 ) -> SessionSummary:
     """Every figure of a session from its repetition records and the facts of the run; gates come after.
 
@@ -208,7 +242,21 @@ def build_summary(
         by_task[repetition.task_id].append(repetition)
     ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
     hooked = hooked or {}
-    tasks = [build_task(task_id, reps, equivalent, analysis, hooked.get(task_id)) for task_id, reps in ordered]
+    found = found or {}
+    tasks = [
+        build_task(
+            task_id,
+            reps,
+            equivalent,
+            analysis,
+            hooked.get(task_id),
+            (found[task_id],) if task_id in found else None,
+        )
+        for task_id, reps in ordered
+    ]
+    for task in tasks:
+        if whole(task):
+            task.repetitions = lightened(task.repetitions)
     scored = [t for t in tasks if t.is_scored]
     counts = scored_counts(tasks)
     figures = metrics.overall(counts)
