@@ -84,7 +84,7 @@ def attribution_parts(mapped: DivergenceMap) -> list[str]:
     if found is None:
         return [
             f"all {mapped.repetitions} repetitions took the same {mapped.steps} step(s): the difference is not in "
-            "the model's decisions (look at the tools' results and the assertions)"
+            "the model's decisions (the cause line says where it is)"
         ]
     node, branches = found
     names = branch_names(branches)

@@ -135,8 +135,8 @@ def test_a_task_whose_repetitions_decide_alike() -> None:
     mapped = divergence_map(reps, inconsistent=True)
     assert mapped is not None and mapped.divergent_step is None and mapped.tool_distance == 0.0
     assert mapped.parts == [
-        "all 4 repetitions took the same 2 step(s): the difference is not in the model's decisions (look at the "
-        "tools' results and the assertions)"
+        "all 4 repetitions took the same 2 step(s): the difference is not in the model's decisions (the cause line "
+        "says where it is)"
     ]
     assert divergence_map(reps, inconsistent=False).parts == []
 
