@@ -56,15 +56,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from session_end import end_of_session, repetition, replayed_call  # noqa: E402
+from trajectory import TOOLS  # noqa: E402
+from trajectory import path_of as trajectory_path  # noqa: E402
 
 from pytest_consistency.capture.canonical import sent_of  # noqa: E402
 from pytest_consistency.model.cause import CAUSES, Sent  # noqa: E402
 from pytest_consistency.model.records import CallRecord, RepetitionResult  # noqa: E402
-from pytest_consistency.model.trajectory import Decision, Message, ToolCall  # noqa: E402
+from pytest_consistency.model.trajectory import Decision, Message  # noqa: E402
 from pytest_consistency.route.providers import builtin  # noqa: E402
 
 URL = "http://127.0.0.1:8000/v1/chat/completions"
-TOOLS = ("search_invoices", "list_emails", "read_invoice", "send_email", "lookup_customer")
 SYSTEM = (
     "You are a careful accounting assistant. Use the tools to find the customer's invoices for the month they "
     "name, check each one, and answer with the total in euros. Never guess a figure you have not read."
@@ -94,18 +95,8 @@ LEAN = "lean"
 
 
 def path_of(steps: int, seed: int) -> list[Decision]:
-    """One branch of a task: ``steps`` decisions, tool calls then a text answer."""
-    local = random.Random(seed)
-    out = [
-        Decision.of(
-            "",
-            (ToolCall(local.choice(TOOLS), json.dumps({"id": local.randrange(1000), "q": "march"}, sort_keys=True)),),
-            "tool_calls",
-        )
-        for _ in range(steps - 1)
-    ]
-    out.append(Decision.of(f"The total is {local.randrange(100)} euros.", (), "stop"))
-    return out
+    """One branch of a task, as figure 4 builds it (``trajectory.path_of``): tool calls, then a text answer."""
+    return trajectory_path(random.Random(seed), steps, seed)
 
 
 def tool_result(task: int, index: int, variant: int) -> str:
