@@ -55,7 +55,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from session_end import end_of_session, repetition, replayed_call  # noqa: E402
+from session_end import alternated, end_of_session, repetition, replayed_call  # noqa: E402
 from trajectory import TOOLS  # noqa: E402
 from trajectory import path_of as trajectory_path  # noqa: E402
 
@@ -248,16 +248,9 @@ def one_side(side: str, tasks: int, n: int, steps: int) -> dict[str, Any]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     sides = (*SIDES, LEAN) if args.lean else SIDES
-    samples: dict[str, list[float]] = {side: [] for side in sides}
-    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
-    for round_ in range(args.repeats):
-        for side in sides if round_ % 2 == 0 else reversed(sides):
-            command = [sys.executable, __file__, "--side", side, "--tasks", str(args.tasks), "--n", str(args.n)]
-            command += ["--steps", str(args.steps)]
-            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-            result = json.loads(out.strip().splitlines()[-1])
-            samples[side].append(result["seconds"]["cpu"])
-            runs[side].append(result)
+    size = ["--tasks", str(args.tasks), "--n", str(args.n), "--steps", str(args.steps)]
+    runs = alternated(__file__, sides, args.repeats, size)
+    samples = {side: [run["seconds"]["cpu"] for run in rs] for side, rs in runs.items()}
     medians = {side: statistics.median(values) for side, values in samples.items()}
     walls = {side: statistics.median(run["seconds"]["total"] for run in rs) for side, rs in runs.items()}
     lean = {"ratio_lean": medians[LEAN] / medians["none"]} if args.lean else {}

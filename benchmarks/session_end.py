@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_consistency.analysis.summary import build_summary, conclude
@@ -43,6 +45,19 @@ THRESHOLDS: dict[str, float | None] = {
 }
 #: A live session knows its key and redacts every output with it (``finish.known_secrets``).
 SECRETS = ["sk-benchmark-secret-0123456789abcdef"]
+
+
+def alternated(script: str, sides: Sequence[str], repeats: int, args: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each side of a benchmark ``repeats`` times, each run in a fresh process (``script --side SIDE ARGS``),
+    the order of the sides reversed every other round so drift of the machine falls on both; per side, the JSON
+    object each run printed last."""
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for round_ in range(repeats):
+        for side in sides if round_ % 2 == 0 else reversed(sides):
+            command = [sys.executable, script, "--side", side, *args]
+            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+            runs[side].append(json.loads(out.strip().splitlines()[-1]))
+    return runs
 
 
 def replayed_call(**facts: Any) -> CallRecord:

@@ -34,7 +34,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from session_end import end_of_session, repetition, replayed_call  # noqa: E402
+from session_end import alternated, end_of_session, repetition, replayed_call  # noqa: E402
 
 from pytest_consistency.model.records import RepetitionResult  # noqa: E402
 from pytest_consistency.model.trajectory import Decision, Message, ToolCall  # noqa: E402
@@ -124,16 +123,10 @@ def one_side(side: str, tasks: int, n: int, steps: int, again: bool = True) -> d
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     sides = ["map", "calls", "none"]
-    samples: dict[str, list[float]] = {side: [] for side in sides}
-    steps: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
-    for round_ in range(args.repeats):
-        for side in sides if round_ % 2 == 0 else reversed(sides):
-            command = [sys.executable, __file__, "--side", side, "--tasks", str(args.tasks), "--n", str(args.n)]
-            command += ["--steps", str(args.steps)]
-            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-            result = json.loads(out.strip().splitlines()[-1])
-            samples[side].append(result["seconds"]["cpu"])
-            steps[side].append(result["seconds"])
+    size = ["--tasks", str(args.tasks), "--n", str(args.n), "--steps", str(args.steps)]
+    runs = alternated(__file__, sides, args.repeats, size)
+    samples = {side: [run["seconds"]["cpu"] for run in rs] for side, rs in runs.items()}
+    steps = {side: [run["seconds"] for run in rs] for side, rs in runs.items()}
     medians = {side: statistics.median(values) for side, values in samples.items()}
     builds = [run["map_build"] / run["total"] for run in steps["map"]]
     walls = {side: statistics.median(run["total"] for run in runs) for side, runs in steps.items()}
