@@ -28,7 +28,7 @@ from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import call_reason
 from pytest_consistency.analysis.trajectory.divergence import divergence_map
-from pytest_consistency.model.cause import Finding
+from pytest_consistency.model.cause import Finding, Sent
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import (
     AdaptiveFacts,
@@ -167,8 +167,8 @@ def whole(task: TaskResult) -> bool:
 
 
 def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
-    """The repetitions without what the cause was found from (each call's digests and texts), as copies: the records
-    given stay as they were, so a second summary of them finds the same cause.
+    """The repetitions without what the cause was found from (each call's digests and texts; the sampling parameters
+    sent stay), as copies: the records given stay as they were, so a second summary of them finds the same cause.
 
     A report keeps the finding of a task it holds whole, and a merge takes it from there (:func:`.merge.merge_reports`);
     only a task a report holds in part (a shard of it) keeps its calls' digests, for the merge to find the cause.
@@ -176,14 +176,16 @@ def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
     """
     out = []
     for repetition in repetitions:
-        if not any(call.sent is not None or call.texts for call in repetition.calls):
+        if not any((call.sent is not None and call.sent.digest) or call.texts for call in repetition.calls):
             out.append(repetition)
             continue
         calls = []
         for call in repetition.calls:
-            if call.sent is not None or call.texts:
+            if (call.sent is not None and call.sent.digest) or call.texts:
                 call = copy.copy(call)
-                call.sent, call.texts = None, {}
+                # the sampling parameters sent stay: traces show them (report.otlp), and they are a few bytes
+                call.sent = Sent("", sampling=call.sent.sampling) if call.sent and call.sent.sampling else None
+                call.texts = {}
             calls.append(call)
         out.append(replace(repetition, calls=calls))
     return out

@@ -72,6 +72,7 @@ class Attempt:
         normalize = state.normalize_request if state is not None else None
         self.record = wire.start_record(request, pinned, content, normalize)
         self.started = time.perf_counter()
+        self.record.started_at = time.time()
         self.tap_: wire.ResponseTap | None = None
         self.held: Held | None = None
         self.request_bytes = len(content)
@@ -85,8 +86,8 @@ class Attempt:
             except BaseException as exc:
                 self.failed(exc)
                 raise
-        if state is not None and state.recording:  # lets the cassette store the latency measured now
-            request.headers[wire.SENT_AT_HEADER] = repr(self.started)
+        if state is not None and state.recording:  # lets the cassette store the start and latency measured now
+            request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""
@@ -98,8 +99,9 @@ class Attempt:
         if seconds:
             self.record.wait_ms = round(seconds * 1000, 3)
             self.started = time.perf_counter()
+            self.record.started_at = time.time()
             if wire.SENT_AT_HEADER in request.headers:
-                request.headers[wire.SENT_AT_HEADER] = repr(self.started)
+                request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
 
     def failed(self, exc: BaseException) -> None:
         self.record.error = wire.exception_kind(exc)

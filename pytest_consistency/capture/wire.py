@@ -39,16 +39,24 @@ GATEWAY_HEADERS = (
 #: Response headers a cassette carries the recorded route facts in (see ``cassette.scrub``).
 RECORDED_KEY_HEADER = "x-consistency-key-fingerprint"
 RECORDED_LATENCY_HEADER = "x-consistency-latency-ms"
+#: When the recorded attempt was sent, wall-clock seconds since the epoch: a replay's trace shows the recording's times.
+RECORDED_STARTED_HEADER = "x-consistency-started-at"
 #: The pinned route's key fingerprint when the exchange was recorded: a replay, which has no key, compares with it.
 ROUTE_KEY_HEADER = "x-consistency-route-key"
 #: Set on a replayed response whose ``retry-after`` was shortened for the replay: the values the server sent.
 RECORDED_RETRY_HEADER = "x-consistency-recorded-retry-after"
 MAX_JSON_BODY = 8 * 1024 * 1024
 
-#: Request header the recording transport adds while recording; read and removed before anything is stored.
+#: Request header the recording transport adds while recording (``perf_counter time``, :func:`sent_at`); read and
+#: removed before anything is stored.
 SENT_AT_HEADER = "x-consistency-sent-at"
 #: Digest of the request body as it was sent, before any redaction: what replays are matched on.
 BODY_DIGEST_HEADER = "x-consistency-body-digest"
+
+
+def sent_at(perf: float, wall: float) -> str:
+    """The :data:`SENT_AT_HEADER` value: the latency is measured from ``perf``; ``wall`` is the start it records."""
+    return f"{perf!r} {wall:.6f}"
 
 
 def split_url(url: str) -> tuple[str, str]:
@@ -330,6 +338,10 @@ def complete_headers(record: CallRecord, response: Any) -> None:
             record.latency_ms = float(headers.get(RECORDED_LATENCY_HEADER, ""))
         except ValueError:
             record.latency_ms = None
+        try:  # the recording's start, not the replay's (None for a cassette that did not keep it)
+            record.started_at = float(headers.get(RECORDED_STARTED_HEADER, ""))
+        except ValueError:
+            record.started_at = None
 
 
 class NotRecorded(Exception):

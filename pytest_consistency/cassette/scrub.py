@@ -25,6 +25,7 @@ from pytest_consistency.capture.wire import (
     BODY_DIGEST_HEADER,
     RECORDED_KEY_HEADER,
     RECORDED_LATENCY_HEADER,
+    RECORDED_STARTED_HEADER,
     ROUTE_KEY_HEADER,
     SENT_AT_HEADER,
     provider_of,
@@ -126,8 +127,11 @@ class Scrubber:
             del headers[name]
         headers.update({name: list(value) if isinstance(value, list) else value for name, value in kept.items()})
         if sent_at is not None:  # measured now, at each filtering: recording filters after the response arrived
+            perf, _, wall = str(sent_at).partition(" ")
             with contextlib.suppress(ValueError):
-                headers[RECORDED_LATENCY_HEADER] = f"{(time.perf_counter() - float(sent_at)) * 1000:.3f}"
+                headers[RECORDED_LATENCY_HEADER] = f"{(time.perf_counter() - float(perf)) * 1000:.3f}"
+            if wall:
+                headers[RECORDED_STARTED_HEADER] = wall
         request.uri = uri
         request.body = body
         return request
@@ -174,7 +178,7 @@ class Scrubber:
 def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Copy the recorded route facts onto the response, where a replaying transport can read them."""
     headers = response.setdefault("headers", {})
-    for name in (RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER, ROUTE_KEY_HEADER):
+    for name in (RECORDED_KEY_HEADER, RECORDED_LATENCY_HEADER, RECORDED_STARTED_HEADER, ROUTE_KEY_HEADER):
         value = header(request.headers, name)
         if value is not None:
             headers[name] = [value]

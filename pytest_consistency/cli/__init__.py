@@ -94,7 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("report", type=Path, metavar="REPORT")
     show.add_argument("-q", "--quiet", action="store_true", help="only the overall figures and gates")
     show.add_argument(
-        "--format", choices=tuple(BUILTIN), default="terminal", help="terminal (default), json, markdown, html, junit"
+        "--format",
+        choices=tuple(BUILTIN),
+        default="terminal",
+        help="terminal (default), json, markdown, html, junit, otlp-json (the OpenTelemetry spans, as OTLP JSON)",
+    )
+    show.add_argument(
+        "--consistency-otel-content",
+        action="store_true",
+        help="with --format otlp-json: put the prompts and completions on the model-call spans",
     )
 
     compare = commands.add_parser("compare", help="one row per report, each tested against the first")
@@ -189,9 +197,20 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
 
 
 def run_show(args: argparse.Namespace, out: Any) -> int:
+    if args.consistency_otel_content and args.format != "otlp-json":
+        raise UsageProblem("--consistency-otel-content goes with --format otlp-json")
     summary = _read([args.report])[0][1]
     if args.format == "terminal":
         _print(render(summary, -1 if args.quiet else 0, _width()), out)
+        return 0
+    if args.format == "otlp-json":
+        from pytest_consistency.report.otlp import OtelUnavailable, OtlpJsonFormat
+
+        try:
+            text = OtlpJsonFormat(content=args.consistency_otel_content).render(summary)
+        except OtelUnavailable as exc:
+            raise UsageProblem(f"--format otlp-json: {exc}") from None
+        out.write(visible(text))
         return 0
     fmt = builtin(args.format)
     assert fmt is not None

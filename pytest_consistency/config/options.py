@@ -475,8 +475,39 @@ RESAMPLE_OPTIONS = (
     ),
 )
 
+#: OpenTelemetry traces of the session (docs/traces.md); the exporter itself is configured by the OTEL_* variables.
+TRACE_OPTIONS = (
+    Option(
+        "consistency_otel",
+        "--consistency-otel",
+        ("otel",),
+        choice("true", "false"),
+        "export the session as OpenTelemetry traces over OTLP (a trace per task: its repetitions and each model "
+        "call as GenAI spans), to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); needs the otel extra",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_otel_content",
+        "--consistency-otel-content",
+        ("otel_content",),
+        choice("true", "false"),
+        "with --consistency-otel: put the prompts and completions on the model-call spans (redacted like every "
+        "output; off by default, as the GenAI conventions ask)",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_run_id",
+        "--consistency-run-id",
+        ("run_id",),
+        text,
+        "the run this session is part of (default: the CI's run id, e.g. GITHUB_RUN_ID, else random): shards given "
+        "the same one put each task's spans in the same trace",
+        metavar="ID",
+    ),
+)
+
 OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ANALYSIS_OPTIONS + ADAPTIVE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
-OPTIONS += RESAMPLE_OPTIONS
+OPTIONS += RESAMPLE_OPTIONS + TRACE_OPTIONS
 BY_DEST = {option.dest: option for option in OPTIONS}
 
 

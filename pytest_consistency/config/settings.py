@@ -112,6 +112,9 @@ class Settings:
     consistency_resample: ResampleTarget | None = None
     consistency_resample_n: int = 10
     consistency_resample_from: int = 1
+    consistency_otel: bool = False
+    consistency_otel_content: bool = False
+    consistency_run_id: str | None = None
     #: Per option, where its value came from (``--flag``, the YAML file and key, the ini file, ``default``).
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     config_file: Path | None = None

@@ -15,6 +15,8 @@ thing: the items it selects are a shard, and its shards defer in the same way.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_consistency.config.marker import PARAM, task_id_of
@@ -50,3 +52,24 @@ def shard_of(ours: tuple[int, int] | None, option: Any) -> str | None:
     if isinstance(splits, int) and splits > 1 and isinstance(group, int):
         return f"{group}/{splits}"
     return None
+
+
+#: CI variables that name a run, in order, each shared by all of that run's jobs: (variables joined by "-").
+CI_RUN_VARIABLES = (
+    ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT"),
+    ("CI_PIPELINE_ID",),  # GitLab
+    ("BUILDKITE_BUILD_ID",),
+    ("CIRCLE_WORKFLOW_ID",),
+    ("BUILD_TAG",),  # Jenkins
+)
+
+
+def run_id_of(given: str | None, environ: Mapping[str, str]) -> str:
+    """The run a session belongs to: ``--consistency-run-id``, else the CI's run (the shards of one CI run share it),
+    else a random id of this session alone."""
+    if given:
+        return given
+    for names in CI_RUN_VARIABLES:
+        if environ.get(names[0]):
+            return "-".join(environ[name] for name in names if environ.get(name))
+    return os.urandom(8).hex()

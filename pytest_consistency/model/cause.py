@@ -28,7 +28,8 @@ class Sent:
     ``standing`` is every top-level field but the conversation (model, system prompt, tools, sampling parameters),
     each ``(name, digest)``; ``history`` the conversation before this step's new turns (the model's previous turns
     and what answered them); ``new`` each new turn (the user's, a tool result), ``(label, digest)``; ``sampling`` the
-    sampling parameters as sent (``(name, JSON text)``; a parameter not sent is absent).
+    sampling parameters as sent (``(name, JSON text)``; a parameter not sent is absent). A report keeps only
+    ``sampling`` of a task it holds whole (``digest`` is then empty: :func:`..analysis.summary.lightened`).
     """
 
     digest: str

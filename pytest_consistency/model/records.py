@@ -65,6 +65,9 @@ class CallRecord:
     #: by digest; a text already kept by an earlier call of the same repetition is not kept again).
     sent: Sent | None = None
     texts: dict[str, str] = field(default_factory=dict)
+    #: Wall-clock seconds since the epoch when the attempt was sent (after any throttle wait); replayed, when it was
+    #: sent while recording (None for a cassette recorded before 0.1.0 kept it). Traces lay calls out by it.
+    started_at: float | None = None
 
 
 @dataclass
@@ -95,6 +98,10 @@ class RepetitionResult:
     infrastructure: str | None = None
     #: Why it failed, in one line (the assertion or exception, pytest's own wording), redacted; None when it did not.
     message: str | None = None
+    #: Wall-clock seconds since the epoch when its first phase (setup) started and its last (teardown) stopped, as
+    #: pytest's reports say; None until a phase reported.
+    started: float | None = None
+    stopped: float | None = None
 
     @property
     def scored(self) -> bool:

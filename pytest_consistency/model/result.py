@@ -140,6 +140,9 @@ class RunFacts:
     #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
     #: to ``pytest-consistency merge``.
     shard: str | None = None
+    #: The run this session belongs to (``--consistency-run-id``, else the CI's run, else random): the shards of one
+    #: run share it, and a task's trace id is derived from it (docs/traces.md). None in a report of an older version.
+    run_id: str | None = None
 
     @property
     def shard_position(self) -> tuple[int, int] | None:

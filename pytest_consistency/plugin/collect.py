@@ -107,6 +107,19 @@ def call_from_payload(call: dict[str, Any]) -> CallRecord:
     return record
 
 
+def spanned(
+    span: tuple[float | None, float | None] | None, report: pytest.TestReport
+) -> tuple[float | None, float | None]:
+    """``(started, stopped)`` widened to the phase ``report`` covers (pytest's ``start``/``stop``, epoch seconds)."""
+    start, stop = getattr(report, "start", 0.0) or None, getattr(report, "stop", 0.0) or None
+    first, last = span if span is not None else (None, None)
+    if start is not None:
+        first = start if first is None else min(first, start)
+    if stop is not None:
+        last = stop if last is None else max(last, stop)
+    return first, last
+
+
 def phase_outcome(report: pytest.TestReport) -> str:
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
@@ -133,8 +146,10 @@ class Collector:
         self.worker_equivalence_plugins: set[str] = set()
         #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
         self.settled: set[str] = set()
-        #: Durations of payload-less phases (``MARKED``) that reported before their repetition's first payload.
+        #: Durations of payload-less phases (``MARKED``) that reported before their repetition's first payload, and
+        #: when they started and stopped.
         self.pending: dict[str, float] = {}
+        self.pending_span: dict[str, tuple[float | None, float | None]] = {}
 
     def expect(self, nodeid: str, task_id: str, repeat: int, n: int, k: int, min_pass: float, order: int) -> bool:
         """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
@@ -146,6 +161,7 @@ class Collector:
                 task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
             )
             rep.duration += self.pending.pop(nodeid, 0.0)
+            rep.started, rep.stopped = self.pending_span.pop(nodeid, (None, None))
             self._keep(rep)
             return True
         return rep.outcome == "not run"
@@ -163,8 +179,10 @@ class Collector:
                 known = self.repetitions.get(report.nodeid)
                 if known is None:
                     self.pending[report.nodeid] = self.pending.get(report.nodeid, 0.0) + report.duration
+                    self.pending_span[report.nodeid] = spanned(self.pending_span.get(report.nodeid), report)
                 else:
                     known.duration += report.duration
+                    known.started, known.stopped = spanned((known.started, known.stopped), report)
             return
         from pytest_consistency.model.records import RepetitionResult
 
@@ -182,6 +200,7 @@ class Collector:
                 order=data["order"],
             )
             rep.duration += self.pending.pop(report.nodeid, 0.0)
+            rep.started, rep.stopped = self.pending_span.pop(report.nodeid, (None, None))
             self._keep(rep)
         rep.calls = [call_from_payload(call) for call in data["calls"]]
         rep.notes = data["notes"]
@@ -193,6 +212,7 @@ class Collector:
             if data["message"] and rep.message is None:
                 rep.message = data["message"]
         rep.duration += report.duration
+        rep.started, rep.stopped = spanned((rep.started, rep.stopped), report)
         if str(report.outcome) not in ("passed", "failed", "skipped"):
             # pytest-rerunfailures ("rerun") and pytest-retry ("retried", or its --retry-outcome) report the attempt
             # they retry under an outcome of their own and hide the failure behind a later pass: the first attempt

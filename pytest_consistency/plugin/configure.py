@@ -15,6 +15,7 @@ from pytest_consistency.analysis.adaptive import refused_with_adaptive
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.config import settings
 from pytest_consistency.config.marker import MARKER_DOC
+from pytest_consistency.config.shard import run_id_of
 from pytest_consistency.plugin import fixtures
 from pytest_consistency.plugin.collection import Collection
 from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
@@ -78,6 +79,10 @@ def configure(config: pytest.Config) -> None:
             state.resample = configure_resample(state, config.rootpath)
         except ResampleError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if not is_worker(config):
+        state.run_id = run_id_of(state.settings.consistency_run_id, os.environ)
+        if state.settings.consistency_otel:
+            check_otel()
     config.stash[STATE] = state
     for name, role in roles(config):
         config.pluginmanager.register(role, name)
@@ -96,6 +101,20 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
     if not is_worker(config):
         found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
     return found
+
+
+def check_otel() -> None:
+    """``--consistency-otel`` fails before any test runs when the SDK is missing or the OTEL_* variables ask for an
+    export it cannot make; the export itself runs at the end of the session."""
+    from pytest_consistency.report.otlp import NEEDS_EXTRA, sdk_missing
+    from pytest_consistency.report.otlp.export import OtelSetupError, target_of
+
+    if sdk_missing():
+        raise pytest.UsageError(f"--consistency-otel: {NEEDS_EXTRA}")
+    try:
+        target_of(os.environ)
+    except OtelSetupError as exc:
+        raise pytest.UsageError(f"--consistency-otel: {exc}") from None
 
 
 def refuse_figure_gates(state: PluginState) -> None:

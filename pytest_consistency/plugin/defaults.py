@@ -30,7 +30,14 @@ def pytest_consistency_normalize_answer(answer: Any, task_id: str) -> Any:
 def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
     from pytest_consistency import report
 
-    return report.builtin(name)
+    fmt = report.builtin(name)
+    if name == "otlp-json":  # the prompts and completions only with --consistency-otel-content
+        from pytest_consistency.plugin.state import STATE
+        from pytest_consistency.report.otlp import OtlpJsonFormat
+
+        state = config.stash.get(STATE, None)
+        return OtlpJsonFormat(content=state is not None and state.settings.consistency_otel_content)
+    return fmt
 
 
 @pytest.hookimpl(trylast=True)

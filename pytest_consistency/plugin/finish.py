@@ -94,6 +94,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     run = replace(
         run_facts(state, interrupted, ", ".join(custom) or "default"),
         shard=shard_of(state.settings.consistency_shard, config.option),
+        run_id=state.run_id,
     )
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     if state.resample is not None:
@@ -146,6 +147,21 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     write_outputs(config, summary, state, lambda: settle_exit_status(session, summary, state))
     if len(summary.errors) > before and path is not None and state.report_path is not None:
         write_report(path, summary, state)
+    if state.settings.consistency_otel:
+        export_traces(summary, state)
+
+
+def export_traces(summary: SessionSummary, state: PluginState) -> None:
+    """``--consistency-otel``: the session's spans to the collector, from the redacted result every output renders;
+    whatever happens is one line, never a change of the verdict (the collector is not part of the run)."""
+    from pytest_consistency.report.otlp import export_session
+
+    try:
+        redacted = SessionSummary.from_dict(redacted_report(summary, state))
+        line = export_session(redacted, known_secrets(state), state.settings.consistency_otel_content)
+    except Exception as exc:  # an SDK that cannot encode a span: say so, as for a collector that is down
+        line = f"otel: the spans could not be exported ({type(exc).__name__}: {exc})"
+    state.otel_line = redact_text(line, known_secrets(state))
 
 
 def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
@@ -480,6 +496,8 @@ def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Conf
         terminalreporter.write_line(f"report: {state.report_path}")
     for written in state.written:
         terminalreporter.write_line(f"wrote {written}")
+    if state.otel_line is not None:
+        terminalreporter.write_line(state.otel_line, yellow=not state.otel_line.startswith("otel: exported"))
     print_tolerated(terminalreporter, config.get_verbosity(), secrets)
 
 

@@ -76,6 +76,10 @@ class PluginState:
     seen_secrets: set[str] = field(default_factory=set)
     #: Other outputs written at the end of the session, as ``format: path``.
     written: list[str] = field(default_factory=list)
+    #: The run this session is part of (``config.shard.run_id_of``), set in the controlling process.
+    run_id: str | None = None
+    #: ``--consistency-otel``: the line saying what the export sent, once it ran.
+    otel_line: str | None = None
     #: Errors of the plugin's own outputs and of user hooks, named in the summary and the report.
     errors: list[str] = field(default_factory=list)
     #: Plugins implementing ``pytest_consistency_answers_equivalent``, read once at the first report.

@@ -23,6 +23,7 @@ BUILTIN = {
     "markdown": "markdown",
     "html": "html",
     "junit": "junit",
+    "otlp-json": "otlp",
 }
 
 

@@ -1,0 +1,217 @@
+"""Send the session's spans to an OTLP collector at the end of the session, within a bounded flush.
+
+Configured the way every OpenTelemetry exporter is (the SDK reads most of it itself):
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default ``http://localhost:4318``),
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or
+``http/json``), ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``;
+``OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`` / ``OTEL_EXPORTER_OTLP_TIMEOUT`` (seconds, as the Python SDK reads them) sets
+the flush budget, :data:`FLUSH_SECONDS` by default.
+
+Why a budget and a thread: a collector that is down, slow or hanging must not fail the session nor hold it for the
+SDK's ten-second timeout and its retries. The spans are sent in batches on a daemon thread; the session waits at
+most the budget, then says in one line what was sent and what was not. A batch that fails ends the export (the next
+would fail the same way). Each protocol is an exporter factory in :data:`EXPORTERS`; the SDK's OTLP/HTTP exporter
+sends both, the JSON one through a subclass (see :class:`JsonSpanExporter`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+#: The default flush budget: a dead collector adds at most this (and a thread's start) to the session.
+FLUSH_SECONDS = 1.5
+#: Spans per OTLP request.
+BATCH = 2048
+DEFAULT_ENDPOINT = "http://localhost:4318"
+PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+
+
+class OtelSetupError(ValueError):
+    """The environment asks for an export this plugin cannot make (a protocol it does not speak, a bad value)."""
+
+
+class SpanSink(Protocol):
+    """What an exporter of the family does: the SDK's ``SpanExporter`` interface, as far as it is used here."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> Any: ...
+
+    def shutdown(self) -> None: ...
+
+
+def protobuf_exporter(endpoint: str, timeout: float) -> SpanSink:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+
+
+def json_exporter(endpoint: str, timeout: float) -> SpanSink:
+    exporter: SpanSink = _json_exporter_class()(
+        endpoint=endpoint, timeout=timeout, headers={"content-type": "application/json"}
+    )
+    return exporter
+
+
+def _json_exporter_class() -> type:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    from pytest_consistency.report.otlp.encode import otlp_json_text
+
+    class JsonSpanExporter(OTLPSpanExporter):  # type: ignore[misc]
+        """The SDK's OTLP/HTTP exporter sending the OTLP JSON encoding: the SDK has no released http/json exporter
+        (open-telemetry/opentelemetry-python#1003). It keeps the SDK's transport, headers, retries and deadline
+        (its ``_client``) and changes only the body and its content type."""
+
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            result = self._client.export(otlp_json_text(spans).encode("utf-8"))
+            return SpanExportResult.SUCCESS if result.success else SpanExportResult.FAILURE
+
+    return JsonSpanExporter
+
+
+#: Protocol (``OTEL_EXPORTER_OTLP_PROTOCOL``) -> exporter factory ``(endpoint, timeout) -> SpanSink``.
+EXPORTERS: dict[str, Callable[[str, float], SpanSink]] = {
+    "http/protobuf": protobuf_exporter,
+    "http/json": json_exporter,
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where and how the spans go, from the environment."""
+
+    endpoint: str
+    protocol: str
+    budget: float
+
+    @property
+    def shown(self) -> str:
+        """The endpoint without a user or password, for the closing line."""
+        parts = urlsplit(self.endpoint)
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
+
+
+def target_of(environ: Mapping[str, str]) -> Target:
+    """The export's target, or :class:`OtelSetupError` naming the variable that is wrong and how to fix it."""
+    protocol, variable = "http/protobuf", None
+    for name in PROTOCOL_VARIABLES:
+        if environ.get(name, "").strip():
+            protocol, variable = environ[name].strip(), name
+            break
+    if protocol not in EXPORTERS:
+        raise OtelSetupError(
+            f"{variable}={protocol!r}: --consistency-otel exports over {' or '.join(EXPORTERS)}; set {variable} to "
+            "one of them and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318)"
+        )
+    endpoint = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if not endpoint:
+        base = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
+        endpoint = f"{base.removesuffix('/')}/v1/traces"
+    if urlsplit(endpoint).scheme not in ("http", "https"):
+        raise OtelSetupError(
+            f"OTLP endpoint {Target(endpoint, protocol, 0).shown!r} is not an http(s) URL; set "
+            "OTEL_EXPORTER_OTLP_ENDPOINT to the collector's base URL, e.g. http://localhost:4318"
+        )
+    budget = FLUSH_SECONDS
+    for name in TIMEOUT_VARIABLES:
+        raw = environ.get(name, "").strip()
+        if raw:
+            try:
+                budget = float(raw)
+            except ValueError:
+                raise OtelSetupError(f"{name}={raw!r} is not a number of seconds; set it to e.g. 2") from None
+            if not 0 < budget < float("inf"):
+                raise OtelSetupError(f"{name}={raw!r}: the timeout must be a positive number of seconds, e.g. 2")
+            break
+    return Target(endpoint, protocol, budget)
+
+
+@dataclass
+class Outcome:
+    sent: int = 0
+    total: int = 0
+    failure: str | None = None
+    finished: bool = False
+
+
+class _Captured(logging.Handler):
+    """The SDK's log lines while it exports: the reason of a failure, kept for the closing line, not printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except Exception:  # a log call whose arguments do not format: nothing to keep
+            pass
+
+
+def send(
+    spans: Sequence[ReadableSpan],
+    target: Target,
+    exporters: Mapping[str, Callable[[str, float], SpanSink]] = EXPORTERS,
+) -> Outcome:
+    """Send ``spans`` in batches, waiting at most ``target.budget`` seconds; never raises."""
+    outcome = Outcome(total=len(spans))
+    captured = _Captured()
+    logger = logging.getLogger("opentelemetry")
+    propagate = logger.propagate
+    logger.addHandler(captured)
+    logger.propagate = False
+
+    def run() -> None:
+        exporter: SpanSink | None = None
+        try:
+            exporter = exporters[target.protocol](target.endpoint, target.budget)
+            for start in range(0, len(spans), BATCH):
+                batch = spans[start : start + BATCH]
+                result = exporter.export(batch)
+                if getattr(result, "name", str(result)) != "SUCCESS":
+                    outcome.failure = "refused" if not captured.messages else captured.messages[-1]
+                    return
+                outcome.sent += len(batch)
+        except Exception as exc:
+            outcome.failure = f"{type(exc).__name__}: {exc}"
+        finally:
+            outcome.finished = True
+            if exporter is not None:
+                try:
+                    exporter.shutdown()
+                except Exception:  # pragma: no cover - nothing more to do for a collector that is gone
+                    pass
+
+    thread = threading.Thread(target=run, name="consistency-otel-export", daemon=True)
+    began = time.monotonic()
+    thread.start()
+    thread.join(target.budget + 0.25)
+    logger.removeHandler(captured)
+    logger.propagate = propagate
+    if not outcome.finished:
+        outcome.failure = f"no answer within {time.monotonic() - began:.1f} s"
+    return outcome
+
+
+def line_of(outcome: Outcome, target: Target, traces: int) -> str:
+    """The one line the session prints about its export."""
+    where = f"{target.shown} ({target.protocol})"
+    if outcome.failure is None:
+        return f"otel: exported {outcome.sent} spans in {traces} traces to {where}"
+    reason = " ".join(outcome.failure.split())
+    if len(reason) > 200:
+        reason = reason[:199] + "…"
+    return (
+        f"otel: {outcome.total - outcome.sent} of {outcome.total} spans not exported to {where}: {reason} "
+        "(the session's verdict is unchanged; check OTEL_EXPORTER_OTLP_ENDPOINT and that the collector is up)"
+    )
