@@ -75,11 +75,12 @@ def one_story(ret: int, report: dict[str, Any]) -> None:
 def figures(report: dict[str, Any]) -> dict[str, Any]:
     """Every figure and per-task field, without wall-clock values and what a merge legitimately re-decides."""
     summary = {k: v for k, v in report["summary"].items() if k not in ("warnings", "exit_status", "passed", "gates")}
+    summary["run"] = {k: v for k, v in summary.get("run", {}).items() if k != "run_id"}
     tasks = []
     for task in report["tasks"]:
         reps = []
         for rep in task["repetitions"]:
-            calls = [{k: v for k, v in c.items() if k != "latency_ms"} for c in rep["calls"]]
-            reps.append({**rep, "duration": 0, "calls": calls})
+            calls = [{k: v for k, v in c.items() if k not in ("latency_ms", "started_at")} for c in rep["calls"]]
+            reps.append({**rep, "duration": 0, "started": None, "stopped": None, "calls": calls})
         tasks.append({**task, "repetitions": reps})
     return {"summary": summary, "tasks": tasks}

@@ -58,13 +58,22 @@ def run_recorded(pytester: Any, base_url: str, mode: str, *args: str) -> Any:
     )
 
 
+#: What differs from one session to the next by design: wall-clock values and the run's id.
+WALL_CLOCK_REPETITION = ("duration", "started", "stopped")
+WALL_CLOCK_CALL = ("latency_ms", "started_at")
+
+
 def without_timings(report: dict[str, Any]) -> dict[str, Any]:
-    """The report without wall-clock figures (durations, latencies), which differ run to run."""
+    """The report without wall-clock figures (durations, latencies, start times) and the run's id, which differ run
+    to run."""
+    report.get("summary", {}).get("run", {}).pop("run_id", None)
     for task in report["tasks"]:
         for rep in task["repetitions"]:
-            rep.pop("duration")
+            for name in WALL_CLOCK_REPETITION:
+                rep.pop(name, None)
             for call in rep["calls"]:
-                call.pop("latency_ms")
+                for name in WALL_CLOCK_CALL:
+                    call.pop(name, None)
     return report
 
 

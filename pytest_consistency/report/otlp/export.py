@@ -179,7 +179,7 @@ def send(
                 batch = spans[start : start + BATCH]
                 result = exporter.export(batch)
                 if getattr(result, "name", str(result)) != "SUCCESS":
-                    outcome.failure = "refused" if not captured.messages else captured.messages[-1]
+                    outcome.failure = reason_of(captured.messages)
                     return
                 outcome.sent += len(batch)
         except Exception as exc:
@@ -201,6 +201,28 @@ def send(
     if not outcome.finished:
         outcome.failure = f"no answer within {time.monotonic() - began:.1f} s"
     return outcome
+
+
+#: What the SDK's log lines say, in the words of the closing line (first match wins).
+REASONS = (
+    ("refused", "the connection was refused"),
+    ("timed out", "no answer in time"),
+    ("timeout", "no answer in time"),
+)
+
+
+def reason_of(messages: Sequence[str]) -> str:
+    """Why the collector did not take the spans, from the SDK's log lines (an HTTP status when it answered)."""
+    text = " ".join(messages).lower()
+    for needle, reason in REASONS:
+        if needle in text:
+            return reason
+    for message in reversed(messages):
+        if "code: " in message:
+            code = message.split("code: ", 1)[1].split(",", 1)[0].strip()
+            if code.isdigit():
+                return f"the collector answered HTTP {code}"
+    return messages[-1] if messages else "the collector did not take them"
 
 
 def line_of(outcome: Outcome, target: Target, traces: int) -> str:

@@ -21,9 +21,11 @@ ANSWERS = {"a": ["x", "x", "y", "x", "x"], "c": ["1", "2", "1", "1", "1"]}
 def figures(report: dict[str, Any]) -> dict[str, Any]:
     """What a merge must reproduce: every figure and per-task result, not the wall-clock or the shard's warnings."""
     summary = {k: v for k, v in report["summary"].items() if k not in ("warnings", "exit_status", "passed", "gates")}
+    summary["run"] = {k: v for k, v in summary.get("run", {}).items() if k != "run_id"}
     tasks = []
     for task in report["tasks"]:
-        task = {**task, "repetitions": [{**r, "duration": 0, "nodeid": r["nodeid"]} for r in task["repetitions"]]}
+        wall = {"duration": 0, "started": None, "stopped": None}
+        task = {**task, "repetitions": [{**r, **wall, "nodeid": r["nodeid"]} for r in task["repetitions"]]}
         tasks.append(task)
     return {"summary": summary, "tasks": tasks}
 

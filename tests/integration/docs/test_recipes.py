@@ -280,8 +280,9 @@ def write(pytester: pytest.Pytester, name: str, source: str | None = None) -> No
 
 
 #: What a replay changes in a call record by design: how long it took, that it was replayed, and the recording's
-#: route key (``route_key``, set on replayed calls only: drift compares with it).
-REPLAY_CHANGES = ("latency_ms", "wait_ms", "replayed", "route_key")
+#: route key (``route_key``, set on replayed calls only: drift compares with it); the start a replay reports is the
+#: recording's, to the microsecond the cassette keeps.
+REPLAY_CHANGES = ("latency_ms", "wait_ms", "replayed", "route_key", "started_at")
 
 
 def transcript(pytester: pytest.Pytester) -> dict[str, list[tuple[object, list[dict[str, object]]]]]:
