@@ -212,17 +212,31 @@ REASONS = (
 
 
 def reason_of(messages: Sequence[str]) -> str:
-    """Why the collector did not take the spans, from the SDK's log lines (an HTTP status when it answered)."""
+    """Why the collector did not take the spans, from the SDK's log lines (an HTTP status when it answered: looked for
+    first, as the SDK's last line after retried statuses says "due to timeout, max retries or shutdown")."""
+    for message in reversed(messages):
+        status = _status_of(message)
+        if status is not None:
+            return f"the collector answered HTTP {status}"
     text = " ".join(messages).lower()
     for needle, reason in REASONS:
         if needle in text:
             return reason
-    for message in reversed(messages):
-        if "code: " in message:
-            code = message.split("code: ", 1)[1].split(",", 1)[0].strip()
-            if code.isdigit():
-                return f"the collector answered HTTP {code}"
     return messages[-1] if messages else "the collector did not take them"
+
+
+def _status_of(message: str) -> int | None:
+    """The HTTP status a log line of the SDK names: ``code: 400`` (not retried) or the reason phrase of a status it
+    retried (``Transient error Service Unavailable encountered ...``)."""
+    from http import HTTPStatus
+
+    if "code: " in message:
+        code = message.split("code: ", 1)[1].split(",", 1)[0].strip()
+        return int(code) if code.isdigit() else None
+    if message.startswith("Transient error "):
+        phrase = message.removeprefix("Transient error ").split(" encountered while ", 1)[0]
+        return next((status.value for status in HTTPStatus if status.phrase == phrase), None)
+    return None
 
 
 def line_of(outcome: Outcome, target: Target, traces: int) -> str:
