@@ -43,10 +43,20 @@ def sdk_missing() -> bool:
 
 
 def _redactor(secrets: Iterable[str]) -> Callable[[str], str]:
-    from pytest_consistency.secrets.literals import redact_text
+    """The redaction of every other output (known secrets in every encoding, credential shapes), compiled once and
+    remembered per text: most texts of a session's spans (attribute names, URLs, models, fingerprints) repeat."""
+    from pytest_consistency.secrets.literals import redactor
 
-    known = list(secrets)
-    return lambda text: redact_text(text, known)
+    redact = redactor(secrets)
+    seen: dict[str, str] = {}
+
+    def remembered(text: str) -> str:
+        done = seen.get(text)
+        if done is None:
+            done = seen[text] = redact(text)
+        return done
+
+    return remembered
 
 
 def sdk_spans(
