@@ -87,8 +87,12 @@ def export_session(
     from pytest_consistency.report.otlp.export import line_of, send, target_of
 
     env = os.environ if environ is None else environ
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":  # the SDK's own switch, honoured as it would be
+        return "otel: OTEL_SDK_DISABLED=true: nothing exported"
     target = target_of(env)
     spans = sdk_spans(summary, secrets, content, env)
+    if not spans:
+        return "otel: no task ran: nothing to export"
     outcome = send(spans, target)
     return line_of(outcome, target, len({span.context.trace_id for span in spans}))
 
