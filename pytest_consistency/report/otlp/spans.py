@@ -34,7 +34,7 @@ from pytest_consistency.model.result import SessionSummary, TaskResult
 from pytest_consistency.model.trajectory import Decision, Message, digest
 from pytest_consistency.report.otlp.semconv import SAMPLING_ATTRIBUTES, operation_of
 
-AttributeValue = str | bool | int | float | Sequence[str]
+AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int]
 
 
 @dataclass(frozen=True)
@@ -133,9 +133,14 @@ def task_spans(
     if task.cause is not None:
         attributes["consistency.task.cause"] = task.cause
     if task.why is not None:
-        attributes["consistency.task.cause.line"] = task.why.line
+        attributes["consistency.task.cause.where"] = task.why.where
+        attributes["consistency.task.cause.repetitions"] = list(task.why.repeats)
+        if task.why.kinds:
+            attributes["consistency.task.cause.kinds"] = list(task.why.kinds)
         if task.why.step is not None:
             attributes["consistency.task.cause.step"] = task.why.step
+        if content:  # the finding's sentence quotes the differing prompts: content
+            attributes["consistency.task.cause.line"] = task.why.line
     if shard is not None:
         attributes["consistency.shard"] = shard
     error = f"task verdict: {task.verdict}" if task.verdict in ("fail", "error") else None
@@ -202,7 +207,8 @@ def repetition_spans(
         attributes["consistency.repetition.infrastructure"] = repetition.infrastructure
     error = None
     if repetition.outcome in FAILURE:
-        error = repetition.message or repetition.infrastructure or repetition.outcome
+        # the assertion's message can quote the answer: content; the infrastructure reason is the plugin's own words
+        error = (repetition.message if content else None) or repetition.infrastructure or repetition.outcome
     head = SpanRecord(
         f"repetition {repetition.repeat}", trace_id, span_id, parent, "internal", start_ns, end_ns, attributes, error
     )
@@ -285,7 +291,7 @@ def call_span(
             attributes["gen_ai.output.messages"] = output_messages(call.decision)
     model = call.model_requested or call.model_served
     name = (f"{operation} {model}" if model else operation) if operation is not None else f"{call.method} {parts.path}"
-    error = None if error_type is None else (call.detail or error_type)
+    error = None if error_type is None else ((call.detail if content else None) or error_type)
     return SpanRecord(name, trace_id, span_id, parent, "client", _ns(start), _ns(end), attributes, error)
 
 
