@@ -22,7 +22,9 @@ from pytest_consistency.report.otlp.export import (
     BATCH,
     DEFAULT_ENDPOINT,
     EXPORTERS,
+    FIRST_BATCH,
     FLUSH_SECONDS,
+    Exporter,
     OtelSetupError,
     Outcome,
     Target,
@@ -290,27 +292,34 @@ def test_the_otlp_headers_reach_the_collector_and_no_body(
     assert b"collector-auth-value-9f8e7d" not in collector.received()
 
 
-def test_spans_go_in_batches_every_span_once(collector: Collector) -> None:
-    spans = many_spans(BATCH + 5)
+def span_counts(collector: Collector) -> list[int]:
+    """The spans of each request the collector received (protobuf bodies)."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    counts = []
+    for body in collector.bodies:
+        request = ExportTraceServiceRequest.FromString(body)
+        counts.append(sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans))
+    return counts
+
+
+def test_spans_go_in_batches_a_small_one_first_every_span_once(collector: Collector) -> None:
+    spans = many_spans(FIRST_BATCH + BATCH + 5)
     outcome = send(spans, target(collector))
-    assert (outcome.sent, outcome.failure) == (BATCH + 5, None)
-    assert len(collector.requests) == 2
+    assert (outcome.sent, outcome.failure) == (len(spans), None)
+    assert span_counts(collector) == [FIRST_BATCH, BATCH, 5]
     assert sorted(s["span_id"] for s in collector.spans) == ids(spans)
 
 
 @pytest.mark.parametrize("collector", ["503"], indirect=True)
 def test_a_failed_batch_ends_the_export(collector: Collector) -> None:
     """The overloaded collector is asked the first batch (retried by the SDK within the budget), never the second."""
-    spans = many_spans(BATCH + 5)
+    spans = many_spans(FIRST_BATCH + BATCH + 5)
     outcome = send(spans, target(collector))
-    assert (outcome.sent, outcome.total) == (0, BATCH + 5)
-    assert outcome.failure is not None
+    assert (outcome.sent, outcome.total) == (0, len(spans))
+    assert outcome.failure == "the collector answered HTTP 503"
     assert len(collector.requests) >= 1
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-    for body in collector.bodies:
-        request = ExportTraceServiceRequest.FromString(body)
-        assert sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans) == BATCH
+    assert set(span_counts(collector)) == {FIRST_BATCH}  # the first batch, retried; never a later one
     assert collector.spans == []
 
 
@@ -348,6 +357,18 @@ def test_a_dead_collector_costs_at_most_the_bounded_flush(collector: Collector, 
         assert collector.requests and all(r["status"] in (None, 503) for r in collector.requests)
 
 
+@pytest.mark.parametrize("protocol", ["http/protobuf", "http/json"])
+@pytest.mark.parametrize("collector", ["hang", "503"], indirect=True)
+def test_a_dead_collector_costs_at_most_the_bounded_flush_for_a_large_session_too(
+    collector: Collector, protocol: str
+) -> None:
+    """A small first batch finds the collector dead: the rest of a large session is never encoded."""
+    spans = many_spans(FIRST_BATCH + 4 * BATCH)
+    outcome, seconds = timed_send(spans, target(collector, protocol))
+    assert seconds < DEAD_COLLECTOR_SECONDS, seconds
+    assert (outcome.sent, outcome.total) == (0, len(spans)) and outcome.failure
+
+
 @pytest.mark.parametrize("collector", ["hang"], indirect=True)
 def test_the_timeout_variable_shortens_the_wait(collector: Collector) -> None:
     outcome, seconds = timed_send(session_spans_of(), target(collector, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="0.3"))
@@ -382,10 +403,23 @@ def test_send_never_raises() -> None:
         raise RuntimeError("no exporter today")
 
     to = Target("http://127.0.0.1:9/v1/traces", "http/protobuf", 1.0)
-    outcome = send(many_spans(3), to, {"http/protobuf": broken})
+    outcome = send(many_spans(3), to, {"http/protobuf": Exporter(broken, 0.0)})
     assert (outcome.sent, outcome.failure, outcome.finished) == (0, "RuntimeError: no exporter today", True)
-    outcome = send(many_spans(3), to, {"http/protobuf": lambda endpoint, timeout: Refusing()})
+    outcome = send(many_spans(3), to, {"http/protobuf": Exporter(lambda endpoint, timeout: Refusing(), 0.0)})
     assert (outcome.sent, outcome.failure) == (0, "the collector did not take them")  # no log line to say why
+
+
+def test_export_session_honours_otel_sdk_disabled_and_sends_nothing_without_a_task(collector: Collector) -> None:
+    from pytest_consistency.analysis.summary import build_summary
+
+    reps = [RepetitionResult("t", "t.py::t[rep1]", 1, 1, 1, 1.0, outcome="passed", started=1e9, stopped=1e9 + 1)]
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint, "OTEL_SDK_DISABLED": "true"}
+    summary = build_summary(reps, run=RunFacts(run_id="run-1"))
+    assert export_session(summary, environ=environ) == "otel: OTEL_SDK_DISABLED=true: nothing exported"
+    empty = build_summary([], run=RunFacts(run_id="run-1"))
+    line = export_session(empty, environ={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint})
+    assert line == "otel: no task ran: nothing to export"
+    assert collector.requests == []
 
 
 def test_export_session_sends_and_says_so_in_one_line(collector: Collector) -> None:

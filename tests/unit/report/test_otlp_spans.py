@@ -198,8 +198,14 @@ def test_task_spans_carry_the_verdict_the_gap_share_and_the_cause_of_an_inconsis
         else:
             assert attributes["consistency.task.cause"] == task.cause
             assert task.why is not None
-            assert attributes["consistency.task.cause.line"] == task.why.line
+            assert attributes["consistency.task.cause.where"] == task.why.where
+            assert attributes["consistency.task.cause.repetitions"] == list(task.why.repeats)
+            assert attributes.get("consistency.task.cause.kinds", []) == list(task.why.kinds)
             assert attributes.get("consistency.task.cause.step") == task.why.step
+            # the finding's sentence quotes what differed (a prompt, an answer): content, only when asked
+            assert "consistency.task.cause.line" not in attributes
+            quoted = task_span(spans_of(summary, content=True), task.task_id).attributes
+            assert quoted["consistency.task.cause.line"] == task.why.line
     assert shares == pytest.approx(summary.consistency_gap_pp)  # the shares add up to the suite's gap
     found = {
         t.attributes["consistency.task.id"]: t.attributes.get("consistency.task.cause")
@@ -228,8 +234,10 @@ def test_a_failed_task_and_a_failed_repetition_have_an_error_status() -> None:
     assert head.attributes["consistency.task.verdict"] == "fail"
     assert head.error == "task verdict: fail"
     r1, r2, r3 = children(spans, head)
-    assert (r1.error, r2.error, r3.error) == (None, "AssertionError: blue != red", None)
+    assert (r1.error, r2.error, r3.error) == (None, "failed", None)  # the assertion's message can quote an answer
     assert r2.attributes["consistency.repetition.outcome"] == "failed"
+    r2 = children(spans_of(summary_of(reps), content=True), head)[1]
+    assert r2.error == "AssertionError: blue != red"  # content on: the message
 
 
 def test_repetition_spans_carry_their_outcome_answer_digest_cassette_and_replay() -> None:
@@ -358,7 +366,7 @@ def test_a_429_attempt_and_a_timeout_are_error_spans_and_each_retry_is_a_span_of
     assert len({limited.span_id, timed_out.span_id, answered.span_id}) == 3
     assert limited.attributes["error.type"] == "429"
     assert limited.attributes["http.response.status_code"] == 429
-    assert limited.error == "rate limited: retry after 5 ms"  # the status description: the detail, else the type
+    assert limited.error == "429"  # the status description: the type; the detail (content) only when asked
     assert "gen_ai.usage.input_tokens" not in limited.attributes  # a failed attempt used no tokens
     assert "gen_ai.response.finish_reasons" not in limited.attributes
     assert timed_out.attributes["error.type"] == "timeout"
@@ -367,6 +375,8 @@ def test_a_429_attempt_and_a_timeout_are_error_spans_and_each_retry_is_a_span_of
     assert "error.type" not in answered.attributes and answered.error is None
     assert answered.attributes["gen_ai.usage.input_tokens"] == 11
     assert answered.attributes["gen_ai.response.finish_reasons"] == ["stop"]
+    with_content = [s for s in spans_of(summary_of([rep("t", 1, calls, n=1)]), content=True) if s.kind == "client"]
+    assert [s.error for s in with_content] == ["rate limited: retry after 5 ms", "timeout", None]
 
 
 def test_the_sampling_parameters_sent_are_request_attributes() -> None:
