@@ -162,7 +162,7 @@ def redact_body(body: str | bytes | None, secrets: Iterable[str] = (), fields: b
     return cleaned.encode("utf-8") if is_bytes else cleaned
 
 
-def _memoised(redact: Callable[[str], str]) -> Callable[[str], str]:
+def memoised(redact: Callable[[str], str]) -> Callable[[str], str]:
     """``redact`` with its answers remembered for the life of the returned function."""
     seen: dict[str, str] = {}
 
@@ -201,7 +201,7 @@ def redact_strings(data: Any, secrets: Iterable[str] = ()) -> Any:
     redaction is a pure function of the text.
     """
     secrets = list(secrets)  # read twice below: an iterator would be empty the second time
-    redact = _memoised(redactor(secrets)) if rules(secrets) else _shapes_only
+    redact = memoised(redactor(secrets)) if rules(secrets) else _shapes_only
     if isinstance(data, str):
         return redact(data)
     if not isinstance(data, (dict, list)):

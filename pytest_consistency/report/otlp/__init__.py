@@ -46,17 +46,9 @@ def _redactor(secrets: Iterable[str]) -> Callable[[str], str]:
     """The redaction of every other output (known secrets in every encoding, credential shapes), compiled once and
     remembered per text: most texts of a session's spans (attribute names, URLs, models, fingerprints) repeat."""
     from pytest_consistency.secrets.literals import redactor
+    from pytest_consistency.secrets.structures import memoised
 
-    redact = redactor(secrets)
-    seen: dict[str, str] = {}
-
-    def remembered(text: str) -> str:
-        done = seen.get(text)
-        if done is None:
-            done = seen[text] = redact(text)
-        return done
-
-    return remembered
+    return memoised(redactor(secrets))
 
 
 def sdk_spans(

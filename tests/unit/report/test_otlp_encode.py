@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import otlp_records as records
 import pytest
 from collector import json_spans, protobuf_spans
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -41,39 +42,15 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def call(**fields: Any) -> CallRecord:
-    base: dict[str, Any] = {
-        "method": "POST",
-        "url": "http://127.0.0.1:9/v1/chat/completions",
-        "base_url": "http://127.0.0.1:9/v1",
-        "key_fingerprint": "sha256:abcd1234",
-        "model_requested": "gpt-test",
-        "model_served": "gpt-test",
-        "status": 200,
-        "prompt_tokens": 7,
-        "completion_tokens": 3,
-        "total_tokens": 10,
-        "latency_ms": 120.0,
-        "started_at": T0,
-        "decision": Decision.of("red", stop_reason="stop"),
-    }
-    base.update(fields)
-    return CallRecord(**base)
+    """A successful attempt to a loopback route, started at ``T0``."""
+    local = {"url": "http://127.0.0.1:9/v1/chat/completions", "base_url": "http://127.0.0.1:9/v1"}
+    defaults = {**local, "model_served": "gpt-test", "prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    return records.call(**{**defaults, "latency_ms": 120.0, "started_at": T0, **fields})
 
 
 def rep(task: str, repeat: int, calls: list[CallRecord], n: int = 2, **fields: Any) -> RepetitionResult:
-    return RepetitionResult(
-        task_id=task,
-        nodeid=f"test_a.py::test_a[{task}-rep{repeat}]",
-        repeat=repeat,
-        n=n,
-        k=n,
-        min_pass=1.0,
-        outcome=fields.pop("outcome", "passed"),
-        calls=calls,
-        started=T0 + repeat,
-        stopped=T0 + repeat + 1,
-        **fields,
-    )
+    """As :func:`otlp_records.rep`, the repetition started and stopped at times of its own."""
+    return records.rep(task, repeat, calls, n=n, started=T0 + repeat, stopped=T0 + repeat + 1, **fields)
 
 
 def small_summary(run_id: str = "run-7", shard: str | None = None) -> SessionSummary:

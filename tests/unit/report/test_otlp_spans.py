@@ -17,6 +17,7 @@ from cause_records import two_steps
 from cause_summaries import cause_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from otlp_records import call, rep
 
 from pytest_consistency.analysis.summary import build_summary
 from pytest_consistency.model.cause import Sent
@@ -25,50 +26,8 @@ from pytest_consistency.model.result import RunFacts, SessionSummary
 from pytest_consistency.model.trajectory import Decision, Message, ToolCall
 from pytest_consistency.report.otlp.spans import SpanRecord, run_id_of, session_spans, trace_id_of
 
-CHAT = "https://api.example.test/v1/chat/completions"
 T0 = 1_750_000_000.0  # a fixed epoch second, so every time below is exact
 NOW = 1_760_000_000.0  # the clock given to session_spans: only spans with no time at all use it
-
-
-def call(**fields: Any) -> CallRecord:
-    """A successful chat completion attempt; ``fields`` override."""
-    base: dict[str, Any] = {
-        "method": "POST",
-        "url": CHAT,
-        "base_url": "https://api.example.test/v1",
-        "key_fingerprint": "sha256:abcd1234",
-        "model_requested": "gpt-test",
-        "model_served": "gpt-test-2025",
-        "status": 200,
-        "prompt_tokens": 11,
-        "completion_tokens": 5,
-        "total_tokens": 16,
-        "latency_ms": 250.0,
-        "decision": Decision.of("red", stop_reason="stop"),
-    }
-    base.update(fields)
-    return CallRecord(**base)
-
-
-def rep(
-    task: str,
-    repeat: int,
-    calls: list[CallRecord] | None = None,
-    outcome: str = "passed",
-    n: int = 3,
-    **fields: Any,
-) -> RepetitionResult:
-    return RepetitionResult(
-        task_id=task,
-        nodeid=f"test_agent.py::test_agent[{task}-rep{repeat}]",
-        repeat=repeat,
-        n=n,
-        k=n,
-        min_pass=1.0,
-        outcome=outcome,
-        calls=calls or [],
-        **fields,
-    )
 
 
 def summary_of(reps: list[RepetitionResult], run_id: str | None = "run-1", shard: str | None = None) -> SessionSummary:
