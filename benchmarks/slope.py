@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +31,7 @@ sys.path.insert(0, str(HERE))
 
 import synthetic  # noqa: E402
 from run import base_env, ours, theirs  # noqa: E402
+from startup import instructions  # noqa: E402
 
 #: Repetitions per task: sizes are tasks x N.
 N = 5
@@ -40,23 +40,11 @@ TARGETS = {"default": 1.15, "off": 1.10, "whole": 1.20, "unmarked": 1.05}
 
 
 def count(cmd: list[str], cwd: Path, env: dict[str, str], smoke: bool) -> int:
-    """Instructions of one process under callgrind (with ``smoke``: without valgrind, 0)."""
+    """Instructions of one process under callgrind (with ``smoke``: run once without valgrind, 0)."""
     if smoke:
         subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return 0
-    out = cwd / "cg.out"
-    subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
-        cwd=cwd,
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    match = re.search(r"^summary:\s*(\d+)", out.read_text(), re.M)
-    out.unlink()
-    assert match, "callgrind wrote no summary"
-    return int(match.group(1))
+    return instructions(cmd, cwd, env)
 
 
 def pytest_cmd(*args: str) -> list[str]:

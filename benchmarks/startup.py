@@ -78,12 +78,13 @@ def cpu_seconds(cmd: list[str], cwd: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def instructions(cmd: list[str], cwd: Path) -> int:
+def instructions(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> int:
+    """Instructions of one process under callgrind (``benchmarks/slope.py`` counts with it too)."""
     out = cwd / "cg.out"
     subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
         cwd=cwd,
-        env=ENV,
+        env=ENV if env is None else env,
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
