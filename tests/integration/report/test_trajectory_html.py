@@ -63,6 +63,13 @@ def test_the_tree_is_collapsed_shows_branch_shares_and_fits(browser: Any, tmp_pa
     context, opened, requests, errors = open_page(browser, page_file)
     section = opened.locator("#trajectories")
     section.scroll_into_view_if_needed()  # below the gap by cause: content-visibility lays it out once in view
+    # ...in the next rendering update, which a loaded machine runs late: until then each line's text is empty
+    # (CI read ['', '', '']). Wait for the line a reader sees; it never comes if the tree lost it.
+    opened.wait_for_function(
+        "() => [...document.querySelectorAll('#trajectories .tree li')]"
+        ".some(li => li.innerText.includes('steps 2–14'))",
+        timeout=30_000,
+    )
     assert "repetitions part at step 2 (tool `read_invoice` vs `list_emails`)" in section.inner_text()
     lines = section.locator(".tree li")
     # 30 steps of 20 repetitions: a handful of lines (runs of steps without a branch), not 600 nodes.
