@@ -82,13 +82,14 @@ class Collection:
         marked = False
         for item in items:
             marker = marker_of(item)
-            marked = marked or marker is not None
+            # The repetition roles also track the running item for an unmarked test's ``consistency`` handle.
+            marked = marked or marker is not None or "consistency" in getattr(item, "fixturenames", ())
             callspec = getattr(item, "callspec", None)
             if marker is not None and callspec is not None and PARAM in callspec.params:
                 item.stash[SPEC] = state.spec(marker)
                 if state.resample is not None and state.resample.covers(resample_task_of(item)):
                     item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
-        if marked:  # the repetition machinery, for a session that has repeated tasks (see ``runtime``)
+        if marked:  # the repetition machinery, for a session that repeats tasks or hands out the handle
             from pytest_consistency.plugin import runtime
 
             runtime.register(session.config)

@@ -95,7 +95,7 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
     roles once collection finds a marked test (``runtime``)."""
     found: list[tuple[str, object]] = [
         ("consistency-collection", Collection()),
-        ("consistency-fixtures", fixtures),
+        ("consistency-fixtures", fixtures.Fixtures(config)),
         ("consistency-secrets", SecretsHooks(config)),
     ]
     if not is_worker(config):

@@ -1,11 +1,11 @@
 """The fixtures a test receives: ``consistency`` (the repetition's handle) and the route-pinned clients. This
-module is registered as a plugin under ``consistency-fixtures``; the clients' machinery loads when a test first
-asks for a client.
+module's :class:`Fixtures` is registered as a plugin under ``consistency-fixtures``; the clients' machinery loads
+when a test first asks for a client.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -18,32 +18,99 @@ if TYPE_CHECKING:
     from pytest_consistency.route.route import Route
 
 
-@pytest.fixture
-def _consistency_repetition(request: pytest.FixtureRequest) -> int:
-    return int(request.param)
+class Fixtures:
+    """The fixtures, as methods of the role registered under ``consistency-fixtures``: bound to the config, none of
+    them asks for ``request`` or ``pytestconfig``. A fixture that does makes pytest build a fixture definition for
+    ``request`` two or three times per test it serves (with the signature of each); for ``consistency``, that was
+    the largest single cost a repetition paid beyond pytest-repeat's (``tests/integration/costs``)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.fixture
+    def _consistency_repetition(self) -> None:
+        """The repetitions' parameter (``metafunc.parametrize(..., indirect=True)`` needs a fixture by its name);
+        the repetition's number is read from ``item.callspec``, so the fixture gives nothing."""
+
+    @pytest.fixture
+    def consistency(self) -> Iterator[Consistency]:
+        """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``."""
+        state = self.config.stash[STATE]
+        node = state.item or self.setting_up()
+        active = node.stash.get(ACTIVE, None)
+        own = active is None  # an unmarked test: a repetition of one, active while the test uses the handle
+        if active is None:
+            active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
+            node.stash[ACTIVE] = active
+            activate(active)
+        if state.normalize is None:  # conftests register before the first test runs: read once
+            state.normalize = normalizer(self.config)
+        yield Consistency(active, state.normalize)
+        if own and current() is active:
+            activate(None)
+
+    def setting_up(self) -> pytest.Item:
+        """The item being set up when the repetition roles do not track it: a session where no collected test is
+        marked or names ``consistency``, and one asks for it with ``request.getfixturevalue``."""
+        session = self.config.pluginmanager.get_plugin("session")
+        stack = getattr(getattr(session, "_setupstate", None), "stack", {})
+        for node in reversed(list(stack)):
+            if isinstance(node, pytest.Item):
+                return node
+        raise pytest.UsageError("the consistency fixture is only available to a test (it was asked for outside one)")
+
+    @pytest.fixture(scope="session")
+    def pinned_route(self) -> Route:
+        """The session's OpenAI route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never
+        shown."""
+        return _route(self.config, "openai")
+
+    @pytest.fixture
+    def pinned_client(self, pinned_route: Route) -> Iterator[Any]:
+        """``openai.OpenAI`` on the pinned route; every HTTP attempt is recorded on the current repetition."""
+        client = _client(self.config, pinned_route, is_async=False)
+        yield client
+        client.close()
+
+    @pytest.fixture
+    def async_pinned_client(self, pinned_route: Route) -> Any:
+        """``openai.AsyncOpenAI`` on the pinned route.
+
+        A plain (sync) fixture, so it works under pytest-asyncio's strict mode and anyio alike; its connections
+        belong to the test's event loop, which is gone at teardown, so it is left to the garbage collector.
+        """
+        return _client(self.config, pinned_route, is_async=True)
+
+    @pytest.fixture(scope="session")
+    def pinned_anthropic_route(self) -> Route:
+        """The session's Anthropic route (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_API_KEY,
+        ANTHROPIC_MODEL, or their options)."""
+        return _route(self.config, "anthropic")
+
+    @pytest.fixture
+    def pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Iterator[Any]:
+        """``anthropic.Anthropic`` on the pinned Anthropic route; every HTTP attempt is recorded like the OpenAI
+        client's."""
+        client = _client(self.config, pinned_anthropic_route, is_async=False)
+        yield client
+        client.close()
+
+    @pytest.fixture
+    def async_pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Any:
+        """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
+        return _client(self.config, pinned_anthropic_route, is_async=True)
 
 
-@pytest.fixture
-def consistency(request: pytest.FixtureRequest) -> Iterator[Consistency]:
-    """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``."""
-    node = request.node
-    active = node.stash.get(ACTIVE, None)
-    own = active is None  # an unmarked test: a repetition of one, active while the test uses the handle
-    if active is None:
-        active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
-        node.stash[ACTIVE] = active
-        activate(active)
-    hook = request.config.hook.pytest_consistency_normalize_answer
+def normalizer(config: pytest.Config) -> Callable[[Any, str], Any]:
+    """How ``record`` normalises an answer: the documented default called directly when it is the only
+    implementation of ``pytest_consistency_normalize_answer`` (no conftest hook, no wrapper), else the hook."""
+    hook = config.hook.pytest_consistency_normalize_answer
     impls = hook.get_hookimpls()
     if len(impls) == 1 and impls[0].plugin_name == DEFAULTS:
-        # Only the documented default (no conftest hook, no wrapper): called directly, not through pluggy.
         from pytest_consistency.analysis.answers import default_normalize
 
-        yield Consistency(active, lambda answer, task_id: default_normalize(answer))
-    else:
-        yield Consistency(active, lambda answer, task_id: hook(answer=answer, task_id=task_id))
-    if own and current() is active:
-        activate(None)
+        return lambda answer, task_id: default_normalize(answer)
+    return lambda answer, task_id: hook(answer=answer, task_id=task_id)
 
 
 def _route(config: pytest.Config, name: str) -> Route:
@@ -66,50 +133,3 @@ def _client(config: pytest.Config, route: Route, is_async: bool) -> Any:
         provider=state.providers[route.provider],
         throttle=state.throttles.get(route.provider),
     )
-
-
-@pytest.fixture(scope="session")
-def pinned_route(pytestconfig: pytest.Config) -> Route:
-    """The session's OpenAI route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never
-    shown."""
-    return _route(pytestconfig, "openai")
-
-
-@pytest.fixture
-def pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Iterator[Any]:
-    """``openai.OpenAI`` on the pinned route; every HTTP attempt is recorded on the current repetition."""
-    client = _client(pytestconfig, pinned_route, is_async=False)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def async_pinned_client(pinned_route: Route, pytestconfig: pytest.Config) -> Any:
-    """``openai.AsyncOpenAI`` on the pinned route.
-
-    A plain (sync) fixture, so it works under pytest-asyncio's strict mode and anyio alike; its connections
-    belong to the test's event loop, which is gone at teardown, so it is left to the garbage collector.
-    """
-    return _client(pytestconfig, pinned_route, is_async=True)
-
-
-@pytest.fixture(scope="session")
-def pinned_anthropic_route(pytestconfig: pytest.Config) -> Route:
-    """The session's Anthropic route (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_API_KEY,
-    ANTHROPIC_MODEL, or their options)."""
-    return _route(pytestconfig, "anthropic")
-
-
-@pytest.fixture
-def pinned_anthropic_client(pinned_anthropic_route: Route, pytestconfig: pytest.Config) -> Iterator[Any]:
-    """``anthropic.Anthropic`` on the pinned Anthropic route; every HTTP attempt is recorded like the OpenAI
-    client's."""
-    client = _client(pytestconfig, pinned_anthropic_route, is_async=False)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def async_pinned_anthropic_client(pinned_anthropic_route: Route, pytestconfig: pytest.Config) -> Any:
-    """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
-    return _client(pytestconfig, pinned_anthropic_route, is_async=True)

@@ -49,11 +49,13 @@ class RepetitionScope:
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, object, object]:
+        state = item.config.stash[STATE]
+        running, state.item = state.item, item  # the ``consistency`` fixture's node
         spec = item.stash.get(SPEC, None)
         if spec is not None:
             repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
             active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
-            rules = item.config.stash[STATE].match_rules
+            rules = state.match_rules
             if rules is not None and rules.active:
                 active.normalize_request = functools.partial(request_as_matched, rules)
             item.stash[ACTIVE] = active
@@ -61,6 +63,7 @@ class RepetitionScope:
         try:
             return (yield)
         finally:
+            state.item = running
             activate(None)
             # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or Ctrl-C
             # during the call) teardown never runs, and vcrpy's patches would outlive the repetition in this process.

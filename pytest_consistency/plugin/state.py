@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +85,10 @@ class PluginState:
     errors: list[str] = field(default_factory=list)
     #: Plugins implementing ``pytest_consistency_answers_equivalent``, read once at the first report.
     equivalence_plugins: list[str] | None = None
+    #: How ``consistency.record`` normalises an answer (``fixtures.normalizer``), read once at the first handle.
+    normalize: Callable[[Any, str], Any] | None = None
+    #: The item whose protocol is running (the ``consistency`` fixture's node: it does not ask for ``request``).
+    item: pytest.Item | None = None
     #: The pinned route and provider of each provider name (``route`` is ``routes["openai"]``), the routes whose
     #: fixtures the collected tests use, and each route's limits when --consistency-concurrency/-rpm are set.
     providers: dict[str, Provider] = field(default_factory=dict)

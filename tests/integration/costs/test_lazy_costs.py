@@ -670,3 +670,59 @@ def test_an_unmarked_test_using_the_handle_leaves_no_active_repetition_behind(py
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+FIXTURE_PROBE = """
+import json
+
+import pytest
+
+SET_UP = {}
+NAMES = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(fixturedef, request):
+    SET_UP[fixturedef.argname] = list(fixturedef.argnames)
+
+
+def pytest_collection_finish(session):
+    NAMES.update({item.name: list(item.fixturenames) for item in session.items})
+
+
+def pytest_sessionfinish(session):
+    with open("fixtures.json", "w") as handle:
+        json.dump({"set_up": SET_UP, "names": NAMES}, handle)
+"""
+
+
+def test_the_plugins_fixtures_ask_for_neither_request_nor_pytestconfig(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    """A fixture that asks for ``request`` (or ``pytestconfig``, which does) makes pytest build a fixture
+    definition for ``request`` two or three times per test it serves: for ``consistency`` that was the largest
+    cost a repetition paid beyond pytest-repeat's (issue 30). The plugin's fixtures are bound to the config."""
+    pytester.makeconftest(FIXTURE_PROBE)
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.repeat_consistency(n=2)
+        def test_task(consistency, pinned_client, async_pinned_client):
+            consistency.record("x")
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--consistency-record=off", f"--consistency-base-url={fake.base_url}"
+    )
+    result.assert_outcomes(passed=2)
+    found = json.loads((pytester.path / "fixtures.json").read_text())
+    ours = {"consistency", "pinned_client", "async_pinned_client", "pinned_route"}
+    assert ours <= set(found["set_up"]), found
+    assert {name: found["set_up"][name] for name in ours} == {
+        "consistency": [],
+        "pinned_client": ["pinned_route"],
+        "async_pinned_client": ["pinned_route"],
+        "pinned_route": [],
+    }
+    assert all("request" not in names for names in found["names"].values()), found["names"]

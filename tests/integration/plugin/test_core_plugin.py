@@ -265,6 +265,51 @@ def test_unmarked_test_gets_a_single_repetition_handle(pytester: pytest.Pytester
     assert load_report(pytester)["tasks"] == []
 
 
+@pytest.mark.parametrize("marked", [False, True], ids=["unmarked-session", "with-a-marked-task"])
+def test_the_handle_belongs_to_the_test_that_runs_however_it_is_asked_for(
+    pytester: pytest.Pytester, marked: bool
+) -> None:
+    """The ``consistency`` fixture does not ask for ``request`` (a cost per repetition): it still hands each test its
+    own handle, named ``consistency`` or asked for by ``request.getfixturevalue`` or through a fixture of the
+    user's, in a session that has no marked task (no repetition role tracks the running test) as in one that has."""
+    task = (
+        """
+        @pytest.mark.repeat_consistency(n=2)
+        def test_task(consistency):
+            assert consistency.task_id.endswith("::test_task") and consistency.n == 2
+            consistency.record("a")
+        """
+        if marked
+        else ""
+    )
+    pytester.makepyfile(
+        test_handles=f"""
+        import pytest
+
+        @pytest.fixture
+        def handle(consistency):
+            return consistency
+
+        def test_named(consistency):
+            assert consistency.task_id.endswith("::test_named") and consistency.n == 1
+
+        def test_dynamic(request):
+            handle = request.getfixturevalue("consistency")
+            assert handle.task_id.endswith("::test_dynamic") and handle.n == 1
+            handle.record({{"x": 1}})
+
+        def test_through_a_fixture(handle):
+            assert handle.task_id.endswith("::test_through_a_fixture")
+        {task}"""
+    )
+    result = pytester.runpytest("--consistency-report=report.json", "-p", "no:randomly")
+    result.assert_outcomes(passed=5 if marked else 3)
+    assert [t["task_id"] for t in load_report(pytester)["tasks"]] == (["test_handles.py::test_task"] if marked else [])
+    # Only asked for dynamically: no collected test names it, and the handle is still the running test's.
+    result = pytester.runpytest("--consistency-report=report.json", "test_handles.py::test_dynamic")
+    result.assert_outcomes(passed=1)
+
+
 def test_record_twice_warns_and_keeps_last_and_rejects_non_json(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_rec="""
