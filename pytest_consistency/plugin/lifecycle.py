@@ -52,9 +52,13 @@ class RepetitionScope:
         state = item.config.stash[STATE]
         running, state.item = state.item, item  # the ``consistency`` fixture's node
         spec = item.stash.get(SPEC, None)
-        if spec is not None:
+        if spec is None:
+            close_carried(state)  # no other test ever runs inside a repetition's block
+        else:
             repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
             active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
+            if state.carried is not None and state.carried[0] != active.task_id:
+                close_carried(state)
             rules = state.match_rules
             if rules is not None and rules.active:
                 active.normalize_request = functools.partial(request_as_matched, rules)
@@ -65,6 +69,10 @@ class RepetitionScope:
         finally:
             state.item = running
             activate(None)
+            # Its report has carried everything to the controller: an item kept until the session ends need not
+            # keep its repetition (calls, notes, a lock) for the cyclic collector to walk in every full collection.
+            if ACTIVE in item.stash:
+                del item.stash[ACTIVE]
             # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or Ctrl-C
             # during the call) teardown never runs, and vcrpy's patches would outlive the repetition in this process.
             stack = item.stash.get(SCOPE, None)
@@ -87,21 +95,34 @@ class RepetitionScope:
         if active is not None and item.stash.get(CALL_ATTEMPTS, 0):
             # A retry plugin runs the repetition again: this attempt records its own answer (the first is kept).
             active.answer_recorded, active.answer, active.normalized = False, None, None
+        carried, state.carried = state.carried, None  # the previous repetition's of this task (see the teardown)
         stop = self.refusal(item, state, active)
         if stop is not None:
+            close(carried)
             item.stash[STOP] = stop
             return (yield)
         if active is None or not active.marked:
+            close(carried)
             return (yield)
         mode: str = state.settings.consistency_record
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             path, mode, stop = self.cassette_of(item, state, active)
             if stop is not None:
+                close(carried)
                 item.stash[STOP] = stop
                 return (yield)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
+        if carried is not None:
+            if replay_only(mode, item):
+                # The same scope as this repetition would enter, still open: adopted instead of left and re-entered.
+                item.stash[SCOPE] = carried[1]
+                active.cassette_absent, active.stand_in = True, carried[2]
+                if state.resample is not None and state.resample.covers(active.task_id):
+                    state.resample.guard(active)
+                return (yield)
+            close(carried)
         if mode == "off":
             # No cassette and no network block: all a repetition would enter is the observer, entered once for
             # the session instead (it records only while a marked repetition runs).
@@ -182,7 +203,7 @@ class RepetitionScope:
     ) -> Callable[[Path | None], AbstractContextManager[Any]]:
         """What a cassette (or none) is entered with: the replay-only block when there is nothing to replay, else
         the cassette's own scope (vcrpy, the scrubber, the observer)."""
-        if mode == "none" and not item.stash.get(CASSETTE_EXISTED, False):
+        if replay_only(mode, item):
             # Nothing to replay: what ``cassette.scope.repetition_scope`` enters for it (the network block and the
             # observer, no vcrpy), without loading the cassette wing for a session that may have no cassette.
             return lambda cassette: replay_only_scope(active, state)
@@ -209,7 +230,12 @@ class RepetitionScope:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-        """After the fixtures are torn down: charge unclosed responses, then save the cassette (errors fail here)."""
+        """After the fixtures are torn down: charge unclosed responses, then save the cassette (errors fail here).
+
+        A replay-only repetition without a cassette entered nothing of its own (the network block, the observer,
+        the stand-in keys): when the next item is a repetition of the same task, that scope stays open for it
+        (``state.carried``) instead of being left here and entered again there. Any other item closes it first.
+        """
         try:
             return (yield)
         finally:
@@ -220,7 +246,16 @@ class RepetitionScope:
             stack = item.stash.get(SCOPE, None)
             if stack is not None:
                 del item.stash[SCOPE]
-                stack.close()
+                state = item.config.stash[STATE]
+                if active is not None and active.cassette_absent and same_task(nextitem, active.task_id):
+                    state.carried = (active.task_id, stack, active.stand_in)
+                else:
+                    stack.close()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """A scope left open for a repetition that never ran (``-x``, ``--maxfail``, an interrupt) closes here."""
+        close_carried(session.config.stash[STATE])
 
 
 class SetupStop:
@@ -235,6 +270,29 @@ class SetupStop:
             if kind == "skip":
                 pytest.skip(reason)
             pytest.fail(reason, pytrace=False)
+
+
+def replay_only(mode: str, item: pytest.Item) -> bool:
+    """Whether a repetition replays without a cassette file: it enters the replay-only block, no vcrpy."""
+    return mode == "none" and not item.stash.get(CASSETTE_EXISTED, False)
+
+
+def same_task(nextitem: pytest.Item | None, task_id: str) -> bool:
+    """Whether the next item is a repetition of ``task_id`` (it may then take over a scope left open for it)."""
+    if nextitem is None or SPEC not in nextitem.stash:
+        return False
+    repeat = int(nextitem.callspec.params[PARAM])  # type: ignore[attr-defined]
+    return task_id_of(nextitem.nodeid, repeat) == task_id
+
+
+def close(carried: tuple[str, ExitStack, tuple[str, ...]] | None) -> None:
+    if carried is not None:
+        carried[1].close()
+
+
+def close_carried(state: PluginState) -> None:
+    carried, state.carried = state.carried, None
+    close(carried)
 
 
 def observe_session(state: PluginState) -> None:

@@ -104,6 +104,9 @@ class PluginState:
     route_secrets: list[str] | None = None
     #: The match rules compiled after collection; each cassette scope hands them to its body matcher.
     match_rules: MatchRules | None = None
+    #: A replay-only repetition's scope without a cassette (network block, observer, stand-in keys) left open at its
+    #: teardown for the next repetition of its task, with the task and the stand-in variables (``lifecycle``).
+    carried: tuple[str, ExitStack, tuple[str, ...]] | None = None
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         return parse_marker(

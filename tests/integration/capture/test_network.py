@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import _socket
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -340,3 +341,69 @@ def test_fails_loudly_when_the_hook_cannot_be_added() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.startswith("refused: cannot block the network"), out.stdout + out.stderr
+
+
+CARRIED = """
+import os
+import socket
+
+import pytest
+
+from pytest_consistency.capture.network import NetworkBlocked
+
+PORT = int(os.environ["LISTENER_PORT"])
+
+
+def outside():
+    assert "OPENAI_API_KEY" not in os.environ
+    socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
+
+
+def inside():
+    assert os.environ["OPENAI_API_KEY"]  # the stand-in key a replay gives an agent's own client
+    with pytest.raises(NetworkBlocked):
+        socket.create_connection(("127.0.0.1", PORT), timeout=5)
+
+
+def test_before():
+    outside()
+
+
+@pytest.mark.repeat_consistency(n=3)
+def test_first(consistency):
+    inside()
+    consistency.record("a")
+    assert consistency.repeat != FAIL_AT
+
+
+def test_between():
+    outside()
+
+
+@pytest.mark.repeat_consistency(n=2)
+def test_second(consistency):
+    inside()
+    consistency.record("b")
+"""
+
+
+@pytest.mark.parametrize("fail_at", [0, 2], ids=["all-run", "stopped-by-x"])
+def test_a_replay_only_scope_kept_across_a_tasks_repetitions_never_covers_another_test(
+    pytester: pytest.Pytester, tcp: socket.socket, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
+    """Repetitions of one task without cassettes keep one network block, observer and stand-in key from the first
+    to the last (a cost per repetition saved, issue 30); a test before, between or after them is never blocked and
+    never sees the stand-in key, and a session stopped between two repetitions (``-x``) leaves nothing behind."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LISTENER_PORT", str(address(tcp)[1]))
+    pytester.makepyfile(test_agent=CARRIED.replace("FAIL_AT", str(fail_at)))
+    args = ["--consistency-record=none", "-p", "no:randomly", *(["-x"] if fail_at else [])]
+    result = pytester.runpytest_inprocess(*args)
+    if fail_at:
+        result.assert_outcomes(passed=2, failed=1)
+    else:
+        result.assert_outcomes(passed=7)
+    # Nothing outlives the session in this process: no block, no stand-in key.
+    assert "OPENAI_API_KEY" not in os.environ
+    assert not network._reasons
+    socket.create_connection(address(tcp), timeout=5).close()
