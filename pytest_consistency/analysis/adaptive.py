@@ -21,6 +21,7 @@ full run would call the task incomplete.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from fractions import Fraction
@@ -51,6 +52,7 @@ def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regressi
     )
 
 
+@functools.lru_cache(maxsize=256)
 def required_passes(n: int, min_pass: float) -> int:
     """Passes a task needs out of n: ``ceil(min_pass * n)``, computed exactly on the decimal the user wrote.
 

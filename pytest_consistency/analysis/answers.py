@@ -138,6 +138,8 @@ def canonical_json(value: Any) -> str:
 
 
 def default_equivalent(left: Any, right: Any) -> bool:
+    if type(left) is str and type(right) is str:  # the commonest answer: its canonical JSON is equal iff it is
+        return left == right
     return canonical_json(left) == canonical_json(right)
 
 

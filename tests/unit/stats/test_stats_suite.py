@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.interval import Interval
@@ -11,6 +15,8 @@ from pytest_consistency.stats.suite import (
     FEW_TASKS_FOR_POPULATION,
     TARGETS,
     SuiteIntervals,
+    _estimator_values,
+    _point_estimates,
     paired_gap_difference,
     suite_intervals,
 )
@@ -239,3 +245,22 @@ def test_invalid_tasks() -> None:
         paired_gap_difference([TaskCounts(5, 5, 5)])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="c must be within"):
         TaskCounts(6, 5, 5)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(0, 12)).map(
+            lambda t: TaskCounts(c=min(t[2], t[0]), n=t[0], k=min(t[1], t[0]))
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_point_estimates_grouped_by_counts_are_the_per_task_sums(tasks: list[TaskCounts]) -> None:
+    """The suite's estimates add each distinct ``(n, k, c)`` once, times its tasks (issue 30): exactly the sum over
+    the tasks one by one, in fractions, so not a bit of any figure moves."""
+    totals = [Fraction(0)] * 4
+    for task in tasks:
+        for metric, values in enumerate(_estimator_values(task.n, task.k)):
+            totals[metric] += values[task.c]
+    assert _point_estimates(tasks) == tuple(float(total / len(tasks)) for total in totals)
