@@ -155,12 +155,17 @@ class RepetitionScope:
     def refusal(item: pytest.Item, state: PluginState, active: ActiveRepetition | None) -> Stop | None:
         """Why this item must not run as it is: a misplaced marker, pytest-recording's marker on a repetition, or
         (adaptive mode) a task whose verdict is decided already."""
-        problem = marker_problem(item)
+        if active is None or not active.marked:
+            problem = marker_problem(item)
+            return ("fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}") if problem else None
+        # A task's repetitions share its markers: looked at once per task, not once per repetition.
+        checks = state.task_markers.get(active.task_id)
+        if checks is None:
+            checks = state.task_markers[active.task_id] = (marker_problem(item), bool(item.get_closest_marker("vcr")))
+        problem, vcr = checks
         if problem:
             return "fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}"
-        if active is None or not active.marked:
-            return None
-        if state.settings.consistency_record != "off" and item.get_closest_marker("vcr"):
+        if state.settings.consistency_record != "off" and vcr:
             return (
                 "fail",
                 f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
@@ -183,10 +188,17 @@ class RepetitionScope:
         path = folder / f"rep-{active.repeat}{paths.SUFFIXES[wanted]}"
         if state.resample is not None and state.resample.covers(active.task_id):
             path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
+            folder = path.parent
             active.cassette = display_path(path, item.config.rootpath)
         else:
             active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
-        existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
+        if mode == "none":  # nothing records in this mode: a task without a folder is looked at once, not per file
+            present = state.cassette_folders.get(folder)
+            if present is None:
+                present = state.cassette_folders[folder] = folder.is_dir()
+            existed = item.stash[CASSETTE_EXISTED] = present and paths.cassette_exists(path)
+        else:
+            existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
         other = paths.other_format(path) if not existed and mode in ("once", "new_episodes") else None
         if other is None:
             return path, mode, None

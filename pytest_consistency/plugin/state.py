@@ -107,14 +107,26 @@ class PluginState:
     #: A replay-only repetition's scope without a cassette (network block, observer, stand-in keys) left open at its
     #: teardown for the next repetition of its task, with the task and the stand-in variables (``lifecycle``).
     carried: tuple[str, ExitStack, tuple[str, ...]] | None = None
+    #: Each marker's spec, by the marker object (kept, so its id stays its own): the n repetitions of a task share
+    #: one marker, parsed once instead of once per repetition.
+    specs: dict[int, tuple[pytest.Mark, MarkerSpec]] = field(default_factory=dict)
+    #: Per task: what is wrong with its marker, if anything, and whether pytest-recording's marker is on it.
+    task_markers: dict[str, tuple[str | None, bool]] = field(default_factory=dict)
+    #: Replay-only (``none``): whether each task's cassette folder exists, looked at once (nothing records).
+    cassette_folders: dict[Path, bool] = field(default_factory=dict)
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
-        return parse_marker(
+        known = self.specs.get(id(marker))
+        if known is not None and known[0] is marker:
+            return known[1]
+        spec = parse_marker(
             marker.args,
             dict(marker.kwargs),
             repeat_override=self.settings.consistency_repeat,
             default_min_pass=1.0 if self.settings.consistency_min_pass is None else self.settings.consistency_min_pass,
         )
+        self.specs[id(marker)] = (marker, spec)
+        return spec
 
 
 STATE = pytest.StashKey[PluginState]()
