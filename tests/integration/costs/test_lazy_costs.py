@@ -726,3 +726,63 @@ def test_the_plugins_fixtures_ask_for_neither_request_nor_pytestconfig(
         "pinned_route": [],
     }
     assert all("request" not in names for names in found["names"].values()), found["names"]
+
+
+SHARED_PROBE = """
+import json
+
+import pytest
+
+from pytest_consistency.plugin.state import SCOPE, STATE
+
+SCOPES = {}
+KEPT = []  # alive, so that no two scopes share an id
+
+
+@pytest.fixture(autouse=True)
+def scope_of_repetition(request):
+    yield
+    stack = request.node.stash.get(SCOPE, None)
+    SCOPES[request.node.name] = None if stack is None else id(stack)
+    KEPT.append(stack)
+
+
+def pytest_sessionfinish(session):
+    state = session.config.stash[STATE]
+    with open("shared.json", "w") as handle:
+        json.dump(
+            {"scopes": SCOPES, "specs": len(state.specs), "folders": len(state.cassette_folders)}, handle
+        )
+"""
+
+
+def test_a_tasks_repetitions_share_what_they_can_in_replay_only_mode(pytester: pytest.Pytester) -> None:
+    """Issue 30's per-task savings: a task's repetitions without cassettes run in one scope (network block,
+    observer, stand-in keys) that no other task's share; each marker is parsed once, each task's cassette folder
+    looked at once."""
+    pytester.makeconftest(SHARED_PROBE)
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("case", ["a", "b"])
+        @pytest.mark.repeat_consistency(n=3)
+        def test_task(case, consistency):
+            consistency.record(case)
+
+        @pytest.mark.repeat_consistency(n=2)
+        def test_other(consistency):
+            consistency.record("x")
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "--consistency-record=none")
+    result.assert_outcomes(passed=8)
+    found = json.loads((pytester.path / "shared.json").read_text())
+    scopes = found["scopes"]
+    by_task = {
+        task: {scopes[name] for name in scopes if name.startswith(task)}
+        for task in ("test_task[a-", "test_task[b-", "test_other")
+    }
+    assert all(len(ids) == 1 and None not in ids for ids in by_task.values()), scopes
+    assert len(set.union(*by_task.values())) == 3, scopes
+    assert found["specs"] == 2 and found["folders"] == 3, found
