@@ -19,6 +19,7 @@ import pytest
 
 if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
     from pytest_consistency.capture.active import ActiveRepetition
+    from pytest_consistency.config.marker import MarkerSpec
     from pytest_consistency.model.records import CallRecord, RepetitionResult
 
 ATTRIBUTE = "consistency_payload"
@@ -56,19 +57,20 @@ def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
 
 def payload(
     state: ActiveRepetition,
-    result: RepetitionResult,
+    spec: MarkerSpec,
+    order: int,
     hook_plugins: list[str],
     infrastructure: str | None = None,
     message: str | None = None,
 ) -> str:
     with state.lock:
         data: dict[str, Any] = {
-            "task_id": result.task_id,
-            "repeat": result.repeat,
-            "n": result.n,
-            "k": result.k,
-            "min_pass": result.min_pass,
-            "order": result.order,
+            "task_id": state.task_id,
+            "repeat": state.repeat,
+            "n": spec.n,
+            "k": spec.k,
+            "min_pass": spec.min_pass,
+            "order": order,
             "answer_recorded": state.answer_recorded,
             "answer": state.answer,
             "normalized": state.normalized,

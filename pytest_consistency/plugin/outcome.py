@@ -13,7 +13,6 @@ import pytest
 from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
 from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.cassette import paths
-from pytest_consistency.model.records import RepetitionResult
 from pytest_consistency.plugin.collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
 from pytest_consistency.plugin.state import ACTIVE, CALL_ATTEMPTS, CASSETTE_EXISTED, SPEC, STATE, PluginState
@@ -75,16 +74,10 @@ class Outcome:
             if adds_nothing(report, active):
                 setattr(report, MARKED, True)
             else:
-                result = RepetitionResult(
-                    task_id=active.task_id,
-                    nodeid=item.nodeid,
-                    repeat=active.repeat,
-                    n=spec.n,
-                    k=spec.k,
-                    min_pass=spec.min_pass,
-                    order=state.order.get(item.nodeid, 0),
-                )
-                setattr(report, ATTRIBUTE, payload(active, result, state.equivalence_plugins, infrastructure, message))
+                # The hook's implementers travel once per process (the controller keeps every worker's).
+                plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
+                order = state.order.get(item.nodeid, 0)
+                setattr(report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message))
                 if report.when == "call":
                     sent(active)
         return report

@@ -85,6 +85,8 @@ class PluginState:
     errors: list[str] = field(default_factory=list)
     #: Plugins implementing ``pytest_consistency_answers_equivalent``, read once at the first report.
     equivalence_plugins: list[str] | None = None
+    #: Whether a payload of this process carried them already (they travel once).
+    equivalence_sent: bool = False
     #: How ``consistency.record`` normalises an answer (``fixtures.normalizer``), read once at the first handle.
     normalize: Callable[[Any, str], Any] | None = None
     #: The item whose protocol is running (the ``consistency`` fixture's node: it does not ask for ``request``).
