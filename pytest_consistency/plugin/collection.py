@@ -14,7 +14,7 @@ from pytest_consistency.cassette import tree as cassette_tree
 from pytest_consistency.cassette.matching import MatchRules, compile_rules
 from pytest_consistency.config import shard
 from pytest_consistency.config.marker import PARAM, MarkerError, repetition_id, task_id_of
-from pytest_consistency.plugin.state import ROUTE_FIXTURES, SPEC, STATE, STOP, PluginState, is_worker, marker_of
+from pytest_consistency.plugin.state import ROUTE_FIXTURES, SPEC, STATE, STOP, TASK, PluginState, is_worker, marker_of
 
 
 class Collection:
@@ -87,7 +87,8 @@ class Collection:
             callspec = getattr(item, "callspec", None)
             if marker is not None and callspec is not None and PARAM in callspec.params:
                 item.stash[SPEC] = state.spec(marker)
-                if state.resample is not None and state.resample.covers(resample_task_of(item)):
+                task_id = item.stash[TASK] = task_id_of(item.nodeid, int(callspec.params[PARAM]))  # read per phase
+                if state.resample is not None and state.resample.covers(task_id):
                     item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
         if marked:  # the repetition machinery, for a session that repeats tasks or hands out the handle
             from pytest_consistency.plugin import runtime

@@ -18,7 +18,7 @@ from pytest_consistency.capture.active import ActiveRepetition, activate
 from pytest_consistency.capture.observe import observe_transports
 from pytest_consistency.cassette import paths
 from pytest_consistency.cassette.matching import MatchRules, normalise
-from pytest_consistency.config.marker import MARKER, PARAM, task_id_of
+from pytest_consistency.config.marker import MARKER, PARAM
 from pytest_consistency.plugin.state import (
     ACTIVE,
     CALL_ATTEMPTS,
@@ -27,6 +27,7 @@ from pytest_consistency.plugin.state import (
     SPEC,
     STATE,
     STOP,
+    TASK,
     PluginState,
     Stop,
     marker_of,
@@ -56,7 +57,7 @@ class RepetitionScope:
             close_carried(state)  # no other test ever runs inside a repetition's block
         else:
             repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
-            active = ActiveRepetition(task_id=task_id_of(item.nodeid, repeat), repeat=repeat, n=spec.n, marked=True)
+            active = ActiveRepetition(task_id=item.stash[TASK], repeat=repeat, n=spec.n, marked=True)
             if state.carried is not None and state.carried[0] != active.task_id:
                 close_carried(state)
             rules = state.match_rules
@@ -291,10 +292,7 @@ def replay_only(mode: str, item: pytest.Item) -> bool:
 
 def same_task(nextitem: pytest.Item | None, task_id: str) -> bool:
     """Whether the next item is a repetition of ``task_id`` (it may then take over a scope left open for it)."""
-    if nextitem is None or SPEC not in nextitem.stash:
-        return False
-    repeat = int(nextitem.callspec.params[PARAM])  # type: ignore[attr-defined]
-    return task_id_of(nextitem.nodeid, repeat) == task_id
+    return nextitem is not None and nextitem.stash.get(TASK, None) == task_id
 
 
 def close(carried: tuple[str, ExitStack, tuple[str, ...]] | None) -> None:

@@ -134,6 +134,8 @@ class PluginState:
 STATE = pytest.StashKey[PluginState]()
 ACTIVE = pytest.StashKey[ActiveRepetition]()
 SPEC = pytest.StashKey[MarkerSpec]()
+#: A marked item's task id (its node id without the repetition), set with ``SPEC`` at collection.
+TASK = pytest.StashKey[str]()
 
 
 def is_worker(config: pytest.Config) -> bool:
