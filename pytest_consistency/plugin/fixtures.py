@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate, current
+from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.state import ACTIVE, STATE
 
@@ -33,25 +33,29 @@ class Fixtures:
         the repetition's number is read from ``item.callspec``, so the fixture gives nothing."""
 
     @pytest.fixture
-    def consistency(self) -> Iterator[Consistency]:
-        """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``."""
+    def consistency(self) -> Consistency:
+        """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``.
+
+        A plain fixture (no teardown of its own): the repetition scope deactivates an unmarked test's handle when
+        the test's protocol ends (``lifecycle``)."""
         state = self.config.stash[STATE]
         node = state.item or self.setting_up()
         active = node.stash.get(ACTIVE, None)
-        own = active is None  # an unmarked test: a repetition of one, active while the test uses the handle
-        if active is None:
+        if active is None:  # an unmarked test: a repetition of one, active while the test uses the handle
             active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
             node.stash[ACTIVE] = active
             activate(active)
         if state.normalize is None:  # conftests register before the first test runs: read once
             state.normalize = normalizer(self.config)
-        yield Consistency(active, state.normalize)
-        if own and current() is active:
-            activate(None)
+        return Consistency(active, state.normalize)
 
     def setting_up(self) -> pytest.Item:
         """The item being set up when the repetition roles do not track it: a session where no collected test is
-        marked or names ``consistency``, and one asks for it with ``request.getfixturevalue``."""
+        marked or names ``consistency``, and one asks for it with ``request.getfixturevalue``. The roles are
+        registered from here on, so that this test's teardown deactivates its handle and later tests are tracked."""
+        from pytest_consistency.plugin import runtime
+
+        runtime.register(self.config)
         session = self.config.pluginmanager.get_plugin("session")
         stack = getattr(getattr(session, "_setupstate", None), "stack", {})
         for node in reversed(list(stack)):

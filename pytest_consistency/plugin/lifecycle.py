@@ -256,6 +256,8 @@ class RepetitionScope:
             if active is not None:
                 for attempt in list(active.open_attempts):
                     attempt.finish()
+                if not active.marked:  # an unmarked test's handle (``consistency``) ends with its fixtures
+                    activate(None)
             stack = item.stash.get(SCOPE, None)
             if stack is not None:
                 del item.stash[SCOPE]

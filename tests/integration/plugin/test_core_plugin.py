@@ -300,14 +300,19 @@ def test_the_handle_belongs_to_the_test_that_runs_however_it_is_asked_for(
 
         def test_through_a_fixture(handle):
             assert handle.task_id.endswith("::test_through_a_fixture")
+
+        def test_zz_after():
+            from pytest_consistency.capture.active import current
+
+            assert current() is None  # no handle outlives its test
         {task}"""
     )
     result = pytester.runpytest("--consistency-report=report.json", "-p", "no:randomly")
-    result.assert_outcomes(passed=5 if marked else 3)
+    result.assert_outcomes(passed=6 if marked else 4)
     assert [t["task_id"] for t in load_report(pytester)["tasks"]] == (["test_handles.py::test_task"] if marked else [])
     # Only asked for dynamically: no collected test names it, and the handle is still the running test's.
-    result = pytester.runpytest("--consistency-report=report.json", "test_handles.py::test_dynamic")
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest("--consistency-report=report.json", "-p", "no:randomly", "-k", "dynamic or after")
+    result.assert_outcomes(passed=2)
 
 
 def test_record_twice_warns_and_keeps_last_and_rejects_non_json(pytester: pytest.Pytester) -> None:
