@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -721,6 +721,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="1,2,3,4,5,6,7,8", help="figures to run, comma-separated (default: all)")
     parser.add_argument("--autoload", action="store_true", help="let every installed pytest plugin load (diluted)")
     parser.add_argument(
+        "--live-workers",
+        help="figure 8's xdist worker counts, comma-separated, 0 for serial (default 0,4,8); the most workers also "
+        "run against an instant server, which measures their start-up and collection",
+    )
+    parser.add_argument(
         "--profile",
         type=Path,
         metavar="DIR",
@@ -730,6 +735,8 @@ def main(argv: list[str] | None = None) -> int:
     global AUTOLOAD
     AUTOLOAD = args.autoload
     sizes = SMOKE if args.smoke else Sizes()
+    if args.live_workers:
+        sizes = replace(sizes, live_workers=tuple(int(w) for w in args.live_workers.split(",")))
     repeats = 1 if args.smoke else args.repeats
     warm = not args.smoke
     which = set(args.only.split(","))

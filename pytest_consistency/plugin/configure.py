@@ -1,5 +1,9 @@
 """A session's configuration: the settings resolved, each provider's route, the shared limits (throttle, token
 budget, adaptive board), the resample plan; then the role objects registered by name (:data:`ROLES`).
+
+Every pytest start with the plugin installed runs this, each xdist worker too: what only some sessions use (the
+limits, adaptive mode's gate check, the resample plan) or only the controller (its roles, the run id) is imported
+where it is used (``benchmarks/workers.py`` counts a worker's start; ``tests/integration/costs/test_startup_costs``).
 """
 
 from __future__ import annotations
@@ -11,14 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.analysis.adaptive import refused_with_adaptive
-from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.config import settings
 from pytest_consistency.config.marker import MARKER_DOC
-from pytest_consistency.config.shard import run_id_of
 from pytest_consistency.plugin import fixtures
 from pytest_consistency.plugin.collection import Collection
-from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
 from pytest_consistency.plugin.secrets import SecretsHooks
 from pytest_consistency.plugin.state import (
     BOARD_KEY,
@@ -32,8 +32,6 @@ from pytest_consistency.plugin.state import (
 )
 from pytest_consistency.route.doctor import cross_route_problems
 from pytest_consistency.route.resolve import resolve_route
-from pytest_consistency.shared.board import Board
-from pytest_consistency.shared.ledger import Ledger
 from pytest_consistency.shared.scratch import Scratch
 
 
@@ -60,11 +58,15 @@ def configure(config: pytest.Config) -> None:
         state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.routes}
     budget = state.settings.consistency_token_budget
     if budget:
+        from pytest_consistency.shared.ledger import Ledger
+
         workerinput = getattr(config, "workerinput", {})
         handed = workerinput.get(LEDGER_KEY)
         path = Path(handed) if handed else scratch.directory(None, "consistency-") / "tokens"
         state.ledger = Ledger(path, int(budget))
     if state.settings.consistency_adaptive:
+        from pytest_consistency.shared.board import Board
+
         refuse_figure_gates(state)
         workerinput = getattr(config, "workerinput", {})
         state.board = Board(scratch.directory(workerinput.get(BOARD_KEY), "consistency-adaptive-"))
@@ -80,6 +82,8 @@ def configure(config: pytest.Config) -> None:
         except ResampleError as exc:
             raise pytest.UsageError(str(exc)) from None
     if not is_worker(config):
+        from pytest_consistency.config.shard import run_id_of
+
         state.run_id = run_id_of(state.settings.consistency_run_id, os.environ)
         if state.settings.consistency_otel:
             check_otel()
@@ -98,7 +102,9 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
         ("consistency-fixtures", fixtures.Fixtures(config)),
         ("consistency-secrets", SecretsHooks(config)),
     ]
-    if not is_worker(config):
+    if not is_worker(config):  # the controller's modules too: a worker never imports them
+        from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
+
         found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
     return found
 
@@ -119,6 +125,9 @@ def check_otel() -> None:
 
 def refuse_figure_gates(state: PluginState) -> None:
     """Adaptive mode keeps verdicts, not figures: a gate on a figure of fewer repetitions would mislead."""
+    from pytest_consistency.analysis.adaptive import refused_with_adaptive
+    from pytest_consistency.analysis.gates import thresholds_of
+
     thresholds = thresholds_of(state.settings.value)
     problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression, "--consistency-adaptive")
     if problem is not None:

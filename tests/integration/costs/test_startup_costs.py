@@ -1,0 +1,125 @@
+"""What a process pays for the plugin at start-up, an xdist worker's above all: structural guards (no timings here).
+
+``benchmarks/workers.py`` counts a worker's instructions with and without the plugin (issue 30: an xdist worker
+start pays no more than 5 % for a plugin its tests do not use). These tests fail when a change brings back what
+it removed: a worker importing the controller's machinery (the end of session, the adaptive board, the token
+ledger, the run id), and the route providers loading the trajectory model before any call is read.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("xdist")
+
+#: Every process of the session (the controller and each worker) writes what of the plugin it imported and which
+#: of its roles it registered.
+PROBE = """
+import json
+import sys
+
+
+def pytest_unconfigure(config):
+    name = getattr(config, "workerinput", {}).get("workerid", "controller")
+    roles = sorted(n for n, _ in config.pluginmanager.list_name_plugin() if n and n.startswith("consistency-"))
+    modules = sorted(m for m in sys.modules if m.startswith("pytest_consistency"))
+    with open(f"loaded-{name}.json", "w") as handle:
+        json.dump({"modules": modules, "roles": roles}, handle)
+"""
+
+#: Only the process where every report arrives needs these; a worker of any session, and any session that asks
+#: for neither adaptive mode nor a token budget, imports none of them.
+CONTROLLER_ONLY = (
+    "pytest_consistency.plugin.controller",
+    "pytest_consistency.plugin.finish",
+    "pytest_consistency.analysis.adaptive",
+    "pytest_consistency.shared.board",
+    "pytest_consistency.shared.ledger",
+    "pytest_consistency.shared.throttle",
+)
+#: The report model, its analysis and renderers, the cassette machinery, the trajectory model (the providers read
+#: decisions with it only when a call is read).
+SESSION_END = (
+    "pytest_consistency.model.records",
+    "pytest_consistency.model.result",
+    "pytest_consistency.model.serial",
+    "pytest_consistency.model.trajectory",
+    "pytest_consistency.analysis.summary",
+    "pytest_consistency.report",
+    "pytest_consistency.cassette.scope",
+)
+
+MARKED = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(consistency):
+    consistency.record("x")
+"""
+
+
+def run_with_one_worker(pytester: pytest.Pytester, test: str) -> dict[str, dict[str, list[str]]]:
+    pytester.makeconftest(PROBE)
+    pytester.makepyfile(test_it=test)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-n", "1")
+    assert result.ret == 0, result.stdout.str()
+    return {name: json.loads((pytester.path / f"loaded-{name}.json").read_text()) for name in ("controller", "gw0")}
+
+
+def test_a_worker_of_an_unmarked_session_imports_no_controller_or_session_end_machinery(
+    pytester: pytest.Pytester,
+) -> None:
+    """The worker registers the collection, fixture and secrets roles its tests may need, nothing of the controller,
+    and imports neither the controller's modules nor the report model; the controller of the same session loads no
+    report model either (nothing was reported to it)."""
+    loaded = run_with_one_worker(pytester, "def test_plain():\n    assert 1 + 1 == 2\n")
+    worker, controller = loaded["gw0"], loaded["controller"]
+    assert worker["roles"] == [
+        "consistency-collection",
+        "consistency-defaults",
+        "consistency-fixtures",
+        "consistency-secrets",
+    ]
+    assert not [m for m in worker["modules"] if m.startswith(CONTROLLER_ONLY + SESSION_END)], worker["modules"]
+    assert {"consistency-controller", "consistency-junit"} <= set(controller["roles"])
+    assert not [m for m in controller["modules"] if m.startswith(SESSION_END)], controller["modules"]
+    assert not [m for m in controller["modules"] if m.startswith(CONTROLLER_ONLY[2:])], controller["modules"]
+
+
+def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pytester: pytest.Pytester) -> None:
+    """A worker that runs a marked task's repetitions sends its reports to the controller: the controller's roles,
+    the session end's summary and the renderers are never its own (the repetition scope's module still loads the
+    adaptive board and the token ledger at its import; that is the repetition's own cost, left to it)."""
+    loaded = run_with_one_worker(pytester, MARKED)
+    worker = loaded["gw0"]
+    assert "consistency-repetition-scope" in worker["roles"] and "consistency-controller" not in worker["roles"]
+    session_end = (
+        "pytest_consistency.plugin.controller",
+        "pytest_consistency.plugin.finish",
+        "pytest_consistency.analysis.summary",
+        "pytest_consistency.report",
+    )
+    assert not [m for m in worker["modules"] if m.startswith(session_end)], worker["modules"]
+    assert "pytest_consistency.plugin.finish" in loaded["controller"]["modules"]
+
+
+PROVIDERS_PROBE = """
+import json, sys
+import pytest
+from pytest_consistency.route import providers
+found = {name: providers.builtin(name).name for name in ("openai", "anthropic")}
+print(json.dumps({"providers": found, "trajectory": "pytest_consistency.model.trajectory" in sys.modules}))
+"""
+
+
+def test_the_builtin_providers_load_without_the_trajectory_model(tmp_path: Path) -> None:
+    """Every session configures both built-in providers (their routes, their key variables); the trajectory model
+    they read a call's decision with loads when a call is first read, not at start-up."""
+    run = [sys.executable, "-c", PROVIDERS_PROBE]
+    out = json.loads(subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path).stdout)
+    assert out == {"providers": {"openai": "openai", "anthropic": "anthropic"}, "trajectory": False}
