@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 
@@ -32,22 +33,43 @@ class TaskCounts:
 
 def mean_at_k(task: TaskCounts) -> Fraction:
     """Average success rate of one task (c / n); k does not change it."""
-    return Fraction(task.c, task.n)
+    return _mean_at_k(task.c, task.n)
 
 
 def pass_hat_k(task: TaskCounts) -> Fraction:
     """Probability that k repetitions drawn without replacement all succeed: C(c, k) / C(n, k)."""
-    return Fraction(comb(task.c, task.k), comb(task.n, task.k))
+    return _pass_hat_k(task.c, task.n, task.k)
 
 
 def pass_at_k(task: TaskCounts) -> Fraction:
     """Probability that at least one of k repetitions drawn without replacement succeeds."""
-    return 1 - Fraction(comb(task.n - task.c, task.k), comb(task.n, task.k))
+    return _pass_at_k(task.c, task.n, task.k)
 
 
 def gap_pp(task: TaskCounts) -> float:
     """Consistency gap of one task in percentage points: (Mean@k - pass^k) x 100."""
-    return float((mean_at_k(task) - pass_hat_k(task)) * 100)
+    return _gap_pp(task.c, task.n, task.k)
+
+
+# A suite's tasks share a handful of (c, n, k): each exact figure is worked out once (fractions are immutable).
+@lru_cache(maxsize=4096)
+def _mean_at_k(c: int, n: int) -> Fraction:
+    return Fraction(c, n)
+
+
+@lru_cache(maxsize=4096)
+def _pass_hat_k(c: int, n: int, k: int) -> Fraction:
+    return Fraction(comb(c, k), comb(n, k))
+
+
+@lru_cache(maxsize=4096)
+def _pass_at_k(c: int, n: int, k: int) -> Fraction:
+    return 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+@lru_cache(maxsize=4096)
+def _gap_pp(c: int, n: int, k: int) -> float:
+    return float((_mean_at_k(c, n) - _pass_hat_k(c, n, k)) * 100)
 
 
 @dataclass(frozen=True)

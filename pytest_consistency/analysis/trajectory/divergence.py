@@ -27,6 +27,8 @@ def divergence_map(
     same_text: Callable[[str, str], bool] | None = None,
 ) -> DivergenceMap | None:
     """The map of the scored repetitions of one task; None when none of them made a model call that was answered."""
+    if not any(r.calls for r in repetitions):  # the commonest task of a suite without HTTP: nothing to map
+        return None
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
     decisions = [decisions_of(r.calls) for r in scored]
     if not any(decisions):
