@@ -733,7 +733,7 @@ import json
 
 import pytest
 
-from pytest_consistency.plugin.state import SCOPE, STATE
+from pytest_consistency.plugin.state import ACTIVE, SCOPE, STATE
 
 SCOPES = {}
 KEPT = []  # alive, so that no two scopes share an id
@@ -751,7 +751,13 @@ def pytest_sessionfinish(session):
     state = session.config.stash[STATE]
     with open("shared.json", "w") as handle:
         json.dump(
-            {"scopes": SCOPES, "specs": len(state.specs), "folders": len(state.cassette_folders)}, handle
+            {
+                "scopes": SCOPES,
+                "specs": len(state.specs),
+                "folders": len(state.cassette_folders),
+                "kept": [item.name for item in session.items if ACTIVE in item.stash],
+            },
+            handle,
         )
 """
 
@@ -759,7 +765,7 @@ def pytest_sessionfinish(session):
 def test_a_tasks_repetitions_share_what_they_can_in_replay_only_mode(pytester: pytest.Pytester) -> None:
     """Issue 30's per-task savings: a task's repetitions without cassettes run in one scope (network block,
     observer, stand-in keys) that no other task's share; each marker is parsed once, each task's cassette folder
-    looked at once."""
+    looked at once; no item keeps its repetition once reported (the cyclic collector would walk them all)."""
     pytester.makeconftest(SHARED_PROBE)
     pytester.makepyfile(
         """
@@ -785,4 +791,4 @@ def test_a_tasks_repetitions_share_what_they_can_in_replay_only_mode(pytester: p
     }
     assert all(len(ids) == 1 and None not in ids for ids in by_task.values()), scopes
     assert len(set.union(*by_task.values())) == 3, scopes
-    assert found["specs"] == 2 and found["folders"] == 3, found
+    assert found["specs"] == 2 and found["folders"] == 3 and found["kept"] == [], found
