@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,14 @@ def worker_instructions(cmd: list[str], cwd: Path, smoke: bool) -> int:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    (found,) = out.iterdir()
-    match = re.search(r"^summary:\s*(\d+)", found.read_text(), re.M)
+    # The controller may exit before the worker's valgrind has written its counts: wait for them.
+    deadline = time.monotonic() + 120
+    while True:
+        files = list(out.iterdir())
+        match = re.search(r"^summary:\s*(\d+)", files[0].read_text(), re.M) if len(files) == 1 else None
+        if match or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     shutil.rmtree(out)
     assert match, "callgrind wrote no summary"
     return int(match.group(1))
