@@ -173,15 +173,16 @@ class Collector:
         self.by_task.setdefault(rep.task_id, []).append(rep)
 
     def add(self, report: pytest.TestReport) -> None:
+        nodeid = report.nodeid  # a property of pytest's report: read once
         if report.failed:
-            self.failed_nodeids.add(report.nodeid)
+            self.failed_nodeids.add(nodeid)
         raw = getattr(report, ATTRIBUTE, None)
         if raw is None:
             if getattr(report, MARKED, False):
-                known = self.repetitions.get(report.nodeid)
+                known = self.repetitions.get(nodeid)
                 if known is None:
-                    self.pending[report.nodeid] = self.pending.get(report.nodeid, 0.0) + report.duration
-                    self.pending_span[report.nodeid] = spanned(self.pending_span.get(report.nodeid), report)
+                    self.pending[nodeid] = self.pending.get(nodeid, 0.0) + report.duration
+                    self.pending_span[nodeid] = spanned(self.pending_span.get(nodeid), report)
                 else:
                     known.duration += report.duration
                     known.started, known.stopped = spanned((known.started, known.stopped), report)
@@ -190,25 +191,25 @@ class Collector:
 
         data = json.loads(raw)
         self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
-        rep = self.repetitions.get(report.nodeid)
+        rep = self.repetitions.get(nodeid)
         if rep is None:
             rep = RepetitionResult(
                 task_id=data["task_id"],
-                nodeid=report.nodeid,
+                nodeid=nodeid,
                 repeat=data["repeat"],
                 n=data["n"],
                 k=data["k"],
                 min_pass=data["min_pass"],
                 order=data["order"],
             )
-            rep.duration += self.pending.pop(report.nodeid, 0.0)
-            rep.started, rep.stopped = self.pending_span.pop(report.nodeid, (None, None))
+            rep.duration += self.pending.pop(nodeid, 0.0)
+            rep.started, rep.stopped = self.pending_span.pop(nodeid, (None, None))
             self._keep(rep)
         rep.calls = [call_from_payload(call) for call in data["calls"]]
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
-        if report.nodeid not in self.settled:  # the first phase that failed says why
+        if nodeid not in self.settled:  # the first phase that failed says why
             if data["infrastructure"] and rep.infrastructure is None:
                 rep.infrastructure = data["infrastructure"]
             if data["message"] and rep.message is None:
@@ -220,8 +221,8 @@ class Collector:
             # they retry under an outcome of their own and hide the failure behind a later pass: the first attempt
             # is the repetition.
             rep.reruns += 1
-            if report.nodeid not in self.settled:
-                self.settled.add(report.nodeid)
+            if nodeid not in self.settled:
+                self.settled.add(nodeid)
                 rep.outcome = "failed" if report.when == "call" else "error"  # setup or teardown raised
                 rep.answer_recorded, rep.answer, rep.normalized = (
                     data["answer_recorded"],
@@ -229,12 +230,12 @@ class Collector:
                     data["normalized"],
                 )
             return
-        if report.nodeid in self.settled:
+        if nodeid in self.settled:
             return
         first = data["first_attempt"]
         if first is not None and report.when == "call":
             # flaky runs the repetition again without reporting the first attempt: the payload carries it.
-            self.settled.add(report.nodeid)
+            self.settled.add(nodeid)
             rep.reruns += data["attempts"] - 1
             rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
             return
