@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_consistency.analysis.answers import plain_scalar
+
 if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
     from pytest_consistency.capture.active import ActiveRepetition
     from pytest_consistency.config.marker import MarkerSpec
@@ -62,7 +64,11 @@ def payload(
     hook_plugins: list[str],
     infrastructure: str | None = None,
     message: str | None = None,
-) -> str:
+    in_process: bool = False,
+) -> str | dict[str, Any]:
+    """The repetition's payload: JSON text, or (``in_process``: this process is where every report arrives) the
+    dict itself when JSON would give it back unchanged, as for a repetition without calls whose answer is a plain
+    scalar; a tuple (``first_attempt``) or a call's records always take the JSON round trip, as under xdist."""
     with state.lock:
         data: dict[str, Any] = {
             "task_id": state.task_id,
@@ -88,6 +94,14 @@ def payload(
             "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
         }
+    if (
+        in_process
+        and not data["calls"]
+        and data["first_attempt"] is None
+        and plain_scalar(data["answer"])
+        and plain_scalar(data["normalized"])
+    ):
+        return data
     from pytest_consistency.model.serial import to_data  # the report model: only once a repetition reports
 
     return json.dumps(data, default=to_data)  # a call's decision and asked messages are dataclasses
@@ -189,7 +203,7 @@ class Collector:
             return
         from pytest_consistency.model.records import RepetitionResult
 
-        data = json.loads(raw)
+        data = raw if isinstance(raw, dict) else json.loads(raw)  # a dict: made in this process (``payload``)
         self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
         rep = self.repetitions.get(nodeid)
         if rep is None:

@@ -15,7 +15,15 @@ from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
-from pytest_consistency.plugin.state import ACTIVE, CALL_ATTEMPTS, CASSETTE_EXISTED, SPEC, STATE, PluginState
+from pytest_consistency.plugin.state import (
+    ACTIVE,
+    CALL_ATTEMPTS,
+    CASSETTE_EXISTED,
+    SPEC,
+    STATE,
+    PluginState,
+    is_worker,
+)
 from pytest_consistency.secrets.literals import redact_text
 
 
@@ -77,7 +85,8 @@ class Outcome:
                 # The hook's implementers travel once per process (the controller keeps every worker's).
                 plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
                 order = state.order.get(item.nodeid, 0)
-                setattr(report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message))
+                in_process = not is_worker(item.config)
+                setattr(report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message, in_process))
                 if report.when == "call":
                     sent(active)
         return report
