@@ -641,8 +641,8 @@ def test_a_session_of_unmarked_tests_loads_no_repetition_or_session_end_machiner
     assert not {"consistency-repetition-scope", "consistency-outcome"} & set(loaded["roles"])
     assert {"consistency-collection", "consistency-fixtures", "consistency-controller"} <= set(loaded["roles"])
     assert "pytest_consistency.plugin.finish" not in loaded["modules"]
-    wings = (  # the report model, its analysis and renderers, the cassette machinery (the providers' decision
-        # readers, in model.trajectory, do load: a route names its provider when the session is configured)
+    wings = (  # the report model, its analysis and renderers, the cassette machinery (and since issue 30 the
+        # providers' decision readers with model.trajectory: test_startup_costs.py holds that)
         "pytest_consistency.model.records",
         "pytest_consistency.model.result",
         "pytest_consistency.model.serial",
