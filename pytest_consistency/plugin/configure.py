@@ -99,7 +99,7 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
     roles once collection finds a marked test (``runtime``)."""
     found: list[tuple[str, object]] = [
         ("consistency-collection", Collection()),
-        ("consistency-fixtures", fixtures.Fixtures(config)),
+        ("consistency-fixtures", fixtures.Fixtures.for_config(config)),
         ("consistency-secrets", SecretsHooks(config)),
     ]
     if not is_worker(config):  # the controller's modules too: a worker never imports them

@@ -24,8 +24,16 @@ class Fixtures:
     ``request`` two or three times per test it serves (with the signature of each); for ``consistency``, that was
     the largest single cost a repetition paid beyond pytest-repeat's (``tests/integration/costs``)."""
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
+    #: Set on the class made for each config (:meth:`for_config`): the session-scoped fixtures are class methods
+    #: (pytest 9.2 deprecates session-scoped fixtures that are instance methods) and read it from there.
+    config: pytest.Config
+
+    @classmethod
+    def for_config(cls, config: pytest.Config) -> Fixtures:
+        """The role of one config: an instance of a class of its own, so that two sessions in one process (an
+        inline pytester run inside a test) never share it."""
+        made: type[Fixtures] = type(cls.__name__, (cls,), {"config": config})
+        return made()
 
     @pytest.fixture
     def _consistency_repetition(self) -> None:
@@ -64,10 +72,11 @@ class Fixtures:
         raise pytest.UsageError("the consistency fixture is only available to a test (it was asked for outside one)")
 
     @pytest.fixture(scope="session")
-    def pinned_route(self) -> Route:
+    @classmethod
+    def pinned_route(cls) -> Route:
         """The session's OpenAI route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never
         shown."""
-        return _route(self.config, "openai")
+        return _route(cls.config, "openai")
 
     @pytest.fixture
     def pinned_client(self, pinned_route: Route) -> Iterator[Any]:
@@ -86,10 +95,11 @@ class Fixtures:
         return _client(self.config, pinned_route, is_async=True)
 
     @pytest.fixture(scope="session")
-    def pinned_anthropic_route(self) -> Route:
+    @classmethod
+    def pinned_anthropic_route(cls) -> Route:
         """The session's Anthropic route (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_API_KEY,
         ANTHROPIC_MODEL, or their options)."""
-        return _route(self.config, "anthropic")
+        return _route(cls.config, "anthropic")
 
     @pytest.fixture
     def pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Iterator[Any]:

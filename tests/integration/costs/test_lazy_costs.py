@@ -713,7 +713,12 @@ def test_the_plugins_fixtures_ask_for_neither_request_nor_pytestconfig(
         """
     )
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--consistency-record=off", f"--consistency-base-url={fake.base_url}"
+        "-p",
+        "no:cacheprovider",
+        "--consistency-record=off",
+        f"--consistency-base-url={fake.base_url}",
+        "-W",  # pytest 9.2 deprecates session-scoped fixtures that are instance methods: the routes' are not
+        "error::pytest.PytestRemovedIn10Warning",
     )
     result.assert_outcomes(passed=2)
     found = json.loads((pytester.path / "fixtures.json").read_text())
