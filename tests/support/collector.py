@@ -20,10 +20,9 @@ import json
 import socket
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 MODES = ("normal", "refuse", "hang", "503")
 #: How long a hanging handler holds its connection at most (a test ends it sooner with ``stop``).
@@ -72,12 +71,7 @@ class Collector(LoopbackServer):
         self.closed: ClosedPort | None = closed_port() if mode == "refuse" else None
         collector = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {name.lower(): value for name, value in self.headers.items()}

@@ -22,10 +22,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 GOOD_KEY = "sk-ant-test-good-key-0123456789abcdef"
 #: The model ``GET /v1/models`` lists, and the one answered when a request names none.
@@ -118,13 +117,9 @@ class FakeAnthropic(LoopbackServer):
         self.ids = itertools.count(1)
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        class Handler(QuietHandler):
             request_id = ""
             record: dict[str, Any] | None = None
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def setup(self) -> None:
                 super().setup()

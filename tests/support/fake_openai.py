@@ -12,10 +12,9 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 GOOD_KEY = "sk-test-good-key-0123456789abcdef"
 #: The server a test in an inner (in-process) pytest session should talk to, when it needs the object itself.
@@ -53,12 +52,7 @@ class FakeOpenAI(LoopbackServer):
         self.lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def setup(self) -> None:
                 super().setup()
                 # Unbuffered header writes plus Nagle's algorithm would add ~40 ms to every response.

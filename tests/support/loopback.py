@@ -11,6 +11,16 @@ from typing import Any, TypeVar
 Server = TypeVar("Server", bound="LoopbackServer")
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """The request handler every loopback server builds on: HTTP/1.1 (keep-alive, as the SDKs expect) and no
+    access log on stderr."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
 class LoopbackServer:
     steps: deque[Any]
     lock: threading.Lock

@@ -27,11 +27,10 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 ROOT = Path(__file__).resolve().parents[2]
 PHOENIX = ROOT / ".venv-phoenix" / "bin" / "phoenix"
@@ -230,12 +229,7 @@ class OtlpTap(LoopbackServer):
         self.lock = threading.Lock()
         tap = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {

@@ -23,7 +23,6 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,7 +30,7 @@ import pytest
 from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 from suites import ROOT, load_report
 
 PAGE = ROOT / "docs" / "recipes.md"
@@ -219,12 +218,7 @@ class PostHogSink(LoopbackServer):
         self.events: list[str] = []
         sink = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 sink.events.append(f"{self.path} {body.decode(errors='replace')}")
