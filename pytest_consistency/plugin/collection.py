@@ -14,7 +14,7 @@ from pytest_consistency.cassette import tree as cassette_tree
 from pytest_consistency.cassette.matching import MatchRules, compile_rules
 from pytest_consistency.config import shard
 from pytest_consistency.config.marker import PARAM, MarkerError, repetition_id, task_id_of
-from pytest_consistency.plugin.state import ROUTE_FIXTURES, SPEC, STATE, STOP, TASK, PluginState, is_worker, marker_of
+from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
 
 
 class Collection:
@@ -60,7 +60,7 @@ class Collection:
             if problem is not None:  # an xdist worker cannot stop the session: one item fails with the message
                 kept, dropped = items[:1], items[1:]
                 for item in kept:
-                    item.stash[STOP] = ("fail", problem)
+                    state.track(item).stop = ("fail", problem)
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = kept
@@ -86,10 +86,12 @@ class Collection:
             marked = marked or marker is not None or "consistency" in getattr(item, "fixturenames", ())
             callspec = getattr(item, "callspec", None)
             if marker is not None and callspec is not None and PARAM in callspec.params:
-                item.stash[SPEC] = state.spec(marker)
-                task_id = item.stash[TASK] = task_id_of(item.nodeid, int(callspec.params[PARAM]))  # read per phase
-                if state.resample is not None and state.resample.covers(task_id):
-                    item.stash[SPEC] = state.resample.spec(item.stash[SPEC])
+                tracked = state.track(item)
+                tracked.repeat = int(callspec.params[PARAM])
+                tracked.task_id = task_id_of(item.nodeid, tracked.repeat)  # read in every phase
+                tracked.spec = state.spec(marker)
+                if state.resample is not None and state.resample.covers(tracked.task_id):
+                    tracked.spec = state.resample.spec(tracked.spec)
         if marked:  # the repetition machinery, for a session that repeats tasks or hands out the handle
             from pytest_consistency.plugin import runtime
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, SPEC, STATE, THROTTLE_KEY
+from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY
 
 
 class Controller:
@@ -21,9 +21,10 @@ class Controller:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.state = config.stash[STATE]
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        state = self.config.stash[STATE]
+        state = self.state
         if state.settings.consistency_preflight and state.settings.consistency_record == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
         elif state.settings.consistency_preflight and self.config.pluginmanager.has_plugin("dsession"):
@@ -32,7 +33,7 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        state = self.config.stash[STATE]
+        state = self.state
         if state.ledger is not None:
             node.workerinput[LEDGER_KEY] = str(state.ledger.path)
         throttle = next(iter(state.throttles.values()), None)
@@ -45,7 +46,7 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # First, so that the terminal's progress letter (``pytest_report_teststatus``) already knows this report's
         # repetition: a passed setup carries no payload any more, so the call's report is the first one it has.
-        self.config.stash[STATE].collector.add(report)
+        self.state.collector.add(report)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(
@@ -53,18 +54,18 @@ class Controller:
     ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
             return None
-        state = config.stash[STATE]
+        state = self.state
         if state.summary is None and report.nodeid not in state.collector.repetitions:
             return None  # not a repetition: nothing to tolerate, and no session-end module to load for it
         from pytest_consistency.plugin.finish import (
             report_status,  # the session-end modules load when first needed, not with the plugin
         )
 
-        return report_status(report, config.stash[STATE])
+        return report_status(report, state)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.config.stash[STATE].collection_errors.add(report.nodeid)
+            self.state.collection_errors.add(report.nodeid)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -75,7 +76,7 @@ class Controller:
         summarise(session, exitstatus)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.config.stash[STATE].summary is None:  # nothing was summarised: nothing to print
+        if self.state.summary is None:  # nothing was summarised: nothing to print
             return
         from pytest_consistency.plugin.finish import print_summary
 
@@ -106,7 +107,7 @@ def nothing_to_summarise(session: pytest.Session) -> bool:
     collector = state.collector
     if collector.repetitions or collector.pending or state.collection_errors or state.errors:
         return False
-    if any(item.stash.get(SPEC, None) is not None for item in getattr(session, "items", ())):
+    if any(tracked.spec is not None for tracked in state.items.values()):
         return False
     if any(source != "default" for source in state.settings.sources.values()):
         return False

@@ -22,7 +22,6 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.analysis.answers import default_equivalent
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.summary import EquivalenceError, build_summary, conclude
-from pytest_consistency.config.marker import PARAM, task_id_of
 from pytest_consistency.config.options import BY_DEST
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
@@ -31,7 +30,7 @@ from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, 
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.plugin.secrets import known_secrets
-from pytest_consistency.plugin.state import SPEC, STATE, PluginState
+from pytest_consistency.plugin.state import STATE, PluginState
 from pytest_consistency.report import BUILTIN, UnknownFormat
 from pytest_consistency.report.terminal import MARKUP, render
 from pytest_consistency.secrets.literals import redact_text
@@ -290,14 +289,14 @@ def expect_selected(session: pytest.Session, state: PluginState) -> int:
         if known is not None:  # it reported: nothing to add
             unreached += known.outcome == "not run"
             continue
-        spec = item.stash.get(SPEC, None)
-        callspec = getattr(item, "callspec", None)
-        if spec is None or callspec is None or PARAM not in callspec.params:
+        tracked = state.items.get(item)
+        spec = None if tracked is None else tracked.spec
+        if tracked is None or spec is None:
             continue
-        repeat = int(callspec.params[PARAM])
-        task_id = task_id_of(item.nodeid, repeat)
         order = state.order.get(item.nodeid, 0)
-        unreached += state.collector.expect(item.nodeid, task_id, repeat, spec.n, spec.k, spec.min_pass, order)
+        unreached += state.collector.expect(
+            item.nodeid, tracked.task_id, tracked.repeat, spec.n, spec.k, spec.min_pass, order
+        )
     return unreached
 
 

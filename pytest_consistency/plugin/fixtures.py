@@ -12,7 +12,7 @@ import pytest
 
 from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate
 from pytest_consistency.plugin.defaults import DEFAULTS
-from pytest_consistency.plugin.state import ACTIVE, STATE
+from pytest_consistency.plugin.state import STATE, PluginState
 
 if TYPE_CHECKING:
     from pytest_consistency.route.route import Route
@@ -27,12 +27,13 @@ class Fixtures:
     #: Set on the class made for each config (:meth:`for_config`): the session-scoped fixtures are class methods
     #: (pytest 9.2 deprecates session-scoped fixtures that are instance methods) and read it from there.
     config: pytest.Config
+    state: PluginState
 
     @classmethod
     def for_config(cls, config: pytest.Config) -> Fixtures:
         """The role of one config: an instance of a class of its own, so that two sessions in one process (an
         inline pytester run inside a test) never share it."""
-        made: type[Fixtures] = type(cls.__name__, (cls,), {"config": config})
+        made: type[Fixtures] = type(cls.__name__, (cls,), {"config": config, "state": config.stash[STATE]})
         return made()
 
     @pytest.fixture
@@ -46,12 +47,12 @@ class Fixtures:
 
         A plain fixture (no teardown of its own): the repetition scope deactivates an unmarked test's handle when
         the test's protocol ends (``lifecycle``)."""
-        state = self.config.stash[STATE]
+        state = self.state
         node = state.item or self.setting_up()
-        active = node.stash.get(ACTIVE, None)
+        tracked = state.items.get(node)
+        active = None if tracked is None else tracked.active
         if active is None:  # an unmarked test: a repetition of one, active while the test uses the handle
-            active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
-            node.stash[ACTIVE] = active
+            active = state.track(node).active = ActiveRepetition(task_id=node.nodeid, repeat=1, n=1, marked=False)
             activate(active)
         if state.normalize is None:  # conftests register before the first test runs: read once
             state.normalize = normalizer(self.config)

@@ -18,20 +18,8 @@ from pytest_consistency.capture.active import ActiveRepetition, activate
 from pytest_consistency.capture.observe import observe_transports
 from pytest_consistency.cassette import paths
 from pytest_consistency.cassette.matching import MatchRules, normalise
-from pytest_consistency.config.marker import MARKER, PARAM
-from pytest_consistency.plugin.state import (
-    ACTIVE,
-    CALL_ATTEMPTS,
-    CASSETTE_EXISTED,
-    SCOPE,
-    SPEC,
-    STATE,
-    STOP,
-    TASK,
-    PluginState,
-    Stop,
-    marker_of,
-)
+from pytest_consistency.config.marker import MARKER
+from pytest_consistency.plugin.state import CassetteFolder, PluginState, Stop, Tracked, marker_of
 from pytest_consistency.route.route import stand_in_keys, stand_in_variables
 from pytest_consistency.shared.board import Board
 
@@ -46,40 +34,43 @@ class RepetitionScope:
     its cassette (or the replay-only block), the network block and the observer, a stand-in key for a keyless
     replay; after them, the cassette saved. Registered as ``consistency-repetition-scope``."""
 
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, object, object]:
-        state = item.config.stash[STATE]
+        state = self.state
         running, state.item = state.item, item  # the ``consistency`` fixture's node
-        spec = item.stash.get(SPEC, None)
-        if spec is None:
+        tracked = state.items.get(item)
+        spec = None if tracked is None else tracked.spec
+        if tracked is None or spec is None:
             close_carried(state)  # no other test ever runs inside a repetition's block
         else:
-            repeat = int(item.callspec.params[PARAM])  # type: ignore[attr-defined]
-            active = ActiveRepetition(task_id=item.stash[TASK], repeat=repeat, n=spec.n, marked=True)
+            active = ActiveRepetition(task_id=tracked.task_id, repeat=tracked.repeat, n=spec.n, marked=True)
             if state.carried is not None and state.carried[0] != active.task_id:
                 close_carried(state)
             rules = state.match_rules
             if rules is not None and rules.active:
                 active.normalize_request = functools.partial(request_as_matched, rules)
-            item.stash[ACTIVE] = active
+            tracked.active = active
             activate(active)
         try:
             return (yield)
         finally:
             state.item = running
             activate(None)
-            # Its report has carried everything to the controller: an item kept until the session ends need not
-            # keep its repetition (calls, notes, a lock) for the cyclic collector to walk in every full collection.
-            if ACTIVE in item.stash:
-                del item.stash[ACTIVE]
-            # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or Ctrl-C
-            # during the call) teardown never runs, and vcrpy's patches would outlive the repetition in this process.
-            stack = item.stash.get(SCOPE, None)
-            if stack is not None:
-                del item.stash[SCOPE]
-                stack.close()
+            tracked = state.items.get(item)  # an unmarked test's handle is tracked from its fixture on
+            if tracked is not None:
+                # Its report has carried everything to the controller: an item kept until the session ends need
+                # not keep its repetition (calls, notes, a lock) for the cyclic collector to walk.
+                tracked.active = None
+                # Teardown closes the repetition's cassette scope; when the protocol is cut short (pytest.exit or
+                # Ctrl-C during the call) teardown never runs, and vcrpy's patches would outlive the repetition.
+                stack, tracked.scope = tracked.scope, None
+                if stack is not None:
+                    stack.close()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -91,34 +82,35 @@ class RepetitionScope:
         logging plugin) set the item up gives every such repetition a stray teardown error. Nothing is entered
         for it.
         """
-        state = item.config.stash[STATE]
-        active = item.stash.get(ACTIVE, None)
-        if active is not None and item.stash.get(CALL_ATTEMPTS, 0):
+        state = self.state
+        tracked = state.items.get(item)
+        active = None if tracked is None else tracked.active
+        if active is not None and tracked.attempts:  # type: ignore[union-attr]
             # A retry plugin runs the repetition again: this attempt records its own answer (the first is kept).
             active.answer_recorded, active.answer, active.normalized = False, None, None
         carried, state.carried = state.carried, None  # the previous repetition's of this task (see the teardown)
-        stop = self.refusal(item, state, active)
+        stop = self.refusal(item, tracked, state, active)
         if stop is not None:
             close(carried)
-            item.stash[STOP] = stop
+            state.track(item).stop = stop
             return (yield)
-        if active is None or not active.marked:
+        if tracked is None or active is None or not active.marked:
             close(carried)
             return (yield)
         mode: str = state.settings.consistency_record
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
-            path, mode, stop = self.cassette_of(item, state, active)
+            path, mode, stop = self.cassette_of(item, tracked, state, active)
             if stop is not None:
                 close(carried)
-                item.stash[STOP] = stop
+                tracked.stop = stop
                 return (yield)
         active.recording = mode != "none"
-        active.replaying = mode == "none" or (mode == "once" and item.stash.get(CASSETTE_EXISTED, False))
+        active.replaying = mode == "none" or (mode == "once" and tracked.existed)
         if carried is not None:
-            if replay_only(mode, item):
+            if replay_only(mode, tracked):
                 # The same scope as this repetition would enter, still open: adopted instead of left and re-entered.
-                item.stash[SCOPE] = carried[1]
+                tracked.scope = carried[1]
                 active.cassette_absent, active.stand_in = True, carried[2]
                 if state.resample is not None and state.resample.covers(active.task_id):
                     state.resample.guard(active)
@@ -129,13 +121,13 @@ class RepetitionScope:
             # the session instead (it records only while a marked repetition runs).
             observe_session(state)
             return (yield)
-        stack = item.stash[SCOPE] = ExitStack()
+        stack = tracked.scope = ExitStack()
         if active.replaying:
             # A replay sends nothing, but a client the agent builds itself (``openai.OpenAI()``) raises without a
             # key before any request: it gets a stand-in key where none is set, until the repetition ends.
             variables = stand_in_variables(state.routes.values(), os.environ)
             active.stand_in = stack.enter_context(stand_in_keys(variables)) if variables else ()
-        scope = self.scope_of(item, state, active, mode)
+        scope = self.scope_of(item, tracked, state, active, mode)
         try:
             stack.enter_context(scope(path))
             if state.resample is not None and state.resample.covers(active.task_id):
@@ -153,16 +145,19 @@ class RepetitionScope:
         return (yield)
 
     @staticmethod
-    def refusal(item: pytest.Item, state: PluginState, active: ActiveRepetition | None) -> Stop | None:
+    def refusal(
+        item: pytest.Item, tracked: Tracked | None, state: PluginState, active: ActiveRepetition | None
+    ) -> Stop | None:
         """Why this item must not run as it is: a misplaced marker, pytest-recording's marker on a repetition, or
         (adaptive mode) a task whose verdict is decided already."""
-        if active is None or not active.marked:
-            problem = marker_problem(item)
+        if tracked is None or active is None or not active.marked:
+            problem = marker_problem(item, tracked)
             return ("fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}") if problem else None
         # A task's repetitions share its markers: looked at once per task, not once per repetition.
         checks = state.task_markers.get(active.task_id)
         if checks is None:
-            checks = state.task_markers[active.task_id] = (marker_problem(item), bool(item.get_closest_marker("vcr")))
+            problem = marker_problem(item, tracked)
+            checks = state.task_markers[active.task_id] = (problem, bool(item.get_closest_marker("vcr")))
         problem, vcr = checks
         if problem:
             return "fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}"
@@ -174,32 +169,35 @@ class RepetitionScope:
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
             )
         if state.board is not None:
-            reason = curtail(item, state, state.board, active)
+            reason = curtail(tracked, state, state.board, active)
             if reason is not None:
                 return "skip", reason
         return None
 
     @staticmethod
-    def cassette_of(item: pytest.Item, state: PluginState, active: ActiveRepetition) -> tuple[Path, str, Stop | None]:
+    def cassette_of(
+        item: pytest.Item, tracked: Tracked, state: PluginState, active: ActiveRepetition
+    ) -> tuple[Path | None, str, Stop | None]:
         """The repetition's cassette file and its record mode (a resample's sample has its own of both), or why
-        it must not be recorded."""
+        it must not be recorded. No file (None) in replay-only mode when the task has no cassette folder: nothing
+        records, and the replay-only block names no file."""
         mode: str = state.settings.consistency_record
         wanted = state.settings.consistency_cassette_format
-        folder = paths.task_directory(state.cassette_root, active.task_id)
-        path = folder / f"rep-{active.repeat}{paths.SUFFIXES[wanted]}"
         if state.resample is not None and state.resample.covers(active.task_id):
             path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
-            folder = path.parent
             active.cassette = display_path(path, item.config.rootpath)
         else:
-            active.cassette = os.path.join(display_path(folder, item.config.rootpath), path.name)
-        if mode == "none":  # nothing records in this mode: a task without a folder is looked at once, not per file
-            present = state.cassette_folders.get(folder)
-            if present is None:
-                present = state.cassette_folders[folder] = folder.is_dir()
-            existed = item.stash[CASSETTE_EXISTED] = present and paths.cassette_exists(path)
-        else:
-            existed = item.stash[CASSETTE_EXISTED] = paths.cassette_exists(path)
+            folder = cassette_folder(state, active.task_id, item.config.rootpath)
+            name = f"rep-{active.repeat}{paths.SUFFIXES[wanted]}"
+            active.cassette = folder.prefix + name
+            if mode == "none":  # nothing records in this mode: a task without a folder is looked at once
+                if folder.present is None:
+                    folder.present = folder.directory.is_dir()
+                if not folder.present:
+                    tracked.existed = False
+                    return None, mode, None
+            path = folder.directory / name
+        existed = tracked.existed = paths.cassette_exists(path)
         other = paths.other_format(path) if not existed and mode in ("once", "new_episodes") else None
         if other is None:
             return path, mode, None
@@ -212,11 +210,11 @@ class RepetitionScope:
 
     @staticmethod
     def scope_of(
-        item: pytest.Item, state: PluginState, active: ActiveRepetition, mode: str
+        item: pytest.Item, tracked: Tracked, state: PluginState, active: ActiveRepetition, mode: str
     ) -> Callable[[Path | None], AbstractContextManager[Any]]:
         """What a cassette (or none) is entered with: the replay-only block when there is nothing to replay, else
         the cassette's own scope (vcrpy, the scrubber, the observer)."""
-        if replay_only(mode, item):
+        if replay_only(mode, tracked):
             # Nothing to replay: what ``cassette.scope.repetition_scope`` enters for it (the network block and the
             # observer, no vcrpy), without loading the cassette wing for a session that may have no cassette.
             return lambda cassette: replay_only_scope(active, state)
@@ -235,7 +233,7 @@ class RepetitionScope:
                 rerecord_advice(item.nodeid),
                 lambda: not active.broken,
                 lambda unpatched: observe_transports(state.ledger, state.ignore, state.throttles, unpatched=unpatched),
-                item.stash.get(CASSETTE_EXISTED, False) if cassette is not None else None,
+                tracked.existed if cassette is not None else None,
                 state.match_rules,
             )
 
@@ -252,34 +250,39 @@ class RepetitionScope:
         try:
             return (yield)
         finally:
-            active = item.stash.get(ACTIVE, None)
-            if active is not None:
-                for attempt in list(active.open_attempts):
-                    attempt.finish()
-                if not active.marked:  # an unmarked test's handle (``consistency``) ends with its fixtures
-                    activate(None)
-            stack = item.stash.get(SCOPE, None)
-            if stack is not None:
-                del item.stash[SCOPE]
-                state = item.config.stash[STATE]
-                if active is not None and active.cassette_absent and same_task(nextitem, active.task_id):
-                    state.carried = (active.task_id, stack, active.stand_in)
-                else:
-                    stack.close()
+            state = self.state
+            tracked = state.items.get(item)
+            if tracked is not None:
+                active = tracked.active
+                if active is not None:
+                    for attempt in list(active.open_attempts):
+                        attempt.finish()
+                    if not active.marked:  # an unmarked test's handle (``consistency``) ends with its fixtures
+                        activate(None)
+                stack, tracked.scope = tracked.scope, None
+                if stack is not None:
+                    if active is not None and active.cassette_absent and same_task(state, nextitem, active.task_id):
+                        state.carried = (active.task_id, stack, active.stand_in)
+                    else:
+                        stack.close()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """A scope left open for a repetition that never ran (``-x``, ``--maxfail``, an interrupt) closes here."""
-        close_carried(session.config.stash[STATE])
+        close_carried(self.state)
 
 
 class SetupStop:
     """Fail or skip a repetition that the setup wrapper refused or curtailed, once every wrapper has set it up
     (a plain hook, so it runs inside pytest's own wrappers; a module holds one implementation per hook name)."""
 
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        stop = item.stash.get(STOP, None)
+        tracked = self.state.items.get(item)
+        stop = None if tracked is None else tracked.stop
         if stop is not None:
             kind, reason = stop
             if kind == "skip":
@@ -287,14 +290,25 @@ class SetupStop:
             pytest.fail(reason, pytrace=False)
 
 
-def replay_only(mode: str, item: pytest.Item) -> bool:
+def replay_only(mode: str, tracked: Tracked) -> bool:
     """Whether a repetition replays without a cassette file: it enters the replay-only block, no vcrpy."""
-    return mode == "none" and not item.stash.get(CASSETTE_EXISTED, False)
+    return mode == "none" and not tracked.existed
 
 
-def same_task(nextitem: pytest.Item | None, task_id: str) -> bool:
+def same_task(state: PluginState, nextitem: pytest.Item | None, task_id: str) -> bool:
     """Whether the next item is a repetition of ``task_id`` (it may then take over a scope left open for it)."""
-    return nextitem is not None and nextitem.stash.get(TASK, None) == task_id
+    following = None if nextitem is None else state.items.get(nextitem)
+    return following is not None and following.spec is not None and following.task_id == task_id
+
+
+def cassette_folder(state: PluginState, task_id: str, rootpath: Path) -> CassetteFolder:
+    """The task's cassette folder, named once for its n repetitions."""
+    folder = state.cassette_folders.get(task_id)
+    if folder is None:
+        directory = paths.task_directory(state.cassette_root, task_id)
+        prefix = os.path.join(display_path(directory, rootpath), "")
+        folder = state.cassette_folders[task_id] = CassetteFolder(directory, prefix)
+    return folder
 
 
 def close(carried: tuple[str, ExitStack, tuple[str, ...]] | None) -> None:
@@ -343,9 +357,10 @@ def route_secrets(state: PluginState) -> list[str]:
     return state.route_secrets
 
 
-def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveRepetition) -> str | None:
+def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition) -> str | None:
     """Why this repetition is skipped when its task's verdict is already decided (adaptive mode, beyond n_min)."""
-    spec = item.stash[SPEC]
+    spec = tracked.spec
+    assert spec is not None  # a marked repetition
     if active.repeat <= state.settings.consistency_n_min:
         return None
     tally = board.tally(active.task_id)
@@ -359,12 +374,12 @@ def curtail(item: pytest.Item, state: PluginState, board: Board, active: ActiveR
     )
 
 
-def marker_problem(item: pytest.Item) -> str | None:
+def marker_problem(item: pytest.Item, tracked: Tracked | None) -> str | None:
     """A marker that would otherwise be ignored silently: stacked twice, or on a unittest.TestCase method."""
     own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
     if len(own) > 1:
         return f"applied {len(own)} times to one test; keep one marker (the arguments of the others would be lost)"
-    if SPEC not in item.stash and marker_of(item) is not None:
+    if (tracked is None or tracked.spec is None) and marker_of(item) is not None:
         return (
             "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
             "write the task as a plain pytest test function or method"

@@ -15,15 +15,7 @@ from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
-from pytest_consistency.plugin.state import (
-    ACTIVE,
-    CALL_ATTEMPTS,
-    CASSETTE_EXISTED,
-    SPEC,
-    STATE,
-    PluginState,
-    is_worker,
-)
+from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
 
 
@@ -31,13 +23,20 @@ class Outcome:
     """What a repetition's report carries to the controller: its outcome, answer, calls and why it failed (the
     setup's failure or the agent's). Registered as ``consistency-outcome``."""
 
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+        #: Whether this process is where every report arrives (a payload may then stay a dict: ``payload``).
+        self.in_process: bool | None = None
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         report = yield
-        active = item.stash.get(ACTIVE, None)
-        spec = item.stash.get(SPEC, None)
+        state = self.state
+        tracked = state.items.get(item)
+        if tracked is None:
+            return report
+        active, spec = tracked.active, tracked.spec
         if active is not None and spec is not None:
-            state = item.config.stash[STATE]
             infrastructure = message = None
             if report.when == "call" and not report.failed:
                 # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
@@ -63,9 +62,9 @@ class Outcome:
                         item.nodeid,
                         active.repeat,
                         active.cassette,
-                        item.stash.get(CASSETTE_EXISTED, False),
+                        tracked.existed,
                         active.calls,
-                        other_format_shown(item, active),
+                        other_format_shown(item, tracked, active),
                     ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
                     if state.resample is not None and state.resample.covers(active.task_id):
                         prefix = state.resample.mismatch_message(active.repeat, active.calls)
@@ -78,15 +77,18 @@ class Outcome:
                 hook = item.config.hook.pytest_consistency_answers_equivalent
                 state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
             if report.when == "call":
-                note_attempt(item, active, report, message)
+                note_attempt(tracked, active, report, message)
             if adds_nothing(report, active):
                 setattr(report, MARKED, True)
             else:
                 # The hook's implementers travel once per process (the controller keeps every worker's).
                 plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
                 order = state.order.get(item.nodeid, 0)
-                in_process = not is_worker(item.config)
-                setattr(report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message, in_process))
+                if self.in_process is None:
+                    self.in_process = not is_worker(item.config)
+                setattr(
+                    report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message, self.in_process)
+                )
                 if report.when == "call":
                     sent(active)
         return report
@@ -106,10 +108,10 @@ def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass",
     return None
 
 
-def other_format_shown(item: pytest.Item, active: ActiveRepetition) -> str | None:
+def other_format_shown(item: pytest.Item, tracked: Tracked, active: ActiveRepetition) -> str | None:
     """A missing cassette's file in the other format (``--consistency-cassette-format``), as shown, when it is there:
     looked up only when a request found no cassette, not in every repetition's setup."""
-    if item.stash.get(CASSETTE_EXISTED, False) or not active.cassette:
+    if tracked.existed or not active.cassette:
         return None
     other = paths.other_format(item.config.rootpath / active.cassette)
     return None if other is None else display_path(other, item.config.rootpath)
@@ -127,13 +129,12 @@ def failure_message(call: pytest.CallInfo[None], report: pytest.TestReport, stat
     return redact_text(text, secrets)
 
 
-def note_attempt(item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport, message: str | None) -> None:
+def note_attempt(tracked: Tracked, active: ActiveRepetition, report: pytest.TestReport, message: str | None) -> None:
     """Count the call phases of this repetition: a retry plugin (flaky, pytest-retry, pytest-rerunfailures) runs it
     again in the same protocol. The first attempt's outcome and answer are kept: a failure that passes on retry
     is the inconsistency being measured."""
-    attempts = item.stash.get(CALL_ATTEMPTS, 0) + 1
-    item.stash[CALL_ATTEMPTS] = attempts
-    active.attempts = attempts
+    tracked.attempts += 1
+    attempts = active.attempts = tracked.attempts
     if attempts == 1:
         active.first_attempt = (
             phase_outcome(report),

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_consistency.plugin.lifecycle import RepetitionScope, SetupStop
 from pytest_consistency.plugin.outcome import Outcome
+from pytest_consistency.plugin.state import STATE
 
 NAMES = ("consistency-repetition-scope", "consistency-setup-stop", "consistency-outcome")
 
@@ -18,5 +19,6 @@ def register(config: pytest.Config) -> None:
     manager = config.pluginmanager
     if manager.has_plugin(NAMES[0]):
         return
-    for name, role in zip(NAMES, (RepetitionScope(), SetupStop(), Outcome()), strict=True):
+    state = config.stash[STATE]
+    for name, role in zip(NAMES, (RepetitionScope(state), SetupStop(state), Outcome(state)), strict=True):
         manager.register(role, name)

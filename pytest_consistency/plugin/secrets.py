@@ -26,7 +26,7 @@ from pytest_consistency.cassette import rescrub as late_secrets
 from pytest_consistency.cassette.rescrub import Written
 from pytest_consistency.plugin import failure_text
 from pytest_consistency.plugin.failure_text import has_text, redact_report
-from pytest_consistency.plugin.state import ACTIVE, STATE, is_worker
+from pytest_consistency.plugin.state import STATE, is_worker
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder
 from pytest_consistency.secrets.literals import redactor
 
@@ -77,6 +77,7 @@ class SecretsHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.state = config.stash[STATE]
         self.routes: list[str] | None = None
         #: The list this process first redacted text with (the shortest: it only grows), and, on the controller,
         #: each worker's.
@@ -92,8 +93,9 @@ class SecretsHooks:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         """Outermost, so it sees what every other wrapper made of the report (the replay-mismatch text too)."""
         report = yield
-        state = self.config.stash[STATE]
-        active = item.stash.get(ACTIVE, None)
+        state = self.state
+        tracked = state.items.get(item)
+        active = None if tracked is None else tracked.active
         if active is not None and active.secrets:
             remember(state, active.secrets)
         if has_text(report):  # most reports have none: a passing phase with nothing captured
@@ -112,7 +114,7 @@ class SecretsHooks:
             message.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in message.args)
 
     def redactor(self, shapes: bool) -> Callable[[str], str]:
-        state = self.config.stash[STATE]
+        state = self.state
         if self.routes is None:  # the routes never change during a session
             self.routes = route_secrets(state.routes.values(), state.providers, os.environ)
         secrets = [*self.routes, *state.seen_secrets]
@@ -130,7 +132,7 @@ class SecretsHooks:
         over its lists and the controller rewrites the cassettes; after them all (pytest's JUnit file and the
         plugin's annotation of it written), but before pytest's terminal summary prints a report, the controller
         redacts pytest's text and JUnit's file with the complete list."""
-        state = self.config.stash[STATE]
+        state = self.state
         written = self.written
         try:
             if is_worker(self.config):
@@ -150,7 +152,7 @@ class SecretsHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
-        remember(self.config.stash[STATE], output.get(WORKER_KEY, ()))
+        remember(self.state, output.get(WORKER_KEY, ()))
         if WORKER_KEY not in output:
             self.lost_worker = True
         if self.written is not None:

@@ -38,14 +38,43 @@ LEDGER_KEY = "consistency_token_ledger"
 THROTTLE_KEY = "consistency_throttle_dir"
 BOARD_KEY = "consistency_adaptive_board"
 SCRATCH = pytest.StashKey[Scratch]()
-#: Per item: whether its cassette existed before it ran, and the scope its setup entered (closed at teardown).
-CASSETTE_EXISTED = pytest.StashKey[bool]()
-SCOPE = pytest.StashKey[ExitStack]()
-#: Call phases run so far for this repetition (more than one: a retry plugin ran it again).
-CALL_ATTEMPTS = pytest.StashKey[int]()
 #: A repetition the setup wrapper refused ("fail") or curtailed ("skip"), with the reason.
 Stop = tuple[Literal["fail", "skip"], str]
-STOP = pytest.StashKey[Stop]()
+
+
+@dataclass(slots=True, eq=False)
+class Tracked:
+    """What the plugin keeps for one item: a marked repetition (from collection), or an unmarked test that asked
+    for the handle or was refused. In :attr:`PluginState.items`, keyed by the item itself.
+
+    Not on the item's ``stash``: a stash read is three Python calls (``get``, ``__getitem__``, ``typing.cast``) and a
+    miss raises ``KeyError``; a repetition's hooks read it about fifty times, a tenth of what a repetition cost
+    beyond pytest-repeat's. An item hashes by identity, so a dict lookup runs no Python code at all."""
+
+    #: The marker's spec and the task, for a marked repetition (None: not a repetition).
+    spec: MarkerSpec | None = None
+    task_id: str = ""
+    repeat: int = 0
+    #: The running repetition (or an unmarked test's handle), from its protocol's start to its end.
+    active: ActiveRepetition | None = None
+    #: The scope the setup entered (the cassette, or the replay-only block), closed at teardown.
+    scope: ExitStack | None = None
+    #: Why the setup refuses or curtails it (failed or skipped by ``SetupStop``).
+    stop: Stop | None = None
+    #: Call phases run so far (more than one: a retry plugin ran it again).
+    attempts: int = 0
+    #: Whether its cassette existed before it ran.
+    existed: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class CassetteFolder:
+    """A task's cassette folder: its path, how a repetition's cassette under it is shown (``prefix`` + file name),
+    and (replay-only: nothing records) whether it exists, looked at once for the task's n repetitions."""
+
+    directory: Path
+    prefix: str
+    present: bool | None = None
 
 
 @dataclass
@@ -114,8 +143,17 @@ class PluginState:
     specs: dict[int, tuple[pytest.Mark, MarkerSpec]] = field(default_factory=dict)
     #: Per task: what is wrong with its marker, if anything, and whether pytest-recording's marker is on it.
     task_markers: dict[str, tuple[str | None, bool]] = field(default_factory=dict)
-    #: Replay-only (``none``): whether each task's cassette folder exists, looked at once (nothing records).
-    cassette_folders: dict[Path, bool] = field(default_factory=dict)
+    #: Each task's cassette folder, named once for its n repetitions (``lifecycle.RepetitionScope.cassette_of``).
+    cassette_folders: dict[str, CassetteFolder] = field(default_factory=dict)
+    #: What the plugin keeps for each item it tracks (:class:`Tracked`).
+    items: dict[pytest.Item, Tracked] = field(default_factory=dict)
+
+    def track(self, item: pytest.Item) -> Tracked:
+        """The item's record, made on first use."""
+        tracked = self.items.get(item)
+        if tracked is None:
+            tracked = self.items[item] = Tracked()
+        return tracked
 
     def spec(self, marker: pytest.Mark) -> MarkerSpec:
         known = self.specs.get(id(marker))
@@ -132,10 +170,6 @@ class PluginState:
 
 
 STATE = pytest.StashKey[PluginState]()
-ACTIVE = pytest.StashKey[ActiveRepetition]()
-SPEC = pytest.StashKey[MarkerSpec]()
-#: A marked item's task id (its node id without the repetition), set with ``SPEC`` at collection.
-TASK = pytest.StashKey[str]()
 
 
 def is_worker(config: pytest.Config) -> bool:

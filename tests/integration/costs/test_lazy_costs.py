@@ -738,7 +738,7 @@ import json
 
 import pytest
 
-from pytest_consistency.plugin.state import ACTIVE, SCOPE, STATE
+from pytest_consistency.plugin.state import STATE
 
 SCOPES = {}
 KEPT = []  # alive, so that no two scopes share an id
@@ -747,7 +747,8 @@ KEPT = []  # alive, so that no two scopes share an id
 @pytest.fixture(autouse=True)
 def scope_of_repetition(request):
     yield
-    stack = request.node.stash.get(SCOPE, None)
+    tracked = request.config.stash[STATE].items.get(request.node)
+    stack = None if tracked is None else tracked.scope
     SCOPES[request.node.name] = None if stack is None else id(stack)
     KEPT.append(stack)
 
@@ -760,7 +761,7 @@ def pytest_sessionfinish(session):
                 "scopes": SCOPES,
                 "specs": len(state.specs),
                 "folders": len(state.cassette_folders),
-                "kept": [item.name for item in session.items if ACTIVE in item.stash],
+                "kept": [item.name for item, tracked in state.items.items() if tracked.active is not None],
             },
             handle,
         )
