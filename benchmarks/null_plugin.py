@@ -16,7 +16,6 @@ PARAM = "_consistency_repetition"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "repeat_consistency(n): repeat")
-    config.pluginmanager.register(SetupStop(), "null-setup-stop")
     config.pluginmanager.register(Controller(), "null-controller")
     config.pluginmanager.register(JUnit(), "null-junit")
 
@@ -54,9 +53,9 @@ def pytest_runtest_protocol(item, nextitem):
         pass
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    return (yield)
+    pass
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -73,20 +72,10 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-class SetupStop:
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item):
-        pass
-
-
 class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report):
         pass
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_report_teststatus(self, report, config):
-        return None
 
     def pytest_collectreport(self, report):
         pass

@@ -7,12 +7,13 @@ registered by name when the session is configured (``configure.roles``, as pytes
 - ``consistency-defaults``: the default implementations of the plugin's own hooks (``defaults``);
 - ``consistency-collection``: one item per repetition, shards, the routes the tests use (``collection``);
 - ``consistency-fixtures``: ``consistency`` and the route-pinned clients (``fixtures``);
-- ``consistency-repetition-scope`` and ``consistency-setup-stop``: a repetition's cassette, network block and
-  observer around its fixtures (``lifecycle``);
+- ``consistency-repetition-scope``: a repetition's cassette, network block and observer around its fixtures, and
+  the repetitions it refuses or curtails (``lifecycle``);
 - ``consistency-outcome``: what each report carries to the controller (``outcome``);
 - ``consistency-secrets``: every credential redacted from pytest's own text and the outputs (``secrets``);
 - ``consistency-controller`` and ``consistency-junit``, where every report arrives: collect, summarise, gate,
-  print and write (``controller``, ``finish``).
+  print and write (``controller``, ``finish``); ``consistency-tolerance``, registered by the controller at the first
+  failed report, tells pytest which failures a task's verdict tolerates (``controller``).
 """
 
 from __future__ import annotations

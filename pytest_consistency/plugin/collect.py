@@ -31,7 +31,7 @@ MARKED = "consistency_marked"
 
 def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
     """Whether this phase's report may go without a payload (see the module docstring)."""
-    if not report.passed or report.when == "call":
+    if report.outcome != "passed" or report.when == "call":  # (``outcome``, not the property: a call less)
         return False
     if report.when == "setup":
         return True
@@ -50,9 +50,13 @@ def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
     exchange or note makes the teardown send its payload; an unchanged one sends none, as a repetition without
     calls already did."""
     with state.lock:
-        calls = tuple(
-            tuple(tuple(value.items()) if isinstance(value, dict) else value for value in vars(call).values())
-            for call in state.calls
+        calls = (
+            tuple(
+                tuple(tuple(value.items()) if isinstance(value, dict) else value for value in vars(call).values())
+                for call in state.calls
+            )
+            if state.calls
+            else ()
         )
         return (calls, state.unobserved, len(state.notes), state.cassette)
 
@@ -137,16 +141,18 @@ def spanned(
 
 
 def phase_outcome(report: pytest.TestReport) -> str:
+    """A phase's outcome as a repetition's (``report.outcome`` is read, not its properties: one per phase)."""
+    outcome = report.outcome
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
-        if report.passed:
+        if outcome == "passed":
             return "xpassed" if xfail else "passed"
-        if report.skipped:
+        if outcome == "skipped":
             return "xfailed" if xfail else "skipped"
         return "failed"
-    if report.failed:
+    if outcome == "failed":
         return "error"
-    if report.skipped:
+    if outcome == "skipped":
         return "xfailed" if xfail else "skipped"
     return "passed"
 
@@ -186,9 +192,11 @@ class Collector:
         self.repetitions[rep.nodeid] = rep
         self.by_task.setdefault(rep.task_id, []).append(rep)
 
-    def add(self, report: pytest.TestReport) -> None:
+    def add(self, report: pytest.TestReport) -> bool:
+        """Add a phase's report to its repetition; True when the report failed."""
         nodeid = report.nodeid  # a property of pytest's report: read once
-        if report.failed:
+        failed = report.outcome == "failed"  # (not the property ``failed``: every report comes here)
+        if failed:
             self.failed_nodeids.add(nodeid)
         raw = getattr(report, ATTRIBUTE, None)
         if raw is None:
@@ -200,7 +208,7 @@ class Collector:
                 else:
                     known.duration += report.duration
                     known.started, known.stopped = spanned((known.started, known.stopped), report)
-            return
+            return failed
         from pytest_consistency.model.records import RepetitionResult
 
         data = raw if isinstance(raw, dict) else json.loads(raw)  # a dict: made in this process (``payload``)
@@ -243,16 +251,16 @@ class Collector:
                     data["answer"],
                     data["normalized"],
                 )
-            return
+            return failed
         if nodeid in self.settled:
-            return
+            return failed
         first = data["first_attempt"]
         if first is not None and report.when == "call":
             # flaky runs the repetition again without reporting the first attempt: the payload carries it.
             self.settled.add(nodeid)
             rep.reruns += data["attempts"] - 1
             rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
-            return
+            return failed
         rep.answer_recorded = data["answer_recorded"]
         rep.answer = data["answer"]
         rep.normalized = data["normalized"]
@@ -266,3 +274,4 @@ class Collector:
             rep.outcome = outcome
         elif outcome == "error" and rep.outcome in ("passed", "xpassed", "not run"):
             rep.outcome = "error"
+        return failed

@@ -80,15 +80,20 @@ class Collection:
         state = session.config.stash[STATE]
         items = session.items
         marked = False
+        fixturenames: set[str] = set()  # every fixture the selected tests name
         for item in items:
             marker = marker_of(item)
+            names = getattr(item, "fixturenames", ())
+            fixturenames.update(names)
             # The repetition roles also track the running item for an unmarked test's ``consistency`` handle.
-            marked = marked or marker is not None or "consistency" in getattr(item, "fixturenames", ())
+            marked = marked or marker is not None or "consistency" in names
             callspec = getattr(item, "callspec", None)
             if marker is not None and callspec is not None and PARAM in callspec.params:
                 tracked = state.track(item)
+                nodeid = item.nodeid
                 tracked.repeat = int(callspec.params[PARAM])
-                tracked.task_id = task_id_of(item.nodeid, tracked.repeat)  # read in every phase
+                tracked.task_id = task_id_of(nodeid, tracked.repeat)  # read in every phase
+                tracked.order = state.order.get(nodeid, 0)
                 tracked.spec = state.spec(marker)
                 if state.resample is not None and state.resample.covers(tracked.task_id):
                     tracked.spec = state.resample.spec(tracked.spec)
@@ -98,7 +103,7 @@ class Collection:
             runtime.register(session.config)
         for name, fixtures in ROUTE_FIXTURES.items():
             route = state.routes.get(name)
-            if route is None or not any(fixtures & set(getattr(item, "fixturenames", ())) for item in items):
+            if route is None or not fixtures & fixturenames:
                 continue
             state.used_routes.add(name)
             if route.problems and not is_worker(session.config):

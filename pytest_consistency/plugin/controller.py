@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY
+from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY, PluginState
 
 
 class Controller:
@@ -46,22 +46,10 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # First, so that the terminal's progress letter (``pytest_report_teststatus``) already knows this report's
         # repetition: a passed setup carries no payload any more, so the call's report is the first one it has.
-        self.state.collector.add(report)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_report_teststatus(
-        self, report: pytest.TestReport, config: pytest.Config
-    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
-        if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
-            return None
-        state = self.state
-        if state.summary is None and report.nodeid not in state.collector.repetitions:
-            return None  # not a repetition: nothing to tolerate, and no session-end module to load for it
-        from pytest_consistency.plugin.finish import (
-            report_status,  # the session-end modules load when first needed, not with the plugin
-        )
-
-        return report_status(report, state)
+        failed = self.state.collector.add(report)
+        if failed and not self.config.pluginmanager.has_plugin(Tolerance.NAME):
+            # Only a failure can be tolerated: a session (or its part) without one never dispatches the hook to it.
+            self.config.pluginmanager.register(Tolerance(self.state), Tolerance.NAME)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -81,6 +69,32 @@ class Controller:
         from pytest_consistency.plugin.finish import print_summary
 
         print_summary(terminalreporter, self.config)
+
+
+class Tolerance:
+    """Tells pytest (its progress letter, short summary and JUnit) that a failed repetition is tolerated by its
+    task's verdict. Registered as ``consistency-tolerance`` by the controller at the first failed report, before
+    the terminal asks for that report's status: three of every repetition's hook calls are then not made."""
+
+    NAME = "consistency-tolerance"
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+        if not isinstance(report, pytest.TestReport) or not report.failed:  # only a failure can be tolerated
+            return None
+        state = self.state
+        if state.summary is None and report.nodeid not in state.collector.repetitions:
+            return None  # not a repetition: nothing to tolerate, and no session-end module to load for it
+        from pytest_consistency.plugin.finish import (
+            report_status,  # the session-end modules load when first needed, not with the plugin
+        )
+
+        return report_status(report, state)
 
 
 class JUnitAnnotator:

@@ -1,5 +1,5 @@
-"""A repetition's scope: what is entered before its fixtures are set up and closed after they are torn down
-(:class:`RepetitionScope`), and the repetitions it refuses or curtails (:class:`SetupStop`).
+"""A repetition's scope (:class:`RepetitionScope`): what is entered before its fixtures are set up and closed after
+they are torn down, and the repetitions it refuses or curtails.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -72,15 +72,15 @@ class RepetitionScope:
                 if stack is not None:
                     stack.close()
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Enter the repetition's cassette, network block and observer before its fixtures are set up.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Enter the repetition's cassette, network block and observer before its fixtures are set up, or fail or
+        skip a repetition the plugin refuses or curtails.
 
         In setup, not around the whole protocol, so that a cassette that cannot be read fails this repetition (a
-        setup error naming the file) instead of the session. A repetition refused or curtailed here fails or skips
-        in :class:`SetupStop` (a plain hook), not in this wrapper: raising before the other wrappers (pytest's
-        logging plugin) set the item up gives every such repetition a stray teardown error. Nothing is entered
-        for it.
+        setup error naming the file) instead of the session. A plain hook, not a wrapper: it runs inside every
+        wrapper (pytest's logging and capture plugins set the item up in theirs), so that raising here is an
+        ordinary setup failure, as a skip marker's is (``tryfirst``: before pytest's own setup of the fixtures).
         """
         state = self.state
         tracked = state.items.get(item)
@@ -89,22 +89,20 @@ class RepetitionScope:
             # A retry plugin runs the repetition again: this attempt records its own answer (the first is kept).
             active.answer_recorded, active.answer, active.normalized = False, None, None
         carried, state.carried = state.carried, None  # the previous repetition's of this task (see the teardown)
-        stop = self.refusal(item, tracked, state, active)
+        stop = (None if tracked is None else tracked.stop) or self.refusal(item, tracked, state, active)
         if stop is not None:
             close(carried)
-            state.track(item).stop = stop
-            return (yield)
+            halt(stop)
         if tracked is None or active is None or not active.marked:
             close(carried)
-            return (yield)
+            return
         mode: str = state.settings.consistency_record
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             path, mode, stop = self.cassette_of(item, tracked, state, active)
             if stop is not None:
                 close(carried)
-                tracked.stop = stop
-                return (yield)
+                halt(stop)
         active.recording = mode != "none"
         active.replaying = mode == "none" or (mode == "once" and tracked.existed)
         if carried is not None:
@@ -114,13 +112,13 @@ class RepetitionScope:
                 active.cassette_absent, active.stand_in = True, carried[2]
                 if state.resample is not None and state.resample.covers(active.task_id):
                     state.resample.guard(active)
-                return (yield)
+                return
             close(carried)
         if mode == "off":
             # No cassette and no network block: all a repetition would enter is the observer, entered once for
             # the session instead (it records only while a marked repetition runs).
             observe_session(state)
-            return (yield)
+            return
         stack = tracked.scope = ExitStack()
         if active.replaying:
             # A replay sends nothing, but a client the agent builds itself (``openai.OpenAI()``) raises without a
@@ -137,12 +135,10 @@ class RepetitionScope:
 
             if not isinstance(exc, CassetteError):
                 raise
-            # pytest's own setup must still run (its teardown expects it), under the network block but with no
-            # cassette; then this repetition errors with the message that names the file.
+            # This repetition errors with the message that names the file; until its teardown, it is under the
+            # network block with no cassette (nothing it sends goes out).
             stack.enter_context(scope(None))
-            yield
             raise exc from None
-        return (yield)
 
     @staticmethod
     def refusal(
@@ -272,22 +268,12 @@ class RepetitionScope:
         close_carried(self.state)
 
 
-class SetupStop:
-    """Fail or skip a repetition that the setup wrapper refused or curtailed, once every wrapper has set it up
-    (a plain hook, so it runs inside pytest's own wrappers; a module holds one implementation per hook name)."""
-
-    def __init__(self, state: PluginState) -> None:
-        self.state = state
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        tracked = self.state.items.get(item)
-        stop = None if tracked is None else tracked.stop
-        if stop is not None:
-            kind, reason = stop
-            if kind == "skip":
-                pytest.skip(reason)
-            pytest.fail(reason, pytrace=False)
+def halt(stop: Stop) -> NoReturn:
+    """Fail or skip the repetition being set up, with the reason the setup gives."""
+    kind, reason = stop
+    if kind == "skip":
+        pytest.skip(reason)
+    pytest.fail(reason, pytrace=False)
 
 
 def replay_only(mode: str, tracked: Tracked) -> bool:

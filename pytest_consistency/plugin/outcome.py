@@ -38,11 +38,12 @@ class Outcome:
         active, spec = tracked.active, tracked.spec
         if active is not None and spec is not None:
             infrastructure = message = None
-            if report.when == "call" and not report.failed:
+            failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
+            if report.when == "call" and not failed:
                 # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
                 # could not answer, so it is still the setup's failure, never a pass.
                 infrastructure = call_reason(active.calls)
-            if report.failed:
+            if failed:
                 raised = call.excinfo.value if call.excinfo else None
                 infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(
                     active.calls
@@ -83,12 +84,10 @@ class Outcome:
             else:
                 # The hook's implementers travel once per process (the controller keeps every worker's).
                 plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
-                order = state.order.get(item.nodeid, 0)
                 if self.in_process is None:
                     self.in_process = not is_worker(item.config)
-                setattr(
-                    report, ATTRIBUTE, payload(active, spec, order, plugins, infrastructure, message, self.in_process)
-                )
+                data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
+                setattr(report, ATTRIBUTE, data)
                 if report.when == "call":
                     sent(active)
         return report

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.plugin.lifecycle import RepetitionScope, SetupStop
+from pytest_consistency.plugin.lifecycle import RepetitionScope
 from pytest_consistency.plugin.outcome import Outcome
 from pytest_consistency.plugin.state import STATE
 
-NAMES = ("consistency-repetition-scope", "consistency-setup-stop", "consistency-outcome")
+NAMES = ("consistency-repetition-scope", "consistency-outcome")
 
 
 def register(config: pytest.Config) -> None:
@@ -20,5 +20,5 @@ def register(config: pytest.Config) -> None:
     if manager.has_plugin(NAMES[0]):
         return
     state = config.stash[STATE]
-    for name, role in zip(NAMES, (RepetitionScope(state), SetupStop(state), Outcome(state)), strict=True):
+    for name, role in zip(NAMES, (RepetitionScope(state), Outcome(state)), strict=True):
         manager.register(role, name)

@@ -55,11 +55,13 @@ class Tracked:
     spec: MarkerSpec | None = None
     task_id: str = ""
     repeat: int = 0
+    #: Its position in the collection order before any selection (``PluginState.order``).
+    order: int = 0
     #: The running repetition (or an unmarked test's handle), from its protocol's start to its end.
     active: ActiveRepetition | None = None
     #: The scope the setup entered (the cassette, or the replay-only block), closed at teardown.
     scope: ExitStack | None = None
-    #: Why the setup refuses or curtails it (failed or skipped by ``SetupStop``).
+    #: Why the setup must fail it, decided at collection (a resample selection an xdist worker cannot refuse).
     stop: Stop | None = None
     #: Call phases run so far (more than one: a retry plugin ran it again).
     attempts: int = 0
