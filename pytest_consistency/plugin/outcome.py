@@ -5,7 +5,8 @@ failed: an infrastructure reason (the setup's failure, never the agent's) or the
 from __future__ import annotations
 
 import importlib
-from typing import Literal
+from collections.abc import Generator
+from typing import Any, Literal
 
 import pytest
 
@@ -20,73 +21,76 @@ from pytest_consistency.secrets.literals import redact_text
 
 class Outcome:
     """What a repetition's report carries to the controller: its outcome, answer, calls and why it failed (the
-    setup's failure or the agent's). Made when collection finds a marked test (``runtime``) and kept as
-    ``state.outcome``: the plugin's one ``pytest_runtest_makereport`` wrapper (``secrets.SecretsHooks``) calls
-    :meth:`finish` for a repetition's report, before it redacts the report. One wrapper instead of two: pluggy spends
-    about ten thousand instructions on each wrapper call, and a repetition makes three reports."""
+    setup's failure or the agent's). Registered as ``consistency-outcome``."""
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
         #: Whether this process is where every report arrives (a payload may then stay a dict: ``payload``).
         self.in_process: bool | None = None
 
-    def finish(
-        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, tracked: Tracked
-    ) -> None:
-        """Put the repetition's payload (or ``MARKED``) on the report of one of its phases."""
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
         state = self.state
+        tracked = state.items.get(item)
+        if tracked is None:
+            return report
         active, spec = tracked.active, tracked.spec
-        if active is None or spec is None:
-            return
-        infrastructure = message = None
-        failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
-        if report.when == "call" and not failed:
-            # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
-            # could not answer, so it is still the setup's failure, never a pass.
-            infrastructure = call_reason(active.calls)
-        if failed:
-            raised = call.excinfo.value if call.excinfo else None
-            infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(active.calls)
-            message = failure_message(call, report, state)
-            expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
-            if not expected and not state.settings.consistency_record_on_exception:
-                active.broken = True  # an unfinished trajectory: its recording is dropped
-            mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
-            if mismatched:  # only a replay loaded the cassette modules
-                messages = importlib.import_module("pytest_consistency.cassette.messages")
-                mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
-            if mismatched:
-                report.longrepr = messages.mismatch_message(
-                    item.nodeid,
-                    active.repeat,
-                    active.cassette,
-                    tracked.existed,
-                    active.calls,
-                    other_format_shown(item, tracked, active),
-                ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
-                if state.resample is not None and state.resample.covers(active.task_id):
-                    prefix = state.resample.mismatch_message(active.repeat, active.calls)
-                    report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
-        if state.board is not None and active.marked:
-            outcome = board_outcome(report, active.curtailed)
-            if outcome is not None:
-                state.board.record(active.task_id, item.nodeid, outcome)
-        if state.equivalence_plugins is None:  # conftests register before the first test runs
-            hook = item.config.hook.pytest_consistency_answers_equivalent
-            state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
-        if report.when == "call":
-            note_attempt(tracked, active, report, message)
-        if adds_nothing(report, active):
-            setattr(report, MARKED, True)
-        else:
-            # The hook's implementers travel once per process (the controller keeps every worker's).
-            plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
-            if self.in_process is None:
-                self.in_process = not is_worker(item.config)
-            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
-            setattr(report, ATTRIBUTE, data)
+        if active is not None and spec is not None:
+            infrastructure = message = None
+            failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
+            if report.when == "call" and not failed:
+                # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
+                # could not answer, so it is still the setup's failure, never a pass.
+                infrastructure = call_reason(active.calls)
+            if failed:
+                raised = call.excinfo.value if call.excinfo else None
+                infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(
+                    active.calls
+                )
+                message = failure_message(call, report, state)
+                expected = call.excinfo is not None and call.excinfo.errisinstance(
+                    (AssertionError, pytest.fail.Exception)
+                )
+                if not expected and not state.settings.consistency_record_on_exception:
+                    active.broken = True  # an unfinished trajectory: its recording is dropped
+                mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
+                if mismatched:  # only a replay loaded the cassette modules
+                    messages = importlib.import_module("pytest_consistency.cassette.messages")
+                    mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
+                if mismatched:
+                    report.longrepr = messages.mismatch_message(
+                        item.nodeid,
+                        active.repeat,
+                        active.cassette,
+                        tracked.existed,
+                        active.calls,
+                        other_format_shown(item, tracked, active),
+                    ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
+                    if state.resample is not None and state.resample.covers(active.task_id):
+                        prefix = state.resample.mismatch_message(active.repeat, active.calls)
+                        report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+            if state.board is not None and active.marked:
+                outcome = board_outcome(report, active.curtailed)
+                if outcome is not None:
+                    state.board.record(active.task_id, item.nodeid, outcome)
+            if state.equivalence_plugins is None:  # conftests register before the first test runs
+                hook = item.config.hook.pytest_consistency_answers_equivalent
+                state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
             if report.when == "call":
-                sent(active)
+                note_attempt(tracked, active, report, message)
+            if adds_nothing(report, active):
+                setattr(report, MARKED, True)
+            else:
+                # The hook's implementers travel once per process (the controller keeps every worker's).
+                plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
+                if self.in_process is None:
+                    self.in_process = not is_worker(item.config)
+                data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
+                setattr(report, ATTRIBUTE, data)
+                if report.when == "call":
+                    sent(active)
+        return report
 
 
 def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass", "fail", "skip"] | None:

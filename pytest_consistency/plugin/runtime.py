@@ -1,7 +1,7 @@
-"""What only a session with repeated tasks needs: a repetition's scope around its fixtures and the refusals it
-turns into failures or skips (a role, registered by name), and what each report carries (``state.outcome``). Made
-when collection finds a marked test (``Collection.pytest_collection_finish``), so that a session of unmarked tests
-never loads the repetition machinery; ``configure.roles`` registers the rest when the session is configured."""
+"""The roles only a session with repeated tasks needs: a repetition's scope around its fixtures, the refusals it
+turns into failures or skips, and what each report carries. Registered by name when collection finds a marked
+test (``Collection.pytest_collection_finish``), so that a session of unmarked tests never loads the repetition
+machinery; ``configure.roles`` registers the rest when the session is configured."""
 
 from __future__ import annotations
 
@@ -11,15 +11,14 @@ from pytest_consistency.plugin.lifecycle import RepetitionScope
 from pytest_consistency.plugin.outcome import Outcome
 from pytest_consistency.plugin.state import STATE
 
-NAME = "consistency-repetition-scope"
+NAMES = ("consistency-repetition-scope", "consistency-outcome")
 
 
 def register(config: pytest.Config) -> None:
-    """Register the repetition's scope once per session (each xdist worker registers its own), and make the
-    repetitions' reports carry their payload (``state.outcome``: the reports' wrapper calls it)."""
+    """Register the repetition roles once per session (each xdist worker registers its own)."""
     manager = config.pluginmanager
-    if manager.has_plugin(NAME):
+    if manager.has_plugin(NAMES[0]):
         return
     state = config.stash[STATE]
-    state.outcome = Outcome(state)
-    manager.register(RepetitionScope(state), NAME)
+    for name, role in zip(NAMES, (RepetitionScope(state), Outcome(state)), strict=True):
+        manager.register(role, name)

@@ -91,18 +91,11 @@ class SecretsHooks:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-        """The plugin's one makereport wrapper, outermost, so it sees what every other wrapper made of the report:
-        a repetition's report first gets what it carries to the controller (``outcome.Outcome.finish``, the
-        replay-mismatch text among it), then every report its text redacted."""
+        """Outermost, so it sees what every other wrapper made of the report (the replay-mismatch text too)."""
         report = yield
         state = self.state
         tracked = state.items.get(item)
-        if tracked is None:
-            active = None
-        else:
-            if tracked.spec is not None and state.outcome is not None:
-                state.outcome.finish(item, call, report, tracked)
-            active = tracked.active
+        active = None if tracked is None else tracked.active
         if active is not None and active.secrets:
             remember(state, active.secrets)
         if has_text(report):  # most reports have none: a passing phase with nothing captured

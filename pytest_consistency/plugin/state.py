@@ -20,7 +20,6 @@ from pytest_consistency.shared.scratch import Scratch
 if TYPE_CHECKING:  # what a session uses (the route, the budget, the board, the result model) loads with its use
     from pytest_consistency.cassette.matching import MatchRules
     from pytest_consistency.model.result import SessionSummary
-    from pytest_consistency.plugin.outcome import Outcome
     from pytest_consistency.resample.session import ResampleSession
     from pytest_consistency.route.providers import Provider
     from pytest_consistency.route.route import Route
@@ -148,8 +147,6 @@ class PluginState:
     task_markers: dict[str, tuple[str | None, bool]] = field(default_factory=dict)
     #: Each task's cassette folder, named once for its n repetitions (``lifecycle.RepetitionScope.cassette_of``).
     cassette_folders: dict[str, CassetteFolder] = field(default_factory=dict)
-    #: What a repetition's reports carry to the controller (``outcome.Outcome``), once collection finds a marked test.
-    outcome: Outcome | None = None
     #: What the plugin keeps for each item it tracks (:class:`Tracked`).
     items: dict[pytest.Item, Tracked] = field(default_factory=dict)
 
