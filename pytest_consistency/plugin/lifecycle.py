@@ -36,6 +36,9 @@ class RepetitionScope:
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
+        #: How a request body is normalised for the cause (the cassette matching's rules), once the rules are
+        #: compiled (after collection): None when they leave the body as it is; False until first asked.
+        self.normalize_request: Callable[[Any, str], Any] | bool | None = False
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(
@@ -51,9 +54,13 @@ class RepetitionScope:
             active = ActiveRepetition(task_id=tracked.task_id, repeat=tracked.repeat, n=spec.n, marked=True)
             if state.carried is not None and state.carried[0] != active.task_id:
                 close_carried(state)
-            rules = state.match_rules
-            if rules is not None and rules.active:
-                active.normalize_request = functools.partial(request_as_matched, rules)
+            normalize = self.normalize_request
+            if normalize is False:  # the rules are compiled after collection, before the first protocol
+                rules = state.match_rules
+                normalize = self.normalize_request = (
+                    functools.partial(request_as_matched, rules) if rules is not None and rules.active else None
+                )
+            active.normalize_request = normalize  # type: ignore[assignment]
             tracked.active = active
             activate(active)
         try:
@@ -183,7 +190,7 @@ class RepetitionScope:
             path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
             active.cassette = display_path(path, item.config.rootpath)
         else:
-            folder = cassette_folder(state, active.task_id, item.config.rootpath)
+            folder = cassette_folder(state, active.task_id, item)
             name = f"rep-{active.repeat}{paths.SUFFIXES[wanted]}"
             active.cassette = folder.prefix + name
             if mode == "none":  # nothing records in this mode: a task without a folder is looked at once
@@ -287,12 +294,12 @@ def same_task(state: PluginState, nextitem: pytest.Item | None, task_id: str) ->
     return following is not None and following.spec is not None and following.task_id == task_id
 
 
-def cassette_folder(state: PluginState, task_id: str, rootpath: Path) -> CassetteFolder:
+def cassette_folder(state: PluginState, task_id: str, item: pytest.Item) -> CassetteFolder:
     """The task's cassette folder, named once for its n repetitions."""
     folder = state.cassette_folders.get(task_id)
     if folder is None:
         directory = paths.task_directory(state.cassette_root, task_id)
-        prefix = os.path.join(display_path(directory, rootpath), "")
+        prefix = os.path.join(display_path(directory, item.config.rootpath), "")
         folder = state.cassette_folders[task_id] = CassetteFolder(directory, prefix)
     return folder
 

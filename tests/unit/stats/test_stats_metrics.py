@@ -5,6 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_consistency.stats import metrics
 from pytest_consistency.stats.metrics import TaskCounts
@@ -94,3 +96,22 @@ def test_no_tasks_and_no_answers() -> None:
 def test_invalid_counts(c: int, n: int, k: int) -> None:
     with pytest.raises(ValueError):
         TaskCounts(c, n, k)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(0, 12)).map(
+            lambda t: TaskCounts(c=min(t[2], t[0]), n=t[0], k=min(t[1], t[0]))
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_overall_adds_tasks_with_the_same_counts_once_and_equals_the_per_task_sum(tasks: list[TaskCounts]) -> None:
+    """``overall`` sums each distinct (c, n, k) once, times its tasks (issue 30): exactly the per-task sum, in
+    fractions, so not a bit of any session figure moves."""
+    t = len(tasks)
+    mean = sum((metrics.mean_at_k(x) for x in tasks), Fraction(0)) / t
+    hat = sum((metrics.pass_hat_k(x) for x in tasks), Fraction(0)) / t
+    at = sum((metrics.pass_at_k(x) for x in tasks), Fraction(0)) / t
+    assert metrics.overall(tasks) == metrics.Overall(t, float(mean), float(hat), float(at), float((mean - hat) * 100))
