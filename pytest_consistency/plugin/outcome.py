@@ -13,8 +13,9 @@ import pytest
 from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
 from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.cassette import paths
-from pytest_consistency.plugin.collect import ATTRIBUTE, MARKED, adds_nothing, payload, phase_outcome, sent
+from pytest_consistency.plugin.collect import ATTRIBUTE, HANDLE, MARKED, adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
+from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
 
@@ -33,63 +34,63 @@ class Outcome:
         report = yield
         state = self.state
         tracked = state.items.get(item)
-        if tracked is None:
+        if tracked is None or tracked.active is None:
             return report
         active, spec = tracked.active, tracked.spec
-        if active is not None and spec is not None:
-            infrastructure = message = None
-            failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
-            if report.when == "call" and not failed:
-                # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
-                # could not answer, so it is still the setup's failure, never a pass.
-                infrastructure = call_reason(active.calls)
-            if failed:
-                raised = call.excinfo.value if call.excinfo else None
-                infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(
-                    active.calls
-                )
-                message = failure_message(call, report, state)
-                expected = call.excinfo is not None and call.excinfo.errisinstance(
-                    (AssertionError, pytest.fail.Exception)
-                )
-                if not expected and not state.settings.consistency_record_on_exception:
-                    active.broken = True  # an unfinished trajectory: its recording is dropped
-                mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
-                if mismatched:  # only a replay loaded the cassette modules
-                    messages = importlib.import_module("pytest_consistency.cassette.messages")
-                    mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
-                if mismatched:
-                    report.longrepr = messages.mismatch_message(
-                        item.nodeid,
-                        active.repeat,
-                        active.cassette,
-                        tracked.existed,
-                        active.calls,
-                        other_format_shown(item, tracked, active),
-                    ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
-                    if state.resample is not None and state.resample.covers(active.task_id):
-                        prefix = state.resample.mismatch_message(active.repeat, active.calls)
-                        report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
-            if state.board is not None and active.marked:
-                outcome = board_outcome(report, active.curtailed)
-                if outcome is not None:
-                    state.board.record(active.task_id, item.nodeid, outcome)
-            if state.equivalence_plugins is None:  # conftests register before the first test runs
-                hook = item.config.hook.pytest_consistency_answers_equivalent
-                state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
+        if active.secrets:  # before anything logs the report (``secrets.SecretsHooks`` redacts it there)
+            remember(state, active.secrets)
+        if spec is None:  # an unmarked test's handle: its text is a repetition's (credential shapes redacted too)
+            setattr(report, HANDLE, True)
+            return report
+        infrastructure = message = None
+        failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
+        if report.when == "call" and not failed:
+            # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
+            # could not answer, so it is still the setup's failure, never a pass.
+            infrastructure = call_reason(active.calls)
+        if failed:
+            raised = call.excinfo.value if call.excinfo else None
+            infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(active.calls)
+            message = failure_message(call, report, state)
+            expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
+            if not expected and not state.settings.consistency_record_on_exception:
+                active.broken = True  # an unfinished trajectory: its recording is dropped
+            mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
+            if mismatched:  # only a replay loaded the cassette modules
+                messages = importlib.import_module("pytest_consistency.cassette.messages")
+                mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
+            if mismatched:
+                report.longrepr = messages.mismatch_message(
+                    item.nodeid,
+                    active.repeat,
+                    active.cassette,
+                    tracked.existed,
+                    active.calls,
+                    other_format_shown(item, tracked, active),
+                ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
+                if state.resample is not None and state.resample.covers(active.task_id):
+                    prefix = state.resample.mismatch_message(active.repeat, active.calls)
+                    report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+        if state.board is not None and active.marked:
+            outcome = board_outcome(report, active.curtailed)
+            if outcome is not None:
+                state.board.record(active.task_id, item.nodeid, outcome)
+        if state.equivalence_plugins is None:  # conftests register before the first test runs
+            hook = item.config.hook.pytest_consistency_answers_equivalent
+            state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
+        if report.when == "call":
+            note_attempt(tracked, active, report, message)
+        if adds_nothing(report, active):
+            setattr(report, MARKED, True)
+        else:
+            # The hook's implementers travel once per process (the controller keeps every worker's).
+            plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
+            if self.in_process is None:
+                self.in_process = not is_worker(item.config)
+            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
+            setattr(report, ATTRIBUTE, data)
             if report.when == "call":
-                note_attempt(tracked, active, report, message)
-            if adds_nothing(report, active):
-                setattr(report, MARKED, True)
-            else:
-                # The hook's implementers travel once per process (the controller keeps every worker's).
-                plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
-                if self.in_process is None:
-                    self.in_process = not is_worker(item.config)
-                data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
-                setattr(report, ATTRIBUTE, data)
-                if report.when == "call":
-                    sent(active)
+                sent(active)
         return report
 
 

@@ -25,6 +25,7 @@ import pytest
 from pytest_consistency.cassette import rescrub as late_secrets
 from pytest_consistency.cassette.rescrub import Written
 from pytest_consistency.plugin import failure_text
+from pytest_consistency.plugin.collect import from_repetition
 from pytest_consistency.plugin.failure_text import has_text, redact_report
 from pytest_consistency.plugin.state import STATE, is_worker
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder
@@ -89,19 +90,18 @@ class SecretsHooks:
         self.lost_worker = False
         self.started: float | None = None
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-        """Outermost, so it sees what every other wrapper made of the report (the replay-mismatch text too)."""
-        report = yield
-        state = self.state
-        tracked = state.items.get(item)
-        active = None if tracked is None else tracked.active
-        if active is not None and active.secrets:
-            remember(state, active.secrets)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Every test's report, redacted before anything reads its text: pytest's terminal and JUnit, xdist's worker
+        sending it, a plugin (all plain or later ``logreport`` hooks), and a retry plugin that logs a report itself.
+
+        At ``logreport``, not around ``makereport``: what every ``makereport`` wrapper made of the report is there
+        (the replay-mismatch text too), and a plain hook costs pluggy a third of a wrapper (issue 30: three reports a
+        repetition). The credentials a repetition sent are remembered before (``outcome.Outcome``). On the
+        controller a worker's report is redacted again, with the controller's list."""
         if has_text(report):  # most reports have none: a passing phase with nothing captured
             # A repetition's text gets credential shapes redacted too; any other test's only the session's secrets.
-            redact_report(report, self.redactor(shapes=active is not None))
-        return report
+            redact_report(report, self.redactor(shapes=from_repetition(report)))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_warning_recorded(self, warning_message: Any) -> None:

@@ -35,3 +35,62 @@ def test_task(consistency):
     leaks = [name for name, text in texts.items() if re.search(r"(?<![\w-])sk-1234(?![\w-])", text)]
     assert leaks == []
     assert "the agent used key" in json.dumps(load_report(pytester))
+
+
+RETRY_LOGGING_PLUGIN = """
+import pytest
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    # pytest-retry's way: log the failed attempt under an outcome of its own from a makereport wrapper, then re-run.
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or not report.failed or getattr(item, "_retried", False):
+        return
+    item._retried = True
+    hook = item.ihook
+    hook.pytest_runtest_teardown(item=item, nextitem=None)
+    report.outcome = "retried"
+    hook.pytest_runtest_logreport(report=report)
+    item._initrequest()
+    hook.pytest_runtest_setup(item=item)
+    again = pytest.CallInfo.from_call(lambda: hook.pytest_runtest_call(item=item), when="call")
+    retry = pytest.TestReport.from_item_and_call(item, again)
+    report.outcome, report.longrepr = retry.outcome, retry.longrepr
+
+
+def pytest_runtest_logreport(report):
+    # A plugin that keeps every report's text (as pytest-reportlog does), reading it at logreport.
+    with open("reports.log", "a") as handle:
+        handle.write(f"{report.outcome}: {report.longreprtext}\\n")
+"""
+
+
+def test_a_report_a_retry_plugin_logs_itself_is_redacted_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30 moved the redaction of pytest's text to ``pytest_runtest_logreport`` (a plain ``tryfirst`` hook
+    instead of an outermost ``makereport`` wrapper): a report that a retry plugin logs from its own ``makereport``
+    wrapper is redacted before any plugin reads it too. The wrapper redacted it only after the retry plugin had
+    logged it (the conftest's wrapper, registered first, runs inside it)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-retry-1234")
+    pytester.makeconftest(RETRY_LOGGING_PLUGIN)
+    pytester.makepyfile(
+        """
+import os, pathlib
+
+def test_plain():
+    marker = pathlib.Path("failed-once")
+    if not marker.exists():
+        marker.write_text("x")
+        assert False, "the agent used key " + os.environ["OPENAI_API_KEY"]
+"""
+    )
+    result = pytester.runpytest("--junitxml=junit.xml", "-rA", "-vv", "-p", "no:rerunfailures")
+    texts = {
+        "stdout": result.stdout.str() + result.stderr.str(),
+        "junit": (pytester.path / "junit.xml").read_text(),
+        "reports.log": (pytester.path / "reports.log").read_text(),
+    }
+    assert "retried: " in texts["reports.log"] and "the agent used key" in texts["reports.log"], texts
+    assert [name for name, text in texts.items() if "sk-retry-1234" in text] == []
