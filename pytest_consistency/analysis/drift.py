@@ -56,7 +56,7 @@ def task_drift(
         "completion": sum(c.completion_tokens for c in calls),
         "total": sum(c.total_tokens for c in calls),
     }
-    drift.tokens_per_repetition = [sum(c.total_tokens for c in rep) for rep in repetitions]
+    drift.tokens_per_repetition = [sum(c.total_tokens for c in rep) if rep else 0 for rep in repetitions]
 
     def flag(kind: str, detail: str) -> None:
         if kind not in drift.kinds:

@@ -19,6 +19,7 @@ import copy
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole
@@ -53,6 +54,11 @@ class EquivalenceError(RuntimeError):
     """The answer equivalence hook raised: the task's answers cannot be compared."""
 
 
+#: Attribute getters of the per-task reads at the end of a session (C calls, no Python frame per repetition).
+_REPEAT, _ORDER, _OUTCOME = attrgetter("repeat"), attrgetter("order"), attrgetter("outcome")
+_RERUNS, _UNOBSERVED = attrgetter("reruns"), attrgetter("unobserved")
+
+
 def default_equivalence(left: Any, right: Any, task_id: str) -> bool:
     return default_equivalent(left, right)
 
@@ -67,14 +73,17 @@ def build_task(
 ) -> TaskResult:
     """One task's verdict and figures; ``hooked`` is the same task as a session with an answer equivalence hook
     summarised it (a merge cannot call the hook): its answer classes and divergence map are kept, not recomputed."""
-    repetitions = sorted(repetitions, key=lambda r: r.repeat)
+    # Read once per task at the end of a session, for every task: attribute getters and list counts, not a
+    # generator expression or lambda resumed per repetition (issue 30).
+    repetitions = sorted(repetitions, key=_REPEAT)
     first = repetitions[0]
     n, k, min_pass = first.n, first.k, first.min_pass
+    outcomes = [r.outcome for r in repetitions]
     scored = [r for r in repetitions if r.scored]
-    passes = sum(r.succeeded for r in scored)
+    passes = len([r for r in scored if r.succeeded])
     seen = {r.repeat for r in repetitions if r.outcome != "not run"}
     missing_reps = n - len(seen)
-    curtailed = sum(r.outcome == "curtailed" for r in repetitions)
+    curtailed = outcomes.count("curtailed")
 
     answers = [(r.answer_recorded, r.normalized if r.answer_recorded else MISSING) for r in scored]
     distinct: int | None = None
@@ -140,7 +149,7 @@ def build_task(
         k=k,
         min_pass=min_pass,
         repetitions=repetitions,
-        outcomes=[r.outcome for r in repetitions],
+        outcomes=outcomes,
         answers=[r.answer if r.answer_recorded else None for r in repetitions],
         passes=passes,
         scored=len(scored),
@@ -163,7 +172,7 @@ def build_task(
 
 def whole(task: TaskResult) -> bool:
     """Every repetition of the task reported (none ``not run``): no other report holds a part of it."""
-    return all(r.outcome != "not run" for r in task.repetitions) and len(task.repetitions) >= task.n
+    return "not run" not in map(_OUTCOME, task.repetitions) and len(task.repetitions) >= task.n
 
 
 def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
@@ -176,7 +185,9 @@ def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
     """
     out = []
     for repetition in repetitions:
-        if not any((call.sent is not None and call.sent.digest) or call.texts for call in repetition.calls):
+        if not repetition.calls or not any(
+            (call.sent is not None and call.sent.digest) or call.texts for call in repetition.calls
+        ):
             out.append(repetition)
             continue
         calls = []
@@ -242,7 +253,7 @@ def build_summary(
     by_task: dict[str, list[RepetitionResult]] = defaultdict(list)
     for repetition in repetitions:
         by_task[repetition.task_id].append(repetition)
-    ordered = sorted(by_task.items(), key=lambda item: (min(r.order for r in item[1]), item[0]))
+    ordered = sorted(by_task.items(), key=lambda item: (min(map(_ORDER, item[1])), item[0]))
     hooked = hooked or {}
     found = found or {}
     tasks = [
@@ -284,7 +295,7 @@ def build_summary(
         errors=[error for task in tasks for error in task.errors],
         causes=suite_causes(tasks),
     )
-    reruns = sum(r.reruns for t in tasks for r in t.repetitions)
+    reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:
         summary.warnings.append(
             f"a retry plugin (pytest-rerunfailures, flaky, pytest-retry) re-ran {reruns} repetition attempt(s); each "
@@ -348,7 +359,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     pinned = pinned_of(run.route)
     others = {route.provider: pinned_of(route) for route in run.other_routes}
     for task in summary.tasks:
-        unobserved = sum(r.unobserved for r in task.repetitions)
+        unobserved = sum(map(_UNOBSERVED, task.repetitions))
         drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
         task.drift = drift
         inconsistent = bool(task.answers_disagree) or 0 < task.passes < task.scored
