@@ -1,7 +1,7 @@
 """The floor of figures 1 and 2: pytest-consistency's marker, hooks and fixtures, doing nothing.
 
 Why: a design with these hooks pays pluggy for each of them on every phase of every repetition, and pytest for an
-indirect parameter and a fixture that requests ``request``, whatever the hooks do. This plugin registers the same
+indirect parameter and a fixture, whatever the hooks do. This plugin registers the same
 marker, hooks and fixtures as ``pytest_consistency.plugin`` with empty bodies, so a suite run with it instead
 (``PYTHONPATH=benchmarks pytest -p null_plugin -p no:consistency``) costs what no implementation can go below.
 ``benchmarks/run.py`` runs it beside figures 1 and 2; under callgrind it read 1.089 at 200 tasks x 5.
@@ -16,6 +16,7 @@ PARAM = "_consistency_repetition"
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "repeat_consistency(n): repeat")
+    config.pluginmanager.register(Secrets(), "null-secrets")
     config.pluginmanager.register(Controller(), "null-controller")
     config.pluginmanager.register(JUnit(), "null-junit")
 
@@ -31,8 +32,8 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture
-def _consistency_repetition(request):
-    return int(request.param)
+def _consistency_repetition():
+    """As the plugin's: the repetition's number is read from ``item.callspec``; no ``request``."""
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -72,6 +73,12 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+class Secrets:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report):
+        pass
+
+
 class Controller:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report):
@@ -95,13 +102,11 @@ class JUnit:
 
 
 class Handle:
-    def __init__(self, node):
-        self._node = node
-
     def record(self, answer):
         pass
 
 
 @pytest.fixture
-def consistency(request):
-    return Handle(request.node)
+def consistency():
+    """As the plugin's: a plain fixture that asks for neither ``request`` nor ``pytestconfig``."""
+    return Handle()
