@@ -330,3 +330,27 @@ def test_task(task, consistency):
         pytest.xfail("known")
     assert mark == "P"
 """
+
+
+#: A conftest that retries a failed call phase as pytest-retry does: from its own ``tryfirst`` makereport wrapper, it
+#: logs the failed attempt under an outcome of its own (``{outcome}``), then runs the test again in the same report.
+RETRY_PLUGIN = """
+import pytest
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or not report.failed or getattr(item, "_retried", False):
+        return
+    item._retried = True
+    hook = item.ihook
+    hook.pytest_runtest_teardown(item=item, nextitem=None)
+    report.outcome = "{outcome}"
+    hook.pytest_runtest_logreport(report=report)
+    item._initrequest()
+    hook.pytest_runtest_setup(item=item)
+    again = pytest.CallInfo.from_call(lambda: hook.pytest_runtest_call(item=item), when="call")
+    retry = pytest.TestReport.from_item_and_call(item, again)
+    report.outcome, report.longrepr = retry.outcome, retry.longrepr
+"""

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Step
 from stories import closing_line
-from suites import cli, load_report, pattern_suite, run_recorded
+from suites import RETRY_PLUGIN, cli, load_report, pattern_suite, run_recorded
 
 AGENT = """
 import os, pytest
@@ -279,26 +279,6 @@ def test_flaky_never_hides_a_first_failure(pytester: pytest.Pytester) -> None:
 #: What pytest-retry does (its own package is not installed here: it breaks in-process pytester sessions): the
 #: failed attempt is logged under an outcome of its own ("retried", or its --retry-outcome), then the test runs again
 #: inside the same protocol and the final report carries the retry's outcome.
-RETRY_PLUGIN = """
-import pytest
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if call.when != "call" or not report.failed or getattr(item, "_retried", False):
-        return
-    item._retried = True
-    hook = item.ihook
-    hook.pytest_runtest_teardown(item=item, nextitem=None)
-    report.outcome = "{outcome}"
-    hook.pytest_runtest_logreport(report=report)
-    item._initrequest()
-    hook.pytest_runtest_setup(item=item)
-    again = pytest.CallInfo.from_call(lambda: hook.pytest_runtest_call(item=item), when="call")
-    retry = pytest.TestReport.from_item_and_call(item, again)
-    report.outcome, report.longrepr = retry.outcome, retry.longrepr
-"""
 
 
 @pytest.mark.parametrize("outcome", ["retried", "flaky-retry"])

@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from suites import cli, load_report
+from suites import RETRY_PLUGIN, cli, load_report
 
 OUT = ["--consistency-report=report.json", "--junitxml=junit.xml", "--consistency-md=summary.md"]
 
@@ -37,26 +37,9 @@ def test_task(consistency):
     assert "the agent used key" in json.dumps(load_report(pytester))
 
 
-RETRY_LOGGING_PLUGIN = """
-import pytest
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call):
-    # pytest-retry's way: log the failed attempt under an outcome of its own from a makereport wrapper, then re-run.
-    outcome = yield
-    report = outcome.get_result()
-    if call.when != "call" or not report.failed or getattr(item, "_retried", False):
-        return
-    item._retried = True
-    hook = item.ihook
-    hook.pytest_runtest_teardown(item=item, nextitem=None)
-    report.outcome = "retried"
-    hook.pytest_runtest_logreport(report=report)
-    item._initrequest()
-    hook.pytest_runtest_setup(item=item)
-    again = pytest.CallInfo.from_call(lambda: hook.pytest_runtest_call(item=item), when="call")
-    retry = pytest.TestReport.from_item_and_call(item, again)
-    report.outcome, report.longrepr = retry.outcome, retry.longrepr
+RETRY_LOGGING_PLUGIN = (
+    RETRY_PLUGIN.format(outcome="retried")
+    + """
 
 
 def pytest_runtest_logreport(report):
@@ -64,6 +47,7 @@ def pytest_runtest_logreport(report):
     with open("reports.log", "a") as handle:
         handle.write(f"{report.outcome}: {report.longreprtext}\\n")
 """
+)
 
 
 def test_a_report_a_retry_plugin_logs_itself_is_redacted_too(

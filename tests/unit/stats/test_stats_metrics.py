@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
+from strategies import task_counts_lists
 
 from pytest_consistency.stats import metrics
 from pytest_consistency.stats.metrics import TaskCounts
@@ -98,15 +98,7 @@ def test_invalid_counts(c: int, n: int, k: int) -> None:
         TaskCounts(c, n, k)
 
 
-@given(
-    st.lists(
-        st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(0, 12)).map(
-            lambda t: TaskCounts(c=min(t[2], t[0]), n=t[0], k=min(t[1], t[0]))
-        ),
-        min_size=1,
-        max_size=40,
-    )
-)
+@given(task_counts_lists)
 def test_overall_adds_tasks_with_the_same_counts_once_and_equals_the_per_task_sum(tasks: list[TaskCounts]) -> None:
     """``overall`` sums each distinct (c, n, k) once, times its tasks (issue 30): exactly the per-task sum, in
     fractions, so not a bit of any session figure moves."""

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
+from strategies import task_counts_lists
 
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.interval import Interval
@@ -247,15 +247,7 @@ def test_invalid_tasks() -> None:
         TaskCounts(6, 5, 5)
 
 
-@given(
-    st.lists(
-        st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(0, 12)).map(
-            lambda t: TaskCounts(c=min(t[2], t[0]), n=t[0], k=min(t[1], t[0]))
-        ),
-        min_size=1,
-        max_size=40,
-    )
-)
+@given(task_counts_lists)
 def test_point_estimates_grouped_by_counts_are_the_per_task_sums(tasks: list[TaskCounts]) -> None:
     """The suite's estimates add each distinct ``(n, k, c)`` once, times its tasks (issue 30): exactly the sum over
     the tasks one by one, in fractions, so not a bit of any figure moves."""
