@@ -565,6 +565,16 @@ def figure_8(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict[st
             what = f"{'serial' if not workers else f'-n {workers}'}, {calls} calls, {delay * 1000:g} ms each"
             args = [*common, *(xdist(workers) if workers else [])]
             configs.append(Config(f"live-{workers}", what, suite, args, calls, env, script(delay)))
+        # The same calls without the plugin (pytest-repeat, a plain client), at the same worker counts: the bound's
+        # excess that pytest, xdist and the SDK pay anyway, so that the plugin's part is the ratio of the two walls.
+        baseline_suite = synthetic.live_baseline(work / "live-baseline", t)
+        baseline_env = env | {"BENCH_BASE_URL": server.base_url}
+        baselines = []
+        for workers in sizes.live_workers:
+            what = f"pytest-repeat, plugin off, {'serial' if not workers else f'-n {workers}'}, {calls} calls"
+            args = [*theirs(n), *(xdist(workers) if workers else [])]
+            key = f"live-base-{workers}"
+            baselines.append(Config(key, what, baseline_suite, args, calls, baseline_env, script(delay)))
         most = max(sizes.live_workers)
         startup = Config(
             f"live-{most}-instant",
@@ -575,17 +585,22 @@ def figure_8(sizes: Sizes, work: Path, repeats: int, warm: bool) -> list[dict[st
             env,
             script(0.0),
         )
-        samples = alternate([*configs, startup], repeats, work, warm)
+        samples = alternate([*configs, *baselines, startup], repeats, work, warm)
     finally:
         server.stop()
     figures = []
     start_up = describe(startup, samples[startup.key])
-    for workers, config in zip(sizes.live_workers, configs, strict=True):
+    for workers, config, baseline in zip(sizes.live_workers, configs, baselines, strict=True):
         row = describe(config, samples[config.key])
+        base = describe(baseline, samples[baseline.key])
         bound = calls * delay / max(workers, 1)
-        row["latency_bound_s"] = bound
+        row["latency_bound_s"] = base["latency_bound_s"] = bound
         value = row["wall_median_s"] / bound
-        figure = ratio_row("8", f"live, {config.label}: wall / latency bound {bound:g} s", [row], value, "report", None)
+        figure = ratio_row(
+            "8", f"live, {config.label}: wall / latency bound {bound:g} s", [row, base], value, "report", None
+        )
+        figure["baseline_ratio"] = base["wall_median_s"] / bound
+        figure["plugin_over_baseline"] = row["wall_median_s"] / base["wall_median_s"]
         if workers == most:
             figure["configs"].append(start_up)
             figure["start_up_s"] = start_up["wall_median_s"]
@@ -689,6 +704,12 @@ def print_figures(figures: list[dict[str, Any]], smoke: bool) -> None:
         if "wall_ratio" in fig:
             cpu = ", ".join(f"{row['cpu_median_s']:.3f}s" for row in fig["configs"])
             print(f"{'':<4}   CPU medians {cpu}; the same ratio in wall-clock time: {fig['wall_ratio']:.3f}")
+        if "baseline_ratio" in fig:
+            print(
+                f"{'':<4}   without the plugin (pytest-repeat, a plain client): {fig['baseline_ratio']:.3f} of the "
+                "bound; "
+                f"the plugin's wall over it: {fig['plugin_over_baseline']:.3f}"
+            )
         if "start_up_s" in fig:
             share = fig["start_up_s"] / fig["configs"][0]["wall_median_s"]
             print(

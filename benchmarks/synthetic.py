@@ -81,6 +81,23 @@ def pinned_client():
     client.close()
 """
 
+#: Figure 8's baseline ``pinned_client``: the same SDK call over real HTTP to the same loopback server, from a plain
+#: client built the way a suite without the plugin would build it (key and base URL from the environment), once per
+#: process as the plugin's pinned client is (one client a test would build an SSL context and a pool every test).
+LIVE_CLIENT = """
+
+import os
+
+import openai
+
+
+@pytest.fixture(scope="session")
+def pinned_client():
+    client = openai.OpenAI(api_key=os.environ["OPENAI_API_KEY"], base_url=os.environ["BENCH_BASE_URL"], max_retries=0)
+    yield client
+    client.close()
+"""
+
 CALL = (
     'reply = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": '
     'f"task {task}"}])\n    consistency.record(reply.choices[0].message.content)'
@@ -134,3 +151,8 @@ def call_baseline(root: Path, tasks: int, http_module: str, base_url: str, respo
         base_url=json.dumps(base_url),
     )
     return write_suite(root, tasks, None, CALL, "consistency, pinned_client", RECORDER + textwrap.dedent(mock))
+
+
+def live_baseline(root: Path, tasks: int) -> Path:
+    """Figure 8's baseline: the same live call, repeated by pytest-repeat, through a plain client (``LIVE_CLIENT``)."""
+    return write_suite(root, tasks, None, CALL, "consistency, pinned_client", RECORDER + textwrap.dedent(LIVE_CLIENT))
