@@ -82,8 +82,8 @@ def pinned_client():
 """
 
 #: Figure 8's baseline ``pinned_client``: the same SDK call over real HTTP to the same loopback server, from a plain
-#: client built the way a suite without the plugin would build it (key and base URL from the environment), once per
-#: process as the plugin's pinned client is (one client a test would build an SSL context and a pool every test).
+#: client (key and base URL from the environment), built once a session: the cheapest way a suite without the plugin
+#: makes the call (a client built for every test measured slower than the plugin's pinned client).
 LIVE_CLIENT = """
 
 import os
