@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_consistency.model.cause import Sent
-from pytest_consistency.model.trajectory import Decision, Message
+if TYPE_CHECKING:  # a repetition without calls makes no decision nor digest: the types load with the first call
+    # (``serial`` finds them for the annotations when a report is written or read)
+    from pytest_consistency.model.cause import Sent
+    from pytest_consistency.model.trajectory import Decision, Message
 
 #: Outcomes of one repetition. ``passed`` and ``xpassed`` are successes; ``failed``, ``error`` (setup or
 #: teardown raised) and ``xfailed`` are failures; ``skipped`` repetitions are not scored at all;

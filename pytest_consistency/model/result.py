@@ -11,16 +11,19 @@ the analysis settings.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_consistency.model.cause import Cause, CauseShare, Finding
 from pytest_consistency.model.records import FAILURE, RepetitionResult
-from pytest_consistency.model.resample import ResampleSummary
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
-from pytest_consistency.model.trajectory import DivergenceMap
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.stratified import StratifiedDrop
 from pytest_consistency.stats.suite import SuiteIntervals
+
+if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, resampling, a baseline (``serial``
+    # finds them for the annotations when a report is written or read; issue 30)
+    from pytest_consistency.model.cause import Cause, CauseShare, Finding
+    from pytest_consistency.model.resample import ResampleSummary
+    from pytest_consistency.model.trajectory import DivergenceMap
+    from pytest_consistency.stats.stratified import StratifiedDrop
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
 SCHEMA = "pytest-consistency/report/3"

@@ -13,7 +13,9 @@ encoding or comparing it again would hit Python's recursion limit.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
+import sys
 import types
 import typing
 from collections.abc import Hashable
@@ -54,9 +56,31 @@ def to_data(value: Any) -> Any:
     return value
 
 
+#: Modules whose types the report model's annotations name, but which the model's modules import only for type
+#: checking: a session loads the cause, trajectory, resampling and comparison types once it uses them, not with the
+#: records every repetition makes (issue 30). An annotation's name is looked up in its own module first, then here.
+DEFERRED = (
+    "pytest_consistency.model.cause",
+    "pytest_consistency.model.trajectory",
+    "pytest_consistency.model.resample",
+    "pytest_consistency.stats.stratified",
+)
+
+
+@cache
+def _names(module: str) -> dict[str, Any]:
+    """What the annotations of a model module may name: the deferred modules' names, then the module's own."""
+    names: dict[str, Any] = {}
+    for deferred in DEFERRED:
+        names.update(vars(importlib.import_module(deferred)))
+    names.update(vars(sys.modules[module]))
+    return names
+
+
 @cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    names = _names(cls.__module__)
+    return typing.get_type_hints(cls, globalns=names, localns=names)
 
 
 def from_data(cls: type[T], data: Any, where: str = "") -> T:

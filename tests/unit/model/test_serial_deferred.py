@@ -1,0 +1,75 @@
+"""``serial``'s deferred types: the report model names the cause, trajectory, resampling and comparison types in
+annotations its modules import only for type checking (issue 30), and a report that holds each of them still reads
+back whole in a process that has loaded none of them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_consistency.analysis.baseline import compare
+from pytest_consistency.model.resample import DecisionRow, ResampleSummary
+from pytest_consistency.model.result import SessionSummary
+from pytest_consistency.model.serial import DEFERRED
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "consistency-report.json"
+
+READ_BACK = """
+import json
+import sys
+
+from pytest_consistency.model.result import SessionSummary
+from pytest_consistency.model.serial import DEFERRED
+
+before = [name for name in DEFERRED if name in sys.modules]
+text = open(sys.argv[1]).read()
+summary = SessionSummary.from_dict(json.loads(text))
+kinds = {
+    "trajectory": sorted({type(t.trajectory).__name__ for t in summary.tasks if t.trajectory is not None}),
+    "why": sorted({type(t.why).__name__ for t in summary.tasks if t.why is not None}),
+    "evidence": sorted({type(e).__name__ for t in summary.tasks if t.why is not None for e in t.why.sides}),
+    "causes": sorted({type(c).__name__ for c in summary.causes.values()}),
+    "suite_change": type(summary.comparison.suite_change).__name__,
+    "resample": type(summary.resample).__name__,
+}
+again = json.dumps(summary.to_dict(), sort_keys=True)
+print(json.dumps({"before": before, "kinds": kinds, "same": again == text}))
+"""
+
+
+def test_a_report_holding_every_deferred_type_reads_back_whole_in_a_fresh_process(tmp_path: Path) -> None:
+    summary = SessionSummary.from_dict(json.loads(EXAMPLE.read_text()))
+    summary.comparison = compare(summary, summary, label="itself")
+    summary.resample = ResampleSummary("t", 2, 1, 4, 4, 3, "cassettes/x", rows=[DecisionRow("k", "tool k", 4, 2)])
+    assert summary.comparison.suite_change is not None
+    text = json.dumps(summary.to_dict(), sort_keys=True)
+    path = tmp_path / "report.json"
+    path.write_text(text)
+
+    probe = subprocess.run(
+        [sys.executable, "-c", READ_BACK, str(path)], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    out = json.loads(probe.stdout)
+    assert out["before"] == [], "the probe would not exercise the deferral: the model imported them itself"
+    assert out["kinds"] == {
+        "trajectory": ["DivergenceMap"],
+        "why": ["Finding"],
+        "evidence": ["Evidence"],
+        "causes": ["CauseShare"],
+        "suite_change": "StratifiedDrop",
+        "resample": "ResampleSummary",
+    }
+    assert out["same"]
+
+
+def test_an_annotation_finds_its_own_modules_name_before_a_deferred_one_of_the_same_name() -> None:
+    """``Interval`` is in ``stats.stratified``'s names too (it imports it): the model module's own comes first, so a
+    deferred module can never shadow what an annotation already named."""
+    import pytest_consistency.model.result as result
+    from pytest_consistency.model.serial import _names
+
+    names = _names(result.__name__)
+    assert all(name in sys.modules for name in DEFERRED)
+    assert all(names[name] is value for name, value in vars(result).items())
