@@ -20,16 +20,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
-from pytest_consistency.analysis.cause.attribute import suite_causes, task_finding
+from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import call_reason
-from pytest_consistency.analysis.trajectory.divergence import divergence_map
-from pytest_consistency.model.cause import Finding, Sent
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import (
     AdaptiveFacts,
@@ -42,10 +40,13 @@ from pytest_consistency.model.result import (
     TaskResult,
     Verdict,
 )
-from pytest_consistency.model.trajectory import DivergenceMap
 from pytest_consistency.stats import metrics
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.suite import suite_intervals
+
+if TYPE_CHECKING:
+    from pytest_consistency.model.cause import Finding
+    from pytest_consistency.model.trajectory import DivergenceMap
 
 Equivalence = Callable[[Any, Any, str], bool]
 
@@ -190,6 +191,8 @@ def lightened(repetitions: list[RepetitionResult]) -> list[RepetitionResult]:
         ):
             out.append(repetition)
             continue
+        from pytest_consistency.model.cause import Sent  # loaded with the call records that carry it
+
         calls = []
         for call in repetition.calls:
             if (call.sent is not None and call.sent.digest) or call.texts:
@@ -206,6 +209,8 @@ def task_cause(
     task_id: str, repetitions: list[RepetitionResult], answer_class: dict[int, int], equivalent: Equivalence
 ) -> Finding | None:
     """Why an inconsistent task's repetitions part; text decisions compared as :func:`task_trajectory` does."""
+    from pytest_consistency.analysis.cause.attribute import task_finding  # with the first inconsistent task
+
     if equivalent is default_equivalence:
         return task_finding(task_id, repetitions, answer_class)
     try:
@@ -219,6 +224,10 @@ def task_trajectory(
 ) -> DivergenceMap | None:
     """The task's divergence map; text decisions compared by the session's answer equivalence (by their normalised
     text when it is the default, or when the hook raised on them)."""
+    if not any(r.calls for r in repetitions):  # no model call: nothing to map, and the mapping is not loaded
+        return None
+    from pytest_consistency.analysis.trajectory.divergence import divergence_map
+
     if equivalent is default_equivalence:
         return divergence_map(repetitions, inconsistent)
     try:

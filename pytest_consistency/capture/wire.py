@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import time
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pytest_consistency.capture.canonical import Normalizer, sent_of
 from pytest_consistency.model.records import CallRecord
 from pytest_consistency.route.providers import DecisionReader, Provider, builtin
 from pytest_consistency.secrets.keys import REPLAY_KEY, credential_of, fingerprint
+
+if TYPE_CHECKING:
+    from pytest_consistency.capture.canonical import Normalizer
 
 #: Paths that end a base URL. Anthropic's SDK appends ``/v1/messages`` to a base URL without ``/v1``, so that
 #: whole suffix is its endpoint; it comes first, before ``/models`` could take ``/v1/models`` of another API.
@@ -132,6 +134,10 @@ def capture_asked(record: CallRecord, body: dict[str, Any], normalize: Normalize
     and the digests and texts of what it sent, canonicalised (:mod:`.canonical`)."""
     provider = sampling_provider(record)
     if provider is not None:
+        # The canonical form and the cause and trajectory types load with the first sampling call, not when the
+        # transports are wrapped (an HTTP library imported by a suite that calls no model; issue 30).
+        from pytest_consistency.capture.canonical import sent_of
+
         record.asked = provider.asked(record.url, body)
         try:
             record.sent, record.texts = sent_of(provider, record.url, body, normalize, record.url)

@@ -15,7 +15,6 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
 from pytest_consistency.analysis.gates import label_of
-from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, tolerated_text
 from pytest_consistency.model.result import (
     Comparison,
@@ -456,6 +455,8 @@ def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> lis
                 f"tool-sequence distance {distance}"
             )
         )
+        from pytest_consistency.analysis.trajectory.tree import segment_text, segments  # only with a tree to print
+
         shown = segments(mapped.tree)
         for segment in shown[:40]:
             lines.append(Line("  " + "  " * min(segment.depth, 10) + segment_text(segment)))

@@ -8,14 +8,14 @@ answers (every repetition passed, or none did) has no gap: it counts as a task o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from pytest_consistency.analysis.cause.events import run_of
-from pytest_consistency.analysis.cause.find import find_cause
-from pytest_consistency.analysis.trajectory.align import canonical_keys
-from pytest_consistency.analysis.trajectory.steps import decisions_of
-from pytest_consistency.model.cause import CAUSES, CauseShare, Finding
-from pytest_consistency.model.records import RepetitionResult
-from pytest_consistency.model.result import TaskResult
+from pytest_consistency.model.cause import CAUSES, CauseShare
+
+if TYPE_CHECKING:
+    from pytest_consistency.model.cause import Finding
+    from pytest_consistency.model.records import RepetitionResult
+    from pytest_consistency.model.result import TaskResult
 
 
 def task_finding(
@@ -26,6 +26,13 @@ def task_finding(
 ) -> Finding | None:
     """The cause of one inconsistent task from its scored repetitions' calls (``answer_class``: repetition number ->
     the class of its recorded answer)."""
+    # The analysis itself loads with the first inconsistent task, not with the session end that sums the shares
+    # (a suite whose every task is consistent never needs it; issue 30).
+    from pytest_consistency.analysis.cause.events import run_of
+    from pytest_consistency.analysis.cause.find import find_cause
+    from pytest_consistency.analysis.trajectory.align import canonical_keys
+    from pytest_consistency.analysis.trajectory.steps import decisions_of
+
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
     if len(scored) < 2:
         return None

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import pytest_consistency.analysis.cause.attribute as attribute_module
 import pytest_consistency.analysis.summary as summary_module
 from pytest_consistency.capture import canonical
 from pytest_consistency.model.records import CallRecord, RepetitionResult
@@ -124,15 +125,88 @@ def repetitions(task: int, n: int, parts: bool) -> list[RepetitionResult]:
 
 def test_the_summary_asks_for_a_cause_only_where_repetitions_part(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[str] = []
-    find = summary_module.task_finding
+    find = attribute_module.task_finding  # where the summary imports it from, with the first inconsistent task
 
     def counted(task_id: str, *args: Any, **kwargs: Any) -> Any:
         asked.append(task_id)
         return find(task_id, *args, **kwargs)
 
-    monkeypatch.setattr(summary_module, "task_finding", counted)
+    monkeypatch.setattr(attribute_module, "task_finding", counted)
     reps = [rep for task in range(12) for rep in repetitions(task, 4, parts=task % 3 == 0)]
     summary = summary_module.build_summary(reps)
     parting = {task.task_id for task in summary.tasks if task.cause is not None}
     assert len(parting) == 4
     assert sorted(asked) == sorted(parting), "a cause was looked for in a consistent task"
+
+
+#: What a session whose tasks made no model call and agree never needs: the cause analysis, the trajectory model and
+#: its analysis, the resampling model and the baseline comparison's statistics (issue 30: the cause attribution costs
+#: nothing when not used). Their dataclasses were 90 of the 277 methods Python 3.11 compiled for the plugin's imports.
+UNUSED = (
+    "pytest_consistency.analysis.cause.events",
+    "pytest_consistency.analysis.cause.find",
+    "pytest_consistency.analysis.cause.spans",
+    "pytest_consistency.analysis.trajectory",
+    "pytest_consistency.model.trajectory",
+    "pytest_consistency.model.resample",
+    "pytest_consistency.stats.stratified",
+    "pytest_consistency.stats.significance",
+)
+#: What looking for the cause of an inconsistent task loads, calls or none (with every module of analysis.cause).
+CAUSE_ANALYSIS = (
+    "pytest_consistency.analysis.trajectory",
+    "pytest_consistency.analysis.trajectory.align",
+    "pytest_consistency.analysis.trajectory.steps",
+    "pytest_consistency.model.trajectory",
+)
+LOADED_PROBE = """
+import json
+import os
+import sys
+
+
+def pytest_unconfigure(config):
+    worker = getattr(config, "workerinput", {}).get("workerid", "controller")
+    names = sorted(m for m in sys.modules if m.startswith("pytest_consistency"))
+    with open(f"loaded-{worker}.json", "w") as handle:
+        json.dump(names, handle)
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("answer", ["same", "differs"])
+def test_a_session_without_model_calls_loads_no_cause_trajectory_or_comparison_machinery(
+    pytester: pytest.Pytester, workers: int, answer: str
+) -> None:
+    """Consistent tasks, or tasks whose answers differ (a cause outside the model, found without a call): in the
+    controller and in every xdist worker, the summary, report and terminal are built without the modules above."""
+    pytester.makeconftest(LOADED_PROBE)
+    record = "request.node.callspec.params['_consistency_repetition']" if answer == "differs" else "'x'"
+    pytester.makepyfile(
+        f"""
+        import pytest
+
+        @pytest.mark.repeat_consistency(n=3)
+        @pytest.mark.parametrize("task", range(4))
+        def test_task(task, request, consistency):
+            consistency.record({record})
+        """
+    )
+    args = ["-p", "no:cacheprovider", "--consistency-report=report.json", *(["-n", str(workers)] if workers else [])]
+    result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=12)
+    report = json.loads((pytester.path / "report.json").read_text())
+    why = {t["task_id"]: (t["why"] or {}).get("cause") for t in report["tasks"]}
+    assert set(why.values()) == ({"outside the model"} if answer == "differs" else {None}), why
+    files = sorted(pytester.path.glob("loaded-*.json"))
+    assert len(files) == 1 + workers, files
+    for path in files:
+        loaded = json.loads(path.read_text())
+        assert "pytest_consistency.model.records" in loaded, path.name  # the probe saw the repetitions' records
+        unused = [name for name in loaded if name.startswith(UNUSED)]
+        if answer == "differs" and path.name == "loaded-controller.json":  # the cause is looked for, and named,
+            # with what it reads the repetitions' decisions by; the divergence map (no call to map) stays unloaded
+            assert "pytest_consistency.analysis.cause.find" in loaded
+            cause = "pytest_consistency.analysis.cause."
+            unused = [n for n in unused if n not in CAUSE_ANALYSIS and not n.startswith(cause)]
+        assert not unused, (path.name, unused)
