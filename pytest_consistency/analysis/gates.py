@@ -27,6 +27,8 @@ IntervalReader = Callable[["SessionSummary"], "Interval | None"]
 
 @dataclass(frozen=True)
 class Gate:
+    """A gate, declared once: its name, option, direction, unit and how to read its figure from a summary."""
+
     name: str
     flag: str
     direction: Literal["max", "min"]

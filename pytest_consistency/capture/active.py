@@ -29,6 +29,8 @@ class ConsistencyWarning(pytest.PytestWarning):
 
 @dataclass
 class ActiveRepetition:
+    """The repetition running now: what it recorded (answer, calls, notes) until its payload reports it."""
+
     task_id: str
     repeat: int
     n: int

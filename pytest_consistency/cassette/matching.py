@@ -31,6 +31,8 @@ Normalizer = Callable[[Any, str], Any]
 
 @dataclass(frozen=True)
 class MatchRules:
+    """What request matching ignores: JSON paths, text patterns and the normalising hook."""
+
     paths: tuple[tuple[str, ...], ...] = ()
     patterns: tuple[re.Pattern[str], ...] = ()
     #: The ``pytest_consistency_normalize_request`` hook, when a conftest implements it.

@@ -53,6 +53,8 @@ class MarkerError(ValueError):
 
 @dataclass(frozen=True)
 class MarkerSpec:
+    """A ``repeat_consistency`` marker, parsed: repetitions ``n``, ``k`` for the figures and ``min_pass``."""
+
     n: int
     k: int
     min_pass: float

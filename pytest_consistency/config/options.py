@@ -40,6 +40,8 @@ from pytest_consistency.stats.choices import TARGETS, TESTS
 
 @dataclass(frozen=True)
 class Option:
+    """A setting, declared once: its command-line flag, YAML path, parser and help."""
+
     dest: str
     flag: str
     yaml_path: tuple[str, ...]

@@ -50,6 +50,8 @@ class PinnedRoute:
 
 @dataclass
 class TaskDrift:
+    """One task's route drift: what differed between its calls and the pinned route, and how many calls it saw."""
+
     kinds: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
@@ -110,6 +112,8 @@ class RouteSettings:
 
 @dataclass(frozen=True)
 class TokenBudget:
+    """The session's token budget (``--consistency-token-budget``) and what the calls spent of it."""
+
     limit: int
     spent: int
     #: Merged reports: the shards whose own budget was exceeded (a shard over its budget stays over it when the
@@ -158,6 +162,8 @@ class RunFacts:
 
 @dataclass
 class TaskResult:
+    """One task's verdict and figures, from its repetitions (:func:`.summary.build_task`)."""
+
     task_id: str
     n: int
     k: int
@@ -249,6 +255,8 @@ class AdaptiveFacts:
 
 @dataclass
 class GateResult:
+    """One gate as the session decided it: the figure, its threshold and direction, and the outcome."""
+
     name: str
     option: str
     threshold: float
@@ -320,6 +328,8 @@ class Comparison:
 
 @dataclass
 class SessionSummary:
+    """Every figure, verdict and gate of a session: what the terminal, every report and ``merge`` render."""
+
     repeat: int | None
     k: int | None
     task_count: int

@@ -81,6 +81,8 @@ class CassetteFolder:
 
 @dataclass
 class PluginState:
+    """The plugin's state for one session, shared by its roles: settings, routes, items and the summary."""
+
     settings: Settings
     collector: Collector = field(default_factory=Collector)
     summary: SessionSummary | None = None

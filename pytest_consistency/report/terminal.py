@@ -43,6 +43,8 @@ TARGET_TEXT = {
 
 @dataclass(frozen=True)
 class Line:
+    """One line of the terminal section and its style."""
+
     text: str
     style: Style = "plain"
 

@@ -37,6 +37,8 @@ ROUTE_OPTIONS = {
 
 @dataclass(frozen=True)
 class Route:
+    """Where a provider's calls go, pinned for every repetition: base URL, key, model, timeout and retries."""
+
     base_url: str
     api_key: str | None = field(repr=False)
     model: str | None

@@ -24,6 +24,8 @@ POLL = 0.001
 
 @dataclass(frozen=True)
 class Tally:
+    """A task's repetitions reported so far, across workers: passes, failures and skips."""
+
     passes: int = 0
     failures: int = 0
     #: Repetitions that skipped at run time. A task with a skip is never curtailed: the full run scores it on the

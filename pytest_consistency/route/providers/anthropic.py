@@ -26,6 +26,8 @@ PREFLIGHT_MODEL = "claude-3-5-haiku-latest"
 
 @dataclass(frozen=True)
 class AnthropicProvider:
+    """The Anthropic API as a provider: its SDK, default base URL, key variables and endpoints."""
+
     name: str = "anthropic"
     sdk: str = "anthropic"
     default_base_url: str = "https://api.anthropic.com"

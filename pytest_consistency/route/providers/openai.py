@@ -22,6 +22,8 @@ PROMPT = "reply OK"
 
 @dataclass(frozen=True)
 class OpenAIProvider:
+    """The OpenAI API as a provider: its SDK, default base URL, key variables and endpoints."""
+
     name: str = "openai"
     sdk: str = "openai"
     default_base_url: str = "https://api.openai.com/v1"
