@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cause_summaries import cause_summary
+
 from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.model.resample import DecisionRow, ResampleSummary
-from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.model.serial import DEFERRED
-
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "consistency-report.json"
 
 READ_BACK = """
 import json
@@ -40,7 +39,7 @@ print(json.dumps({"before": before, "kinds": kinds, "same": again == text}))
 
 
 def test_a_report_holding_every_deferred_type_reads_back_whole_in_a_fresh_process(tmp_path: Path) -> None:
-    summary = SessionSummary.from_dict(json.loads(EXAMPLE.read_text()))
+    summary = cause_summary()  # tasks of every cause, their divergence maps and findings, read back from JSON
     summary.comparison = compare(summary, summary, label="itself")
     summary.resample = ResampleSummary("t", 2, 1, 4, 4, 3, "cassettes/x", rows=[DecisionRow("k", "tool k", 4, 2)])
     assert summary.comparison.suite_change is not None
