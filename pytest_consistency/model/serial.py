@@ -67,14 +67,31 @@ DEFERRED = (
 )
 
 
+#: The modules whose names the cached hints and converters were resolved from. A module can be dropped from
+#: ``sys.modules`` and imported again as another object (pytester's in-process sessions restore ``sys.modules``), and a
+#: deferred module may first load inside such a session; the caches then hold the dropped module's classes.
+_RESOLVED_FROM: dict[str, types.ModuleType] = {}
+
+
 @cache
 def _names(module: str) -> dict[str, Any]:
     """What the annotations of a model module may name: the deferred modules' names, then the module's own."""
     names: dict[str, Any] = {}
     for deferred in DEFERRED:
-        names.update(vars(importlib.import_module(deferred)))
-    names.update(vars(sys.modules[module]))
+        loaded = _RESOLVED_FROM[deferred] = importlib.import_module(deferred)
+        names.update(vars(loaded))
+    own = _RESOLVED_FROM[module] = sys.modules[module]
+    names.update(vars(own))
     return names
+
+
+def _current() -> None:
+    """Forget every hint and converter resolved from a module that ``sys.modules`` no longer holds (see above)."""
+    if any(sys.modules.get(name) is not module for name, module in _RESOLVED_FROM.items()):
+        _RESOLVED_FROM.clear()
+        _names.cache_clear()
+        _hints.cache_clear()
+        _CONVERTERS.clear()
 
 
 @cache
@@ -85,6 +102,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def from_data(cls: type[T], data: Any, where: str = "") -> T:
     """Rebuild a ``cls`` from :func:`to_data` output; ``where`` names the position in error messages."""
+    _current()
     return typing.cast(T, _converter(cls)(data, where or getattr(cls, "__name__", "value")))
 
 

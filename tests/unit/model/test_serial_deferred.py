@@ -4,15 +4,18 @@ back whole in a process that has loaded none of them."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cause_summaries import cause_summary
 
 from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.model.resample import DecisionRow, ResampleSummary
+from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.model.serial import DEFERRED
 
 READ_BACK = """
@@ -72,3 +75,22 @@ def test_an_annotation_finds_its_own_modules_name_before_a_deferred_one_of_the_s
     names = _names(result.__name__)
     assert all(name in sys.modules for name in DEFERRED)
     assert all(names[name] is value for name, value in vars(result).items())
+
+
+def test_a_deferred_module_imported_again_is_the_one_a_report_is_rebuilt_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester's in-process sessions restore ``sys.modules``: a deferred module first loaded inside one is dropped
+    after it and imported again as another module. Reports read afterwards must be made of the classes ``sys.modules``
+    holds now, not of the dropped module's that the hints were first resolved with."""
+    data = json.loads(json.dumps(cause_summary().to_dict()))
+    SessionSummary.from_dict(data)  # every hint and converter resolved and cached
+    name = "pytest_consistency.model.cause"
+    dropped = sys.modules[name]
+    monkeypatch.delitem(sys.modules, name)
+    again = importlib.import_module(name)
+    assert again is not dropped and again.Finding is not dropped.Finding
+
+    found = [t.why for t in SessionSummary.from_dict(data).tasks if t.why is not None]
+    assert found and all(isinstance(why, again.Finding) for why in found)
+    monkeypatch.undo()  # the first module back: the next read is made of its classes again
+    found = [t.why for t in SessionSummary.from_dict(data).tasks if t.why is not None]
+    assert all(isinstance(why, dropped.Finding) for why in found)
