@@ -82,13 +82,16 @@ class Collection:
         marked = False
         fixturenames: set[str] = set()  # every fixture the selected tests name
         for item in items:
-            marker = marker_of(item)
             names = getattr(item, "fixturenames", ())
             fixturenames.update(names)
+            callspec = getattr(item, "callspec", None)
+            repetition = callspec is not None and PARAM in callspec.params
+            if marked and not repetition:  # its marker would only say what ``marked`` says already
+                continue
+            marker = marker_of(item)
             # The repetition roles also track the running item for an unmarked test's ``consistency`` handle.
             marked = marked or marker is not None or "consistency" in names
-            callspec = getattr(item, "callspec", None)
-            if marker is not None and callspec is not None and PARAM in callspec.params:
+            if marker is not None and repetition:
                 tracked = state.track(item)
                 nodeid = item.nodeid
                 tracked.repeat = int(callspec.params[PARAM])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -873,3 +874,90 @@ def test_a_repetition_reads_no_stash_and_a_passing_session_never_asks_the_tolera
         assert tolerance, found
         result.stdout.fnmatch_lines(["test_t.py .t.. *"])
         assert result.ret == 0, result.stdout.str()
+
+
+MARKER_WALKS = """
+import json
+import sys
+
+import pytest
+from _pytest.nodes import Node
+
+WALKS = []
+walk = Node.iter_markers_with_node
+
+
+def counted(self, name=None):
+    caller = sys._getframe(1)
+    while caller is not None and (
+        "pytest_consistency" not in caller.f_code.co_filename or caller.f_code.co_name == "marker_of"
+    ):
+        caller = caller.f_back
+    if name == "repeat_consistency" and caller is not None:
+        WALKS.append(caller.f_code.co_name)
+    return walk(self, name)
+
+
+Node.iter_markers_with_node = counted
+
+
+def pytest_sessionfinish(session):
+    with open("walks.json", "w") as handle:
+        json.dump(WALKS, handle)
+"""
+
+
+@pytest.mark.parametrize("n", [2, 6])
+def test_a_repetitions_marker_is_read_without_a_walk_up_its_parents(pytester: pytest.Pytester, n: int) -> None:
+    """Issue 30: at collection the plugin reads a repetition's marker from the item's own markers (pytest copies the
+    function's onto each item) instead of ``get_closest_marker``'s walk up the item's parents, about 2 µs a
+    repetition; an unmarked item is looked at only until the session is known to repeat a task. So the walks the
+    plugin makes depend on the tasks, never on their repetitions: the same for n = 2 and n = 6. A marker on a class or
+    a module is still found (by the walk)."""
+    pytester.makeconftest(MARKER_WALKS)
+    pytester.makepyfile(
+        test_fn=f"""
+        import pytest
+
+        @pytest.mark.parametrize("x", [1, 2])
+        @pytest.mark.repeat_consistency(n={n})
+        def test_task(x, consistency):
+            consistency.record(x)
+
+        def test_plain():
+            pass
+        """,
+        test_cls=f"""
+        import pytest
+
+        @pytest.mark.repeat_consistency(n={n})
+        class TestGroup:
+            def test_method(self, consistency):
+                consistency.record("m")
+        """,
+        test_mod=f"""
+        import pytest
+
+        pytestmark = pytest.mark.repeat_consistency(n={n})
+
+        def test_module_task(consistency):
+            consistency.record("t")
+        """,
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "--consistency-record=off", "--consistency-report=r.json"
+    )
+    result.assert_outcomes(passed=4 * n + 1)
+    report = json.loads((pytester.path / "r.json").read_text())
+    assert sorted((task["task_id"], task["n"]) for task in report["tasks"]) == [
+        ("test_cls.py::TestGroup::test_method", n),
+        ("test_fn.py::test_task[1]", n),
+        ("test_fn.py::test_task[2]", n),
+        ("test_mod.py::test_module_task", n),
+    ]
+    walks = json.loads((pytester.path / "walks.json").read_text())
+    # The class's and the module's repetitions walk (their marker is not the item's own); the function's never do.
+    # One walk per test definition (its marker, at generation) and per unmarked test (its refusal check); at collection
+    # one per repetition of the class's and the module's tasks, whose marker is not their items' own, and none for the
+    # function's repetitions or for an unmarked test once the session is known to repeat a task.
+    assert Counter(walks) == {"pytest_generate_tests": 4, "pytest_collection_finish": 2 * n, "marker_problem": 1}
