@@ -85,7 +85,8 @@ class Collection:
             names = getattr(item, "fixturenames", ())
             fixturenames.update(names)
             callspec = getattr(item, "callspec", None)
-            repetition = callspec is not None and PARAM in callspec.params
+            params = {} if callspec is None else callspec.params
+            repetition = PARAM in params
             if marked and not repetition:  # its marker would only say what ``marked`` says already
                 continue
             marker = marker_of(item)
@@ -94,7 +95,7 @@ class Collection:
             if marker is not None and repetition:
                 tracked = state.track(item)
                 nodeid = item.nodeid
-                tracked.repeat = int(callspec.params[PARAM])
+                tracked.repeat = int(params[PARAM])
                 tracked.task_id = task_id_of(nodeid, tracked.repeat)  # read in every phase
                 tracked.order = state.order.get(nodeid, 0)
                 tracked.spec = state.spec(marker)
