@@ -7,14 +7,17 @@ from __future__ import annotations
 import importlib
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
-from pytest_consistency.cassette.matching import MatchRules, compile_rules
 from pytest_consistency.config import shard
 from pytest_consistency.config.marker import PARAM, MarkerError, repetition_id, task_id_of
 from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
+
+if TYPE_CHECKING:
+    from pytest_consistency.cassette.matching import MatchRules
 
 
 class Collection:
@@ -114,8 +117,8 @@ class Collection:
                 # An xdist worker cannot stop the session from collection; there the route fixture fails every
                 # test that uses it, with the same message, before any call is made.
                 raise pytest.UsageError(route.error_message())
-        # Compiled here (a bad rule is an error of the session); each cassette scope hands them to its matcher.
-        state.match_rules = match_rules(session.config, state.settings.consistency_match_ignore)
+        if marked:  # compiled here, once every conftest is loaded; each cassette scope hands them to its matcher
+            state.match_rules = match_rules(session.config, state.settings.consistency_match_ignore)
         if state.settings.consistency_preflight and state.settings.consistency_record != "none":
             # The clients and their providers' SDK glue: only for a live session.
             preflight = importlib.import_module("pytest_consistency.capture.preflight")
@@ -160,7 +163,11 @@ def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int
 
 
 def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
-    """What replays leave out of body matching, once every conftest is loaded (after collection)."""
+    """What replays leave out of body matching, once every conftest is loaded (after collection). The rules were
+    checked when the option was read (``config.parse.match_rules``); the matcher's module loads only for a session
+    that repeats a task."""
+    from pytest_consistency.cassette.matching import compile_rules
+
     hook = config.hook.pytest_consistency_normalize_request
     if not hook.get_hookimpls():
         return compile_rules(rules)

@@ -54,6 +54,9 @@ SESSION_END = (
     "pytest_consistency.cassette.scope",
 )
 
+#: What only a session that repeats a task uses (the cassette matching's rules, compiled after collection).
+REPETITION_ONLY = ("pytest_consistency.cassette.matching",)
+
 MARKED = """
 import pytest
 
@@ -89,6 +92,8 @@ def test_a_worker_of_an_unmarked_session_imports_no_controller_or_session_end_ma
     assert {"consistency-controller", "consistency-junit"} <= set(controller["roles"])
     assert not [m for m in controller["modules"] if m.startswith(SESSION_END)], controller["modules"]
     assert not [m for m in controller["modules"] if m.startswith(CONTROLLER_ONLY[2:])], controller["modules"]
+    for process in (worker, controller):
+        assert not [m for m in process["modules"] if m.startswith(REPETITION_ONLY)], process["modules"]
 
 
 def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pytester: pytest.Pytester) -> None:
