@@ -16,7 +16,6 @@ import pytest
 from pytest_consistency.config.options import BY_DEST, OPTIONS, Option, argparse_type
 from pytest_consistency.config.parse import SettingError, absolute_path
 from pytest_consistency.config.parse import Target as ResampleTarget
-from pytest_consistency.config.yaml import ConfigError, load_yaml
 
 if TYPE_CHECKING:  # the option table is read at start-up: no statistics (model.result) loaded for it
     from pytest_consistency.model.result import GateOn, Target
@@ -56,10 +55,14 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Settings:
     """Every option's value, one typed attribute per option (named as its ``dest`` in the option table, which a
-    test checks), after the precedence CLI > YAML > ini > default; and where each came from."""
+    test checks), after the precedence CLI > YAML > ini > default; and where each came from.
+
+    Compared by identity (``eq=False``): a session has one, and nothing compares two. Every pytest start with the
+    plugin installed builds this class, and the ``__eq__`` and ``__hash__`` that ``dataclasses`` would compile
+    for 57 fields cost about 1.1 ms of that start (issue 30)."""
 
     consistency_config: str | None = None
     consistency_repeat: int | None = None
@@ -205,6 +208,8 @@ def resolve(config: pytest.Config) -> Settings:
     pick(BY_DEST["consistency_config"])
     if values["consistency_config"] is not None:
         config_path = absolute_path(values["consistency_config"], bases["consistency_config"])
+        from pytest_consistency.config.yaml import ConfigError, load_yaml  # only for a session given a file
+
         try:
             yaml_values, yaml_lines = load_yaml(config_path)
         except ConfigError as exc:

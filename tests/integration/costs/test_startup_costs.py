@@ -54,8 +54,9 @@ SESSION_END = (
     "pytest_consistency.cassette.scope",
 )
 
-#: What only a session that repeats a task uses (the cassette matching's rules, compiled after collection).
-REPETITION_ONLY = ("pytest_consistency.cassette.matching",)
+#: What only some sessions use: one that repeats a task (the cassette matching's rules, compiled after collection),
+#: one given a configuration file (its reader).
+ON_DEMAND = ("pytest_consistency.cassette.matching", "pytest_consistency.config.yaml")
 
 MARKED = """
 import pytest
@@ -93,7 +94,7 @@ def test_a_worker_of_an_unmarked_session_imports_no_controller_or_session_end_ma
     assert not [m for m in controller["modules"] if m.startswith(SESSION_END)], controller["modules"]
     assert not [m for m in controller["modules"] if m.startswith(CONTROLLER_ONLY[2:])], controller["modules"]
     for process in (worker, controller):
-        assert not [m for m in process["modules"] if m.startswith(REPETITION_ONLY)], process["modules"]
+        assert not [m for m in process["modules"] if m.startswith(ON_DEMAND)], process["modules"]
 
 
 def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pytester: pytest.Pytester) -> None:
@@ -128,3 +129,17 @@ def test_the_builtin_providers_load_without_the_trajectory_model(tmp_path: Path)
     run = [sys.executable, "-c", PROVIDERS_PROBE]
     out = json.loads(subprocess.run(run, capture_output=True, text=True, check=True, cwd=tmp_path).stdout)
     assert out == {"providers": {"openai": "openai", "anthropic": "anthropic"}, "trajectory": False}
+
+
+def test_the_settings_class_compiles_no_comparison_methods() -> None:
+    """Every pytest start with the plugin installed builds ``Settings`` (57 fields): its ``__eq__`` and ``__hash__``
+    were about 1.1 ms of that start, and nothing compares two sessions' settings. Compared by identity, still frozen."""
+    from dataclasses import FrozenInstanceError, fields
+
+    from pytest_consistency.config.settings import Settings
+
+    assert Settings.__eq__ is object.__eq__ and Settings.__hash__ is object.__hash__
+    values = {field.name: None for field in fields(Settings)}
+    settings = Settings(**values)
+    with pytest.raises(FrozenInstanceError):
+        settings.consistency_record = "off"  # type: ignore[misc]
