@@ -8,7 +8,8 @@ largest size is the cost of one repetition with every fixed cost (start-up, coll
 constant part) gone; the whole process at the middle size is the ratio a user sees.
 
 Unmarked: a session of one unmarked test with the plugin installed and with ``-p no:consistency``, every installed
-plugin autoloaded as in a developer's venv (``benchmarks/startup.py`` measures the same with more counts).
+plugin autoloaded as in a developer's venv, the plugin imported from a wheel as users install it (not the editable
+install: ``startup.regular_install``; ``benchmarks/startup.py`` measures the same with more counts).
 
     .venv/bin/python benchmarks/slope.py                      # 200, 500 and 1,000 repetitions; about ten minutes
     .venv/bin/python benchmarks/slope.py --sizes 20,50 --smoke   # seconds; nothing judged
@@ -31,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 import synthetic  # noqa: E402
 from run import base_env, ours, theirs  # noqa: E402
-from startup import instructions  # noqa: E402
+from startup import instructions, regular_install  # noqa: E402
 
 #: Repetitions per task: sizes are tasks x N.
 N = 5
@@ -76,7 +77,8 @@ def unmarked(work: Path, smoke: bool) -> dict[str, int]:
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    env["PYTHONDONTWRITEBYTECODE"] = ""  # the warm-up run writes the bytecode the counted run reads
+    # As users install it (``startup.regular_install``); the warm-up run writes the bytecode the counted run reads.
+    env |= regular_install(work / "site")
     out = {}
     for side, extra in (("plugin", []), ("no:consistency", ["-p", "no:consistency"])):
         cmd = pytest_cmd("test_plain.py", *extra)
