@@ -165,7 +165,7 @@ def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int
 def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
     """What replays leave out of body matching, once every conftest is loaded (after collection). The rules were
     checked when the option was read (``config.parse.match_rules``); the matcher's module loads only for a session
-    that repeats a task."""
+    that repeats a task or hands out the ``consistency`` handle."""
     from pytest_consistency.cassette.matching import compile_rules
 
     hook = config.hook.pytest_consistency_normalize_request
