@@ -1,4 +1,4 @@
-"""Planning: repetitions to settle an inconclusive gate, and repetitions to detect a drop with a given power."""
+"""Planning: the repetitions a fresh run needs to decide an undecided gate, and to detect a drop with a given power."""
 
 from __future__ import annotations
 
@@ -8,26 +8,28 @@ import pytest
 
 from pytest_consistency.stats.binomial import binomial_pmf
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.planning import power, repetitions_for_drop, repetitions_to_decide
+from pytest_consistency.stats.planning import fresh_run_repetitions, power, repetitions_for_drop
 from pytest_consistency.stats.significance import minimum_detectable_drop, one_sided_p
 
 
-def test_repetitions_to_decide_scales_with_the_square_of_the_ratio() -> None:
+def test_fresh_run_repetitions_scales_with_the_square_of_the_ratio() -> None:
     # Half-width 10 pp on the threshold's side, 5 pp from the threshold: needs 4x the repetitions.
-    assert repetitions_to_decide(5, 0.20, Interval(0.10, 0.30), 0.25) == 15
-    assert repetitions_to_decide(5, 0.20, Interval(0.10, 0.30), 0.15) == 15
+    assert fresh_run_repetitions(5, 0.20, Interval(0.10, 0.30), 0.25) == 20
+    assert fresh_run_repetitions(5, 0.20, Interval(0.10, 0.30), 0.15) == 20
 
 
-def test_repetitions_to_decide_uses_the_side_facing_the_threshold() -> None:
+def test_fresh_run_repetitions_uses_the_side_facing_the_threshold() -> None:
     skewed = Interval(0.60, 1.0)
-    assert repetitions_to_decide(5, 0.9, skewed, 0.8) == math.ceil(5 * (0.3 / 0.1) ** 2 - 1e-9) - 5
-    assert repetitions_to_decide(5, 0.9, skewed, 0.95) == math.ceil(5 * (0.1 / 0.05) ** 2 - 1e-9) - 5
+    assert fresh_run_repetitions(5, 0.9, skewed, 0.8) == math.ceil(5 * (0.3 / 0.1) ** 2 - 1e-9)
+    assert fresh_run_repetitions(5, 0.9, skewed, 0.95) == math.ceil(5 * (0.1 / 0.05) ** 2 - 1e-9)
 
 
-def test_repetitions_to_decide_edge_cases() -> None:
-    assert repetitions_to_decide(5, 0.2, Interval(0.1, 0.3), 0.5) == 0  # already decided
-    assert repetitions_to_decide(5, 0.2, Interval(0.1, 0.3), 0.2) is None  # estimate on the threshold
-    assert repetitions_to_decide(5, 0.2, Interval(0.1, 0.3), 0.3) == 1  # threshold on the edge
+def test_fresh_run_repetitions_edge_cases() -> None:
+    assert fresh_run_repetitions(5, 0.2, Interval(0.1, 0.3), 0.5) == 5  # already decided: this run's n
+    assert fresh_run_repetitions(5, 0.2, Interval(0.1, 0.3), 0.2) is None  # estimate on the threshold
+    assert (
+        fresh_run_repetitions(5, 0.2, Interval(0.1, 0.3), 0.3) == 6
+    )  # threshold on the edge: at least one more than this run
 
 
 @pytest.mark.parametrize(
@@ -39,9 +41,9 @@ def test_repetitions_to_decide_edge_cases() -> None:
         ((5, 0.2, Interval(0.1, 0.3), math.inf), "threshold"),
     ],
 )
-def test_repetitions_to_decide_rejects_invalid_input(args: tuple[object, ...], message: str) -> None:
+def test_fresh_run_repetitions_rejects_invalid_input(args: tuple[object, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        repetitions_to_decide(*args)  # type: ignore[arg-type]
+        fresh_run_repetitions(*args)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("test", ["boschloo", "fisher"])
