@@ -116,3 +116,21 @@ def two_steps(
         call(first, tool("search", call_id=call_id)),
         call(chat_after_tool(first, call_id, result), text(answer)),
     ]
+
+
+def three_steps(
+    result: str = "42 invoices",
+    final: Decision | None = None,
+    system: str = "You are a bookkeeper.",
+    **sampling: Any,
+) -> list[CallRecord]:
+    """A search, its ``result``, a sum, its result, then ``final`` (the answer ``total-42`` unless given): three chat
+    steps. The tool result of step 2's request is ``result``; the one of step 3's is always the same."""
+    first = chat(system, **sampling)
+    second = chat_after_tool(first, "call_1", result)
+    third = chat_after_tool(second, "call_2", "march total: 42", name="sum")
+    return [
+        call(first, tool("search", call_id="call_1")),
+        call(second, tool("sum", call_id="call_2")),
+        call(third, final or text("total-42")),
+    ]

@@ -1,9 +1,10 @@
-"""The cause of one inconsistent task: the first thing that differed between its repetitions.
+"""The cause of one inconsistent task: the first thing that differed between its repetitions and explains their
+outcomes.
 
 Each repetition is read as a sequence of events (:mod:`.events`): for every step its route, its canonical request
 and its decision, then how it ended (the attempts after its last step, its outcome and answer class). The
-repetitions share a prefix of these events; the first event at which they do not all agree is the first thing that
-differed, and its kind names the cause:
+repetitions share a prefix of these events; an event at which they do not all agree is a branch, and its kind names
+the cause:
 
 - the route of a step (or of the attempts after the last one) -> ``route``, which wins over a request or decision
   that differs at the same step (the line says so);
@@ -15,14 +16,25 @@ differed, and its kind names the cause:
 - the decision of a step -> ``sampling`` (the same request, apart from generated ids, decided differently);
 - the outcome, after the same steps -> ``outside the model``.
 
-Repetitions that already parted can part again later for another reason: each later branch is a cause "also"
-found, listed after the first. Pure functions over call records: the same records give the same finding live,
-replayed, under xdist and in a merge of shards.
+Not every difference explains why the repetitions' outcomes differ: a tool result that differs in one passing
+repetition changes nothing the task is scored on. So the cause named is the first branch that **separates** the
+outcomes: the repetitions that took each of its values all ended alike (passed, or failed), and not all of them ended
+alike. What "ended" means is passed or not when the task's outcomes differ, and the class of the answer when they
+agree but its answers do not. A branch within repetitions that had already parted compares those alone: the step-3
+decision that fails two of the four repetitions that saw the same tool results separates them, whatever a fifth
+saw. The outcome itself always separates the repetitions that reach it, so a task whose calls explain nothing is
+``outside the model``. Every other branch is a cause "also" found, in the order the events come (the first
+difference that did not separate among them); when no branch separates (the answers were not compared), the first
+branch is named, as the first difference. Naming the first separating branch keeps the word from moving with n: a
+harmless difference seen by more repetitions as n grows does not take the gap from the decision that fails them.
+
+Pure functions over call records: the same records give the same finding live, replayed, under xdist and in a merge
+of shards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds, route_values
@@ -78,30 +90,54 @@ def branches(runs: Sequence[Run]) -> list[Branch]:
     return sorted(found, key=lambda branch: (branch[0], branch[1][0][0].repeat))
 
 
+def ending(runs: Sequence[Run]) -> Callable[[Run], Hashable]:
+    """How a repetition ended, as its task's cause must explain it: passed or not when the outcomes differ, else its
+    answer's class (the task is inconsistent in its answers only)."""
+    if len({run.passed for run in runs}) > 1:
+        return lambda run: run.passed
+    return lambda run: run.answer
+
+
+def separates(groups: Sequence[Sequence[Run]], ended: Callable[[Run], Hashable]) -> bool:
+    """Whether a branch separates its repetitions' outcomes: each group ended alike, and not all groups alike."""
+    endings = [{ended(run) for run in group} for group in groups]
+    return all(len(each) == 1 for each in endings) and len(set().union(*endings)) > 1
+
+
 def find_cause(runs: Sequence[Run], task_id: str = "TASK") -> Finding | None:
-    """The cause of the first branch of ``runs`` (scored repetitions, in order), with later branches as others;
-    None when they never part (nothing in the calls or outcomes differs)."""
+    """The cause of the first branch of ``runs`` (scored repetitions, in order) that separates their outcomes (the
+    first branch when none does), with every other branch as others; None when they never part (nothing in the
+    calls or outcomes differs)."""
     found = branches(runs)
     if not found:
         return None
-    first = classify(*found[0], task_id=task_id)
+    ended = ending(runs)
+    chosen = next((branch for branch in found if separates(branch[1], ended)), found[0])
+    named = classify(*chosen, task_id=task_id, total=len(runs))
     others: list[str] = []
-    for position, groups in found[1:]:
-        later = classify(position, groups, task_id=task_id)
-        name = later.cause if later.step is None else f"{later.cause} at step {later.step}"
-        if name not in others:
+    for branch in found:
+        if branch is chosen:
+            continue
+        other = classify(*branch, task_id=task_id, total=len(runs))
+        name = _name(other)
+        if name not in others and name != _name(named):
             others.append(name)
     if len(others) > MAX_OTHERS:
         others = [*others[:MAX_OTHERS], f"{len(others) - MAX_OTHERS} more"]
-    return Finding(**{**_fields(first), "others": tuple(others)})
+    return Finding(**{**_fields(named), "others": tuple(others)})
+
+
+def _name(finding: Finding) -> str:
+    return finding.cause if finding.step is None else f"{finding.cause} at step {finding.step}"
 
 
 def _fields(finding: Finding) -> dict[str, Any]:
     return {name: getattr(finding, name) for name in finding.__dataclass_fields__}
 
 
-def classify(position: int, groups: list[list[Run]], task_id: str = "TASK") -> Finding:
-    """The finding at one branch: the events of its groups' first repetitions (``a``, ``b``) at ``position``."""
+def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", total: int = 0) -> Finding:
+    """The finding at one branch: the events of its groups' first repetitions (``a``, ``b``) at ``position``
+    (``total``: the task's scored repetitions, of which the branch's groups may be a part)."""
     a, b = groups[0][0], groups[1][0]
     repeats = (a.repeat, b.repeat)
     steps_a, steps_b = len(a.steps), len(b.steps)
@@ -110,7 +146,7 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK") -> F
         if steps_a == steps_b:
             if position - PER_STEP * steps_a == 0:  # the attempts after the last step
                 return _route(index + 1, a.trailing, b.trailing, repeats, groups, None)
-            return _outside(a, b, groups)
+            return _outside(a, b, groups, total)
         ended, went_on = (a, b) if steps_a < steps_b else (b, a)
         kinds = route_kinds(ended.trailing, went_on.steps[index].route) if ended.trailing else []
         if kinds:
@@ -156,8 +192,9 @@ def _route(
         where=", ".join(kinds),
         detail=detail,
         advice=(
-            f"pin the route ({', '.join(kinds)} differed; repetitions {', '.join(map(str, moved))} travelled "
-            "another one): one base URL, key, model and deployment for every repetition, no gateway fallback"
+            f"pin the route ({', '.join(kinds)} differed; repetition{'s' if len(moved) != 1 else ''} "
+            f"{', '.join(map(str, moved))} travelled another one): one base URL, key, model and deployment for every "
+            "repetition, no gateway fallback"
         ),
         kinds=kinds,
         outranked=outranked,
@@ -302,16 +339,24 @@ def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], t
     )
 
 
-def _outside(a: Run, b: Run, groups: list[list[Run]]) -> Finding:
+def _outside(a: Run, b: Run, groups: list[list[Run]], total: int = 0) -> Finding:
     runs = [run for group in groups for run in group]
     passed = sum(run.passed for run in runs)
     answers = len({run.answer for run in runs if run.answer is not None})
     steps = len(a.steps)
-    same = (
-        f"all {len(runs)} repetitions sent the same {steps} request(s) and got the same decisions"
-        if steps
-        else f"none of the {len(runs)} repetitions made a model call the plugin saw"
-    )
+    if len(runs) < total:  # the others had parted from them before: name those compared here
+        which = f"repetitions {', '.join(str(run.repeat) for run in sorted(runs, key=lambda run: run.repeat))}"
+        same = (
+            f"{which} sent the same {steps} request(s) and got the same decisions"
+            if steps
+            else f"{which} made no model call the plugin saw"
+        )
+    else:
+        same = (
+            f"all {len(runs)} repetitions sent the same {steps} request(s) and got the same decisions"
+            if steps
+            else f"none of the {len(runs)} repetitions made a model call the plugin saw"
+        )
     detail = f"{same}, yet {passed}/{len(runs)} passed" + (
         f" and they gave {answers} different answers" if answers > 1 else ""
     )

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any
 
 import pytest
-from cause_records import call, chat, chat_after_tool, repetition, text, tool, two_steps
+from cause_records import call, chat, chat_after_tool, repetition, text, three_steps, tool, two_steps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -136,7 +137,7 @@ def test_a_repetition_that_stopped_after_the_same_decision_is_environment() -> N
 def test_later_causes_in_repetitions_already_parted_are_listed() -> None:
     reps = [
         repetition("t", 1, two_steps(result="12"), True),
-        repetition("t", 2, two_steps(result="7"), False),
+        repetition("t", 2, two_steps(result="7"), True),
         repetition("t", 3, two_steps(), False),
     ]
     reps[2].calls[0].decision = tool("list_emails")
@@ -260,3 +261,108 @@ def test_every_api_gives_input_and_sampling(api: str) -> None:
     assert ("seed (not sent)" in found.unpinned) is (api != "anthropic")
     varied = [repetition("t", r, [call(body(f"s{r}"), text("a"), api=api)], r == 1) for r in (1, 2)]
     assert finding(varied).cause == "input"
+
+
+# The cause that explains the failures (issue 40): the first event at which the repetitions that part are split as
+# their outcomes are (every group of repetitions that agree there ended alike), not merely the first difference.
+
+
+def pppff(outcomes: str = "PPPFF") -> list[RepetitionResult]:
+    """Five repetitions: repetition 2 saw another tool result at step 2 (``(cached)``), repetitions 4 and 5 decided
+    otherwise at step 3 (another tool call instead of the answer), on the same tool results as 1 and 3."""
+    reps = []
+    for r in range(1, 6):
+        final = tool("search", '{"month": "april"}', call_id="call_3") if r >= 4 else None
+        result = "42 invoices (cached)" if r == 2 else "42 invoices"
+        reps.append(repetition("t", r, three_steps(result, final), outcomes[r - 1] == "P"))
+    return reps
+
+
+def test_the_cause_is_the_first_difference_that_separates_passes_from_failures() -> None:
+    found = finding(pppff())
+    # the first difference (repetition 2's tool result, at step 2) is shared by a passing repetition only: all
+    # of the gap goes to the step-3 decision the two failures took, and the tool result is kept as "also"
+    assert (found.cause, found.step, found.repeats) == ("sampling", 3, (1, 4))
+    assert found.others == ("environment at step 2",)
+    assert found.line.endswith("(also: environment at step 2)")
+
+
+def test_a_harmless_difference_that_happens_to_split_the_outcomes_is_named() -> None:
+    # the same calls, but repetition 2 fails alone and 4, 5 pass: its tool result is the first separating event
+    found = finding(pppff("PFPPP"))
+    assert (found.cause, found.step) == ("environment", 2)
+    assert found.others == ("sampling at step 3",)
+
+
+def test_a_task_whose_outcomes_agree_is_separated_by_its_answer_classes() -> None:
+    reps = pppff("PPPPP")
+    found = finding(reps, {1: 0, 2: 0, 3: 0, 4: 1, 5: 1})
+    assert (found.cause, found.step) == ("sampling", 3)
+    assert found.others == ("environment at step 2",)
+
+
+def test_when_only_the_outcome_separates_the_cause_is_outside_the_model() -> None:
+    reps = [
+        repetition("t", r, three_steps("42 invoices (cached)" if r == 2 else "42 invoices"), r <= 3)
+        for r in range(1, 6)
+    ]
+    found = finding(reps)
+    assert (found.cause, found.step) == ("outside the model", None)
+    assert found.others == ("environment at step 2",)
+    assert (
+        "repetitions 1, 3, 4, 5 sent the same 3 request(s) and got the same decisions, yet 2/4 passed" in found.detail
+    )
+
+
+def test_a_route_outranks_the_decision_at_its_step_only_when_it_separates_too() -> None:
+    reps = [repetition("t", r, two_steps(), r <= 3) for r in range(1, 6)]
+    reps[1].calls[0].model_served = "gpt-test-mini"  # repetition 2 passes on another model
+    for rep in reps[3:]:
+        rep.calls[0].decision = tool("list_emails")
+    found = finding(reps)
+    assert (found.cause, found.step, found.outranked) == ("sampling", 1, None)
+    assert found.others == ("route at step 1",)
+    # the same decisions, and the other model served the two failures: the route separates and comes first
+    for rep in reps:
+        rep.calls[0].model_served = "gpt-test-mini" if rep.repeat >= 4 else "gpt-test"
+    found = finding(reps)
+    assert (found.cause, found.step, found.outranked) == ("route", 1, "decision")
+
+
+def one_behaviour(seed: int, harmless: str, n: int = 20) -> tuple[list[RepetitionResult], list[bool]]:
+    """``n`` repetitions of one behaviour: in about a third of them a harmless variation that changes no outcome
+    (``input``: a flag in the system prompt; ``environment``: a note in the tool result), and a sampled decision at
+    step 2 (about 40 %) that fails the repetition. Returns the repetitions and which of them varied."""
+    rnd = random.Random(seed)
+    reps, varied = [], []
+    for r in range(1, n + 1):
+        varies, fails = rnd.random() < 0.35, rnd.random() < 0.4
+        system = "You are a bookkeeper." + (" Flags: beta-ui." if varies and harmless == "input" else "")
+        result = "42 invoices" + (" (cached)" if varies and harmless == "environment" else "")
+        calls = two_steps(system, result)
+        if fails:
+            calls[1].decision = text("total-41")
+        reps.append(repetition("t", r, calls, not fails))
+        varied.append(varies)
+    return reps, varied
+
+
+def splits_as_outcomes(varied: list[bool], sample: list[RepetitionResult]) -> bool:
+    """The repetitions that varied all ended one way and the others all the other way."""
+    return len(set(varied)) == 2 and len({(v, r.succeeded) for v, r in zip(varied, sample, strict=True)}) == 2
+
+
+@pytest.mark.parametrize("harmless", ["input", "environment"])
+def test_the_cause_named_does_not_move_with_n_on_the_same_behaviour(harmless: str) -> None:
+    tested = 0
+    for seed in range(60):
+        reps, varied = one_behaviour(seed, harmless)
+        samples = {n: reps[:n] for n in (5, 10, 20)}
+        if any(len({r.succeeded for r in sample}) < 2 for sample in samples.values()):
+            continue  # a sample without both outcomes has no gap to explain
+        if any(splits_as_outcomes(varied[: len(sample)], sample) for sample in samples.values()):
+            continue  # the variation split a sample exactly as its outcomes: the calls cannot tell it from a cause
+        named = {n: (finding(sample).cause, finding(sample).step) for n, sample in samples.items()}
+        assert set(named.values()) == {("sampling", 2)}, (seed, named)
+        tested += 1
+    assert tested >= 30
