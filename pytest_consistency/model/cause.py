@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_consistency.stats.interval import Interval
+
 #: The causes, in the order a step is read: the route of its attempts, the request, the model's decision; then the
 #: outcome after the last step. Keep the words: users' dashboards and gates read them.
 Cause = Literal["route", "input", "environment", "sampling", "outside the model"]
@@ -116,3 +118,7 @@ class CauseShare:
     tasks: int = 0
     gap_pp: float = 0.0
     task_ids: list[str] = field(default_factory=list)
+    #: The interval of ``gap_pp`` (pp) at the session's confidence and interval target, conditional on the causes
+    #: named: the suite interval of the gap of the tasks with this cause, scaled by their share of the scored tasks
+    #: (``analysis.cause.attribute.share_interval``); [0, 0] for a cause no task has; None in a report made before.
+    interval: Interval | None = None

@@ -3,6 +3,10 @@
 A task's share of the suite's consistency gap is its own gap over the number of scored tasks (the suite's gap is
 the mean of the tasks' gaps), so the shares of the causes add up to the gap. A task inconsistent only in its
 answers (every repetition passed, or none did) has no gap: it counts as a task of its cause with 0 points.
+
+Each share has an interval, conditional on the causes named (:func:`share_interval`): the suite interval of the gap
+of the tasks with that cause, scaled by their share of the scored tasks. It carries the repetition noise of those
+tasks' pass rates, not the chance that a task was given another cause than the one that made it fail.
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_consistency.model.cause import CAUSES, CauseShare
+from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.metrics import TaskCounts
+from pytest_consistency.stats.suite import suite_intervals
 
 if TYPE_CHECKING:
     from pytest_consistency.model.cause import Finding
     from pytest_consistency.model.records import RepetitionResult
-    from pytest_consistency.model.result import TaskResult
+    from pytest_consistency.model.result import Analysis, TaskResult
 
 
 def task_finding(
@@ -43,9 +50,10 @@ def task_finding(
     return find_cause(runs, task_id)
 
 
-def suite_causes(tasks: Sequence[TaskResult]) -> dict[str, CauseShare] | None:
-    """Per cause, the inconsistent tasks it was found in and their share of the suite's gap; None when no task was
-    scored (nothing to attribute)."""
+def suite_causes(tasks: Sequence[TaskResult], analysis: Analysis | None = None) -> dict[str, CauseShare] | None:
+    """Per cause, the inconsistent tasks it was found in, their share of the suite's gap and its interval (at the
+    ``analysis``'s confidence and interval target; 95 %, these tasks, without one); None when no task was scored
+    (nothing to attribute)."""
     scored = [t for t in tasks if t.is_scored]
     if not scored:
         return None
@@ -57,31 +65,66 @@ def suite_causes(tasks: Sequence[TaskResult]) -> dict[str, CauseShare] | None:
         share.tasks += 1
         share.gap_pp += (task.gap_pp or 0.0) / len(scored)
         share.task_ids.append(task.task_id)
+    confidence, target = (analysis.confidence, analysis.target) if analysis is not None else (0.95, "suite")
+    for cause, share in shares.items():
+        share.interval = share_interval(scored, cause, confidence, target)
     return shares
 
 
-def rounded_shares(causes: Mapping[str, CauseShare], digits: int = 1) -> dict[str, float]:
+def share_interval(
+    tasks: Sequence[TaskResult], cause: str, confidence: float, target: str = "suite"
+) -> Interval | None:
+    """The interval (pp) of the points of the suite's gap attributed to ``cause``, conditional on the labels: the
+    suite interval (:func:`~pytest_consistency.stats.suite.suite_intervals`, at ``confidence`` for ``target``) of the
+    gap of the scored tasks with that cause, scaled by their share of the scored tasks. ``Interval(0.0, 0.0)`` when
+    no scored task has it (the share is 0, with no uncertainty once the causes are named); None when no task was
+    scored (nothing to attribute). It always holds the share itself (the sum ``suite_causes`` makes)."""
+    scored = [t for t in tasks if t.is_scored]
+    if not scored:
+        return None
+    mine = [t for t in scored if t.cause == cause]
+    if not mine:
+        return Interval(0.0, 0.0)
+    intervals = suite_intervals(
+        [TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in mine], confidence, target
+    )
+    assert intervals is not None  # mine is not empty
+    point = 0.0
+    for task in mine:  # the share as suite_causes sums it, so that float noise never leaves it outside
+        point += (task.gap_pp or 0.0) / len(scored)
+    gap = intervals.gap_pp
+    return Interval(min(gap.low * len(mine) / len(scored), point), max(gap.high * len(mine) / len(scored), point))
+
+
+def rounded_shares(causes: Mapping[str, CauseShare], digits: int = 1, gap: float | None = None) -> dict[str, float]:
     """The shares rounded so that they add up to their rounded sum (largest remainder): a table of causes whose
-    points add up to the gap it prints."""
+    points add up to the gap it prints. ``gap``: the suite's gap as the summary holds it, which the table prints;
+    the shares, summed as floats, can fall on the other side of a rounding tie from it (26.25 prints 26.2, and the
+    shares may sum to 26.250000000000004), so when they are its parts they add up to it as it prints."""
     scale = 10**digits
     exact = {cause: share.gap_pp * scale for cause, share in causes.items()}
+    summed = sum(share.gap_pp for share in causes.values())
+    figure = gap if gap is not None and abs(summed - gap) < 1e-6 else summed
     # the sum as the gap prints (f"{gap:.1f}"), not the sum of the scaled values: float noise can tip a tie
-    total = round(float(f"{sum(share.gap_pp for share in causes.values()):.{digits}f}") * scale)
+    total = round(float(f"{figure:.{digits}f}") * scale)
     floors = {cause: int(value // 1) for cause, value in exact.items()}
+    order = sorted(exact, key=lambda c: (-(exact[c] - floors[c]), CAUSES.index(c) if c in CAUSES else 9))
     left = total - sum(floors.values())
-    for cause in sorted(exact, key=lambda c: (-(exact[c] - floors[c]), CAUSES.index(c) if c in CAUSES else 9))[
-        : max(left, 0)
-    ]:
-        floors[cause] += 1
+    for index in range(abs(left) if order else 0):  # one point each, largest remainder first (the last, taking)
+        cause = order[index % len(order)] if left > 0 else order[-1 - index % len(order)]
+        floors[cause] += 1 if left > 0 else -1
     return {cause: floors[cause] / scale for cause in causes}
 
 
-def advice_lines(tasks: Sequence[TaskResult], causes: Mapping[str, CauseShare] | None) -> list[str]:
-    """One line per cause present: its tasks, its points of the gap (rounded to add up), and the advice of the
-    task it weighs most in (the largest share of the gap, then the first)."""
+def advice_lines(
+    tasks: Sequence[TaskResult], causes: Mapping[str, CauseShare] | None, gap: float | None = None
+) -> list[str]:
+    """One line per cause present: its tasks, its points of the gap (rounded to add up to ``gap`` as printed, see
+    :func:`rounded_shares`), and the advice of the task it weighs most in (the largest share of the gap, then the
+    first)."""
     if not causes:
         return []
-    shown = rounded_shares(causes)
+    shown = rounded_shares(causes, gap=gap)
     by_id = {task.task_id: task for task in tasks}
     lines = []
     for cause in CAUSES:
