@@ -3,10 +3,10 @@
 This is the users' controlled experiment (groups A to D: route not pinned, key pinned, route pinned, keys rotated)
 as a table: model, base URL, key fingerprint, n, tasks, Mean@k, pass^k and the gap with their intervals, answer
 disagreement, route drift, retries, errors and tokens, the gap by cause (one column per cause: the points of the gap
-attributed to it, rounded so that a row's causes add up to the gap it prints; ``-`` for a report made before causes
-were named); and for every row after the first, its difference from the
-first: the gap change with its paired interval, significant per-task regressions, and McNemar's p on pass^n flips.
-Rows are typed (:class:`Row`), and the text, Markdown and JSON renderings read the same rows.
+attributed to it, rounded so that a row's causes add up to the gap it prints, with their interval, conditional on the
+causes named; ``-`` for a report made before causes were named); and for every row after the first, its difference
+from the first: the gap change with its paired interval, significant per-task regressions, and McNemar's p on
+pass^n flips. Rows are typed (:class:`Row`), and the text, Markdown and JSON renderings read the same rows.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ class Row:
     #: Points of the gap per cause (every cause, in :data:`CAUSES` order), rounded so that they add up to the gap
     #: as printed; None when the report names no cause (made before causes, or no task scored).
     causes: dict[str, float] | None
+    #: The interval of each cause's points (pp), conditional on the causes named; None per cause in a report made
+    #: before they had one, and for the whole row when it names no cause.
+    cause_intervals: dict[str, Interval | None] | None
     #: Against the first row (None for the first row itself).
     versus_first: Comparison | None
 
@@ -86,6 +89,7 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
                 total_tokens=route.total_tokens if route else None,
                 tokens_per_task=route.avg_tokens_per_task if route else None,
                 causes=_causes(s),
+                cause_intervals=None if s.causes is None else {c: _interval(s, c) for c in CAUSES},
                 versus_first=None if index == 0 else compare(first, s, first_label),
             )
         )
@@ -95,8 +99,13 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
 def _causes(summary: SessionSummary) -> dict[str, float] | None:
     if summary.causes is None:
         return None
-    shown = rounded_shares(summary.causes)
+    shown = rounded_shares(summary.causes, gap=summary.consistency_gap_pp)
     return {cause: shown.get(cause, 0.0) for cause in CAUSES}
+
+
+def _interval(summary: SessionSummary, cause: str) -> Interval | None:
+    share = (summary.causes or {}).get(cause)
+    return None if share is None or not share.tasks else share.interval  # no task: 0, nothing to bound
 
 
 def _keys(summary: SessionSummary) -> str | None:
@@ -170,7 +179,10 @@ def _cells(row: Row) -> list[str]:
         _num(row.errors, "d"),
         _num(row.total_tokens, "d"),
         _num(row.tokens_per_task),
-        *(_num(None if row.causes is None else row.causes[cause]) for cause in CAUSES),
+        *(
+            "-" if row.causes is None else _with(row.causes[cause], (row.cause_intervals or {}).get(cause), 1)
+            for cause in CAUSES
+        ),
         _versus(row.versus_first),
     ]
 

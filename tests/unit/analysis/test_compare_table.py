@@ -27,12 +27,20 @@ def test_the_text_markdown_and_json_renderings_carry_the_causes() -> None:
     reports = [("A", summary), ("B", replace(cause_summary(), causes=None))]
     text = comparison_table(reports, summary.analysis).splitlines()
     head, first, second = text[0], text[1], text[2]
-    assert first[head.index("route pp") :].split()[:5] == ["0.0", "16.0", "8.0", "12.0", "0.0"]
+    # each cause with a task has its interval beside its points, conditional on the causes named; route has none
+    shown = ["0.0", "16.0 [0.4, 16.0]", "8.0 [1.1, 10.7]", "12.0 [2.9, 12.0]", "0.0 [0.0, 10.7]"]
+    assert first[head.index("route pp") :].startswith("  ".join(shown[:1]))
+    assert all(cell in first for cell in shown)
     assert second[head.index("route pp") :].split()[:5] == ["-"] * 5
     markdown = comparison_table(reports, summary.analysis, "markdown").splitlines()
     cells = [c.strip() for c in markdown[2].strip("|").split("|")]
     header = [c.strip() for c in markdown[0].strip("|").split("|")]
-    assert [cells[header.index(f"{c} pp")] for c in CAUSES] == ["0.0", "16.0", "8.0", "12.0", "0.0"]
+    assert [cells[header.index(f"{c} pp")] for c in CAUSES] == shown
     data = json.loads(comparison_table(reports, summary.analysis, "json"))
     assert data["rows"][0]["causes"] == {c: v for c, v in zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0], strict=True)}
-    assert data["rows"][1]["causes"] is None
+    assert data["rows"][0]["cause_intervals"]["route"] is None
+    assert data["rows"][0]["cause_intervals"]["sampling"] == {
+        "low": summary.causes["sampling"].interval.low,  # type: ignore[index, union-attr]
+        "high": summary.causes["sampling"].interval.high,  # type: ignore[index, union-attr]
+    }
+    assert data["rows"][1]["causes"] is None and data["rows"][1]["cause_intervals"] is None
