@@ -73,6 +73,11 @@ def script() -> list[Step]:
     return steps
 
 
+def bracket(share: dict[str, Any]) -> str:
+    """`` [low, high]``: a cause's interval as the outputs print it."""
+    return f" [{share['interval']['low']:.1f}, {share['interval']['high']:.1f}]"
+
+
 def task_of(task_id: str) -> str:
     return task_id.split("[")[1].rstrip("]")
 
@@ -128,10 +133,10 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
     # each task's share is 66.7 / 5 = 13.3 pp, four of them 53.3: the rounding gives the first cause the 0.1 left
     assert f"{summary['consistency_gap_pp']:.1f}" == "53.3"
 
-    # terminal: the gap by cause and one cause line per inconsistent task
+    # terminal: the gap by cause, each share with its interval, and one cause line per inconsistent task
     terminal = re.sub(r"\s+", " ", texts["terminal"])
-    by_cause = ", ".join(f"{cause} {points} pp (1 task)" for cause, points in SHOWN.items())
-    assert f"gap by cause: {by_cause}" in terminal
+    by_cause = ", ".join(f"{cause} {points} pp{bracket(causes[cause])} (1 task)" for cause, points in SHOWN.items())
+    assert f"gap by cause: {by_cause}; intervals conditional on the causes named" in terminal
     for task, (cause, step) in EXPECTED.items():
         if cause is not None:
             where = "after the last step" if step is None else f"at step {step}"
@@ -141,8 +146,8 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
     # Markdown: the table of causes, the task table's cause column, the cause lines
     tables = md_tables(texts["summary.md"])
     assert tables["cause"][1:] == [
-        *([cause, "1", f"{points} pp"] for cause, points in SHOWN.items()),
-        ["<strong>all causes</strong>", "4", f"<strong>{summary['consistency_gap_pp']:.1f} pp</strong>"],
+        *([cause, "1", f"{points} pp", bracket(causes[cause]).strip()] for cause, points in SHOWN.items()),
+        ["<strong>all causes</strong>", "4", f"<strong>{summary['consistency_gap_pp']:.1f} pp</strong>", ""],
     ]
     column = tables["task"][0].index("cause")
     in_table = {re.sub(r".*\[(\w+)\]", r"\1", row[0]): row[column] for row in tables["task"][1:]}
@@ -170,6 +175,11 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
     for cause in causes:
         name = cause.replace(" ", "_")
         assert props[f"consistency.cause.{name}.gap_pp"] == repr(float(causes[cause]["gap_pp"]))
+        low, high = causes[cause]["interval"]["low"], causes[cause]["interval"]["high"]
+        assert (props[f"consistency.cause.{name}.gap_pp_low"], props[f"consistency.cause.{name}.gap_pp_high"]) == (
+            repr(float(low)),
+            repr(float(high)),
+        )
         assert props[f"consistency.cause.{name}.tasks"] == "1"
     assert "consistency.cause.route.tasks" not in props
     for case in (c for c in root.iter("testcase") if c.get("name", "").startswith("test_agent[")):
@@ -202,5 +212,6 @@ def test_a_report_without_causes_compares_with_dashes(pytester: pytest.Pytester,
     text = cli("compare", "report.json", "old.json", "--labels", "now,before", cwd=pytester.path).stdout
     head, now, before = text.splitlines()[:3]
     at = head.index("route pp")
-    assert now[at:].split()[:5] == ["0.0", *SHOWN.values()]
+    shares = re.findall(r"(\d+\.\d)(?: \[\d+\.\d, \d+\.\d\])?", now[at:])  # each share, its interval beside
+    assert shares[:5] == ["0.0", *SHOWN.values()]
     assert before[at:].split()[:5] == ["-"] * 5

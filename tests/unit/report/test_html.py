@@ -253,15 +253,16 @@ def test_the_gap_by_cause_adds_up_and_each_task_shows_its_cause_sortable() -> No
     summary = cause_summary()
     text = render(summary)
     assert cause_rows(text) == [
-        ["cause", "tasks", "points of the gap", "which"],
-        ["input", "1", "16.0 pp", "clock"],
-        ["environment", "1", "8.0 pp", "search"],
-        ["sampling", "1", "12.0 pp", "sampled"],
-        ["outside the model", "1", "0.0 pp", "answers"],
-        ["all causes", "4", "36.0 pp", ""],
+        ["cause", "tasks", "points of the gap", "interval", "which"],
+        ["input", "1", "16.0 pp", "[0.4, 16.0]", "clock"],
+        ["environment", "1", "8.0 pp", "[1.1, 10.7]", "search"],
+        ["sampling", "1", "12.0 pp", "[2.9, 12.0]", "sampled"],
+        ["outside the model", "1", "0.0 pp", "[0.0, 10.7]", "answers"],
+        ["all causes", "4", "36.0 pp", "", ""],
     ]
     assert f"gap {summary.consistency_gap_pp:.1f}" in text  # the total is the gap the page prints
-    for line in advice_lines(summary.tasks, summary.causes):
+    assert "Intervals at 95 % confidence, conditional on the causes named." in text
+    for line in advice_lines(summary.tasks, summary.causes, summary.consistency_gap_pp):
         assert f"<li>{html.escape(line)}</li>" in text
     page = parse(text)
     grid = next(a for tag, a in page.tags if tag == "table" and a.get("id") == "grid")
