@@ -2,10 +2,12 @@
 
 This is curtailment, not a sequential test: a task passes when at least ``need = ceil(min_pass * n)`` of its n
 repetitions pass, so once ``need`` passed (pass) or more than ``n - need`` failed (fail) the remaining
-repetitions cannot change the verdict and are skipped. The verdicts, and so the exit status they decide, are
-exactly those of the full run; the calls of the skipped repetitions are saved. Nothing is peeked at but the
-verdict's own arithmetic, so no error rate changes. At the default ``min_pass=1.0`` a task stops at its first
-failure; a task that keeps passing runs all n.
+repetitions cannot change the verdict and are skipped. A task with ``min_rate`` is decided by exact tests on its
+count at n (:mod:`..stats.rate`), monotone in the passes, so it stops once the fewest and the most passes the
+remaining repetitions can give reach the same verdict (pass, fail or undecided). The verdicts, and so the exit
+status they decide, are exactly those of the full run; the calls of the skipped repetitions are saved. Nothing is
+peeked at but the verdict's own arithmetic, so no error rate changes. At the default ``min_pass=1.0`` a task stops
+at its first failure; a task that keeps passing runs all n.
 
 The figures of a curtailed task (Mean@k, pass^k, the gap) would come from fewer repetitions than n, so they are
 not the figures of the full run: figure gates are refused together with adaptive mode, and the report says how
@@ -68,8 +70,26 @@ def passes_as_a_whole(passes: int, scored: int, min_pass: float) -> bool:
     return passes >= required_passes(scored, min_pass)
 
 
-def decided(passes: int, failures: int, n: int, min_pass: float) -> Literal["pass", "fail"] | None:
+def verdict_at_n(
+    passes: int, n: int, min_pass: float, min_rate: float | None = None, alpha: float = 0.05
+) -> Literal["pass", "fail", "undecided"]:
+    """The verdict of a task that ran to the end: ``min_rate`` on exact tests at ``alpha`` when set (PASS, FAIL or
+    UNDECIDED), else ``min_pass`` on the count (pass or fail)."""
+    if min_rate is not None:
+        from pytest_consistency.stats.rate import rate_verdict
+
+        return rate_verdict(passes, n, min_rate, alpha)
+    return "pass" if passes_as_a_whole(passes, n, min_pass) else "fail"
+
+
+def decided(
+    passes: int, failures: int, n: int, min_pass: float, min_rate: float | None = None, alpha: float = 0.05
+) -> Literal["pass", "fail", "undecided"] | None:
     """The task's verdict when the repetitions still to run cannot change it, else None."""
+    if min_rate is not None:
+        from pytest_consistency.stats.rate import settled
+
+        return settled(passes, failures, n, min_rate, alpha)
     need = required_passes(n, min_pass)
     if passes >= need:
         return "pass"

@@ -130,6 +130,17 @@ def untested_reason(baseline: SessionSummary, current: SessionSummary) -> str | 
     )
 
 
+def compare_for_gates(
+    baseline: SessionSummary, current: SessionSummary, label: str, thresholds: Mapping[str, float | None]
+) -> Comparison:
+    """The comparison the session end and ``merge`` make: at the level the gates are decided at (alpha divided by
+    the number of statistical gates, :func:`.gates.family_level`), so that its regressions, suite-level verdict and
+    gap-change bounds are what the gates decide on."""
+    from pytest_consistency.analysis.gates import family_level
+
+    return compare(baseline, current, label, alpha=family_level(current.analysis, thresholds, compared=True))
+
+
 #: The gates that read the tests a curtailed run cannot take (by dest), and the suite-level switch.
 BINOMIAL_GATES = ("consistency_regressions_max", "gap_increase_max", "mcnemar_p_min")
 
@@ -142,16 +153,18 @@ def untested_gates(summary: SessionSummary, thresholds: Mapping[str, float | Non
     if c is None or c.untested is None:
         return None
     flags = [BY_DEST[dest].flag for dest in BINOMIAL_GATES if thresholds.get(dest) is not None]
-    if summary.analysis.suite_regression:
+    if summary.analysis.suite_regression is True:
         flags.append(SUITE_REGRESSION_FLAG)
     if not flags:
         return None
     return f"--consistency-baseline: {', '.join(flags)} cannot be decided: {c.untested}"
 
 
-def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Comparison:
+def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha: float | None = None) -> Comparison:
+    """The current run against the baseline; its tests at ``alpha`` (the session's alpha, or the level the gates are
+    decided at: :func:`.gates.family_level`), so that what the comparison flags is what the gates decide."""
     analysis = current.analysis
-    alpha = analysis.alpha
+    alpha = analysis.alpha if alpha is None else alpha
     before = {t.task_id: t for t in baseline.tasks}
     after = {t.task_id: t for t in current.tasks}
     ids = list(after) + [task_id for task_id in before if task_id not in after]
@@ -252,6 +265,7 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str) -> Co
         common_tasks=len(both),
         gap_change_pp=common_gap,
         gap_change_interval=paired_gap_difference(pairs, analysis.confidence, analysis.target) if pairs else None,
+        gap_change_bounds=paired_gap_difference(pairs, 1.0 - 2.0 * alpha, analysis.target) if pairs else None,
         route_changes=route_changes(baseline, current),
         baseline_tokens_per_task=_tokens_per_task(baseline),
         current_tokens_per_task=_tokens_per_task(current),

@@ -1,14 +1,25 @@
-"""Every gate, declared once: its name, direction, unit, and how its value and interval are read.
+"""Every gate, declared once: its name, direction, unit, and how its value and its one-sided bounds are read.
 
 The options table (:mod:`.settings`) derives one option per gate from :data:`GATES`, the terminal and the report
 render :class:`~.result.GateResult`, so a new gate is one line here.
 
-Deciding a gate (pure): on the ``point`` (default) the estimate is compared with the threshold; on the ``bound``
-(``--consistency-gate-on=bound``) a gate passes only when its whole interval is on the right side, fails when the
-whole interval is on the wrong side, and is ``inconclusive`` otherwise, with about how many more repetitions would
-decide it; ``--consistency-inconclusive`` says whether that counts as a pass or a failure. A gate without an
-interval (route drift is a fact, not an estimate; regressions are already a significance count) is decided on its
-value in both modes. A value that cannot be measured fails: no gate passes by accident.
+What a gate promises (docs/baselines.md, "What a verdict promises"). A gate is a statistical decision unless it reads
+a fact (route drift: what the calls did). The statistical gates a session decides form one family: each is decided
+at its level divided by the family's size m (Bonferroni), so that an agent on the right side of every threshold (an
+unchanged agent against its own baseline) fails some gate with probability at most alpha = 1 - confidence:
+
+- an estimated figure (the gap, pass^k, answer disagreement, a cause's share, the gap increase) is decided on its
+  one-sided exact or conservative bounds at 1 - alpha/m each (``--consistency-gate-on=bound``, the default): it
+  FAILS only when the bound on the wrong side is past the threshold (evidence of a violation), PASSES when the bound
+  on the right side is (evidence of compliance), and is UNDECIDED otherwise; ``--consistency-inconclusive`` says
+  whether an undecided gate fails the run (``pass``, the default: a run fails only on evidence; ``fail``: every
+  gate must be shown met). ``--consistency-gate-on=point`` compares the estimate with the threshold (no error
+  control; the gap increase is a test and is decided on its bound in both modes);
+- a test against the baseline (the regression count, McNemar's p, the suite-level test) FAILS when it rejects at
+  its level / m and passes otherwise: "no evidence of a regression", since without a margin an unchanged agent can
+  never be shown not worse.
+
+A value that cannot be measured fails: no gate passes by accident.
 """
 
 from __future__ import annotations
@@ -18,11 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the option table reads the declarations at import; the result model loads at the session end
-    from pytest_consistency.model.result import GateOn, GateResult, GateState, SessionSummary
+    from pytest_consistency.model.result import Analysis, GateOn, GateResult, GateState, SessionSummary
     from pytest_consistency.stats.interval import Interval
+    from pytest_consistency.stats.metrics import TaskCounts
 
 Reader = Callable[["SessionSummary"], "float | None"]
-IntervalReader = Callable[["SessionSummary"], "Interval | None"]
+#: The figure's interval at a two-sided ``confidence`` (the gate reads its ends as one-sided bounds at
+#: (1 - confidence) / 2 each), or None when it cannot be measured.
+BoundsReader = Callable[["SessionSummary", float], "Interval | None"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +49,8 @@ class Gate:
     unit: str
     value: Reader
     help: str
-    interval: IntervalReader | None = None
+    #: An estimated figure: its bounds (decided on them with ``--consistency-gate-on=bound``).
+    bounds: BoundsReader | None = None
     metavar: str = "PP"
     #: Whole numbers (a count of tasks) rather than percentages.
     count: bool = False
@@ -43,6 +58,16 @@ class Gate:
     scored_at_k: bool = False
     #: A p-value (0..1) rather than percentage points.
     probability: bool = False
+    #: A test against the baseline (decided at its level / m, pass or fail): the regression count, McNemar's p.
+    test: bool = False
+    #: A fact, not an estimate (route drift): decided on its value, outside the family.
+    fact: bool = False
+    #: Decided on its bounds whatever ``--consistency-gate-on`` says (the gap increase is a one-sided test).
+    always_bound: bool = False
+    #: The figure leaves its extreme (0 for a max gate, 100 for a min gate) only when its truth does (a flaky task has
+    #: 0 < p < 1; answers that differed did; a task that failed once has p < 1): at a threshold on that extreme, a
+    #: value off it is certain evidence, whatever the interval's end.
+    certain_at_extreme: bool = False
 
     @property
     def dest(self) -> str:
@@ -53,6 +78,44 @@ def _scaled(interval: Interval | None, factor: float) -> Interval | None:
     from pytest_consistency.stats.interval import Interval
 
     return None if interval is None else Interval(interval.low * factor, interval.high * factor)
+
+
+def task_counts(summary: SessionSummary) -> list[TaskCounts]:
+    """The scored tasks' counts, as the figures are computed from them."""
+    from pytest_consistency.stats.metrics import TaskCounts
+
+    return [TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in summary.tasks if t.is_scored]
+
+
+def _suite_bounds(metric: str, factor: float) -> BoundsReader:
+    def read(summary: SessionSummary, confidence: float) -> Interval | None:
+        from pytest_consistency.stats.suite import suite_intervals
+
+        counts = task_counts(summary)
+        if not counts:
+            return None
+        intervals = suite_intervals(counts, confidence, summary.analysis.target)
+        return None if intervals is None else _scaled(getattr(intervals, metric), factor)
+
+    return read
+
+
+def _disagreement_bounds(summary: SessionSummary, confidence: float) -> Interval | None:
+    """Clopper-Pearson on the tasks whose answers disagree: each task's "its n answers are not all alike" is a
+    Bernoulli event of its own probability, so the count is a sum of independent Bernoullis and the binomial
+    interval holds for their mean whatever the tasks' probabilities (Hoeffding, 1956)."""
+    from pytest_consistency.stats.binomial import clopper_pearson
+
+    compared = [t for t in summary.tasks if t.is_scored and t.answers_disagree is not None]
+    if summary.answer_disagreement_pp is None or not compared:
+        return None
+    return _scaled(clopper_pearson(sum(bool(t.answers_disagree) for t in compared), len(compared), confidence), 100)
+
+
+def _gap_change_bounds(summary: SessionSummary, confidence: float) -> Interval | None:
+    """The gap change's bounds as the comparison computed them at the gate's level (``Comparison.alpha``)."""
+    c = summary.comparison
+    return None if c is None else c.gap_change_bounds
 
 
 def _percent(value: float | None) -> float | None:
@@ -75,9 +138,11 @@ GATES: tuple[Gate, ...] = (
         "max",
         "pp",
         lambda s: s.consistency_gap_pp,
-        "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points",
-        interval=lambda s: s.intervals.gap_pp if s.intervals else None,
+        "fail the session when the consistency gap (Mean@k - pass^k) exceeds PP percentage points (on the evidence: "
+        "its one-sided bound; see --consistency-gate-on)",
+        bounds=_suite_bounds("gap_pp", 1.0),
         scored_at_k=True,
+        certain_at_extreme=True,
     ),
     Gate(
         "answer_disagreement",
@@ -86,6 +151,8 @@ GATES: tuple[Gate, ...] = (
         "pp",
         lambda s: s.answer_disagreement_pp,
         "fail the session when the share of tasks with disagreeing answers exceeds PP percentage points",
+        bounds=_disagreement_bounds,
+        certain_at_extreme=True,
     ),
     Gate(
         "pass_hat_k",
@@ -94,8 +161,9 @@ GATES: tuple[Gate, ...] = (
         "%",
         lambda s: _percent(s.pass_hat_k),
         "fail the session when pass^k falls below PCT percent",
-        interval=lambda s: _scaled(s.intervals.pass_hat_k, 100) if s.intervals else None,
+        bounds=_suite_bounds("pass_hat_k", 100.0),
         metavar="PCT",
+        certain_at_extreme=True,
         scored_at_k=True,
     ),
     Gate(
@@ -106,6 +174,7 @@ GATES: tuple[Gate, ...] = (
         lambda s: s.route.drift_pp if s.route else None,
         "fail the session when the share of tasks whose repetitions did not share one route exceeds PP "
         "percentage points (0 is the usual CI value)",
+        fact=True,
     ),
     Gate(
         "consistency_regressions",
@@ -117,6 +186,7 @@ GATES: tuple[Gate, ...] = (
         "(one-sided exact test per task, Benjamini-Hochberg over tasks)",
         metavar="N",
         count=True,
+        test=True,
     ),
     Gate(
         "gap_increase",
@@ -125,9 +195,10 @@ GATES: tuple[Gate, ...] = (
         "pp",
         lambda s: None if s.comparison is None else s.comparison.gap_change_pp,
         "with --consistency-baseline: fail the session when the consistency gap grew by more than PP percentage "
-        "points over the tasks both runs share (on the paired interval's bound with --consistency-gate-on=bound)",
-        interval=lambda s: s.comparison.gap_change_interval if s.comparison else None,
+        "points over the tasks both runs share: a one-sided test on the paired change's bound, never the estimate",
+        bounds=_gap_change_bounds,
         scored_at_k=True,
+        always_bound=True,
     ),
 )
 GATES += (
@@ -138,9 +209,11 @@ GATES += (
         "",
         _flips_p,
         "with --consistency-baseline: fail the session when McNemar's exact one-sided p on pass^n flips (tasks that "
-        "stopped passing every repetition against those that started) is below P, e.g. 0.05",
+        "stopped passing every repetition against those that started) is below P, e.g. 0.05 (P divided by the "
+        "number of statistical gates)",
         metavar="P",
         probability=True,
+        test=True,
     ),
 )
 #: ``--consistency-cause-max=CAUSE=PP`` (repeatable): one gate per cause, on the points of the gap attributed to it.
@@ -159,6 +232,17 @@ def _cause_gap(cause: str) -> Reader:
     return read
 
 
+def _cause_bounds(cause: str) -> BoundsReader:
+    def read(summary: SessionSummary, confidence: float) -> Interval | None:
+        if summary.causes is None:
+            return None
+        from pytest_consistency.analysis.cause.attribute import share_interval
+
+        return share_interval(summary.tasks, cause, confidence, summary.analysis.target)
+
+    return read
+
+
 CAUSE_GATES: tuple[Gate, ...] = tuple(
     Gate(
         f"cause_{cause.replace(' ', '_')}",
@@ -167,6 +251,8 @@ CAUSE_GATES: tuple[Gate, ...] = tuple(
         "pp",
         _cause_gap(cause),
         f"fail the session when the consistency gap attributed to {cause} exceeds PP percentage points",
+        bounds=_cause_bounds(cause),
+        certain_at_extreme=True,
     )
     for cause in CAUSE_WORDS
 )
@@ -193,52 +279,110 @@ def thresholds_of(value: Callable[[str], Any]) -> dict[str, float | None]:
     return thresholds
 
 
-def pin_k_advice(gate: Gate, summary: SessionSummary, more: int | None) -> str | None:
+#: The switch ``--consistency-suite-regression`` (a setting of the analysis, so a merge decides the same way).
+SUITE_REGRESSION_FLAG = "--consistency-suite-regression"
+
+
+def suite_regression_applies(analysis: Analysis, compared: bool) -> bool:
+    """The suite-level test gates the run: on whenever the run is compared with a baseline (the default, None),
+    always when switched on (then it fails as not measurable without a comparison), never when switched off."""
+    return analysis.suite_regression is True or (analysis.suite_regression is None and compared)
+
+
+def decided_at_a_level(gate: Gate, analysis: Analysis) -> bool:
+    """The gate is a statistical decision at a level (in the family): a test, or an estimate on its bounds."""
+    if gate.fact:
+        return False
+    return gate.test or gate.always_bound or analysis.gate_on == "bound"
+
+
+def family_size(analysis: Analysis, thresholds: Mapping[str, float | None], compared: bool) -> int:
+    """m: the statistical gates the session decides (Bonferroni divides each one's level by it); at least 1."""
+    gates = sum(1 for gate in ALL_GATES if thresholds.get(gate.dest) is not None and decided_at_a_level(gate, analysis))
+    return max(1, gates + suite_regression_applies(analysis, compared))
+
+
+def family_level(analysis: Analysis, thresholds: Mapping[str, float | None], compared: bool) -> float:
+    """The level each gate at the session's alpha is decided at: alpha / m. A comparison's per-task regressions, its
+    suite-level verdict and the gap change's bounds are computed at it, so that they say what the gates decide."""
+    return analysis.alpha / family_size(analysis, thresholds, compared)
+
+
+def pin_k_advice(gate: Gate, summary: SessionSummary, plan: int | None) -> str | None:
     """For a figure scored at k = n, what to do instead of "more repetitions", which raise k too: pin k.
 
     Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
-    interval narrows like 1/sqrt(n), which is what the repetition count assumes.
+    interval narrows like 1/sqrt(n), which is what the planning figure assumes.
     """
     k, n = summary.k, summary.repeat
     if not gate.scored_at_k or k is None or n is None or k != n:
         return None
     pinned = f"repeat_consistency(n=..., k={k})"
-    if more is None:
+    if plan is None:
         return f"with k = n, more repetitions raise k too and will not decide it; pin k ({pinned})"
     return (
-        f"about {more} more repetitions per task would likely decide it once k is pinned at {k} ({pinned}); "
-        "with k = n, more repetitions raise k too and the interval does not narrow"
+        f"with k = n, more repetitions raise k too and the interval does not narrow: pin k ({pinned}) and plan a "
+        f"fresh run at n = {plan} per task, which would likely decide it"
     )
 
 
-def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
-    """One gate against its threshold, on the point or on the bound as the summary's analysis says."""
+def plan_advice(plan: int | None) -> str:
+    """What an undecided verdict says to do: plan a fresh run, never add repetitions to this one and look again."""
+    if plan is None:
+        return "the estimate sits on the threshold: no number of repetitions is likely to decide it"
+    return (
+        f"a fresh run at n = {plan} per task would likely decide it (plan it as a new run: adding repetitions to "
+        "this one and looking again is optional stopping, whose error rate is no longer the level)"
+    )
+
+
+def _on_the_bound(gate: Gate, bounds: Interval, threshold: float) -> GateState:
+    good, bad = (bounds.high, bounds.low) if gate.direction == "max" else (bounds.low, bounds.high)
+    if (bad > threshold) if gate.direction == "max" else (bad < threshold):
+        return "fail"
+    if (good <= threshold) if gate.direction == "max" else (good >= threshold):
+        return "pass"
+    return "undecided"
+
+
+def decide(gate: Gate, summary: SessionSummary, threshold: float, family: int = 1) -> GateResult:
+    """One gate against its threshold: a fact on its value, a test at its level / ``family``, an estimate on its
+    one-sided bounds at alpha / ``family`` (or on the point with ``--consistency-gate-on=point``)."""
     from pytest_consistency.model.result import GateResult
-    from pytest_consistency.stats.planning import repetitions_to_decide
+    from pytest_consistency.stats.planning import fresh_run_repetitions
 
     analysis = summary.analysis
     value = gate.value(summary)
-    interval = gate.interval(summary) if gate.interval is not None and analysis.gate_on == "bound" else None
-    on: GateOn = "bound" if interval is not None else "point"
+    statistical = decided_at_a_level(gate, analysis)
+    level = (threshold if gate.probability else analysis.alpha) / family if statistical else None
+    bounds = None
+    on: GateOn = "point"
     state: GateState
-    more = None
+    plan = None
     advice = None
     if value is None:
         state = "fail"
-    elif interval is None:
+    elif gate.probability:  # McNemar's p: rejects at P / m
+        state = "fail" if value < (level or threshold) - 1e-15 else "pass"
+    elif gate.bounds is None or level is None:  # a fact, a count of significant tasks, or the point estimate
         ok = round(value, 9) <= threshold if gate.direction == "max" else round(value, 9) >= threshold
         state = "pass" if ok else "fail"
     else:
-        good, bad = (interval.high, interval.low) if gate.direction == "max" else (interval.low, interval.high)
-        if (good <= threshold) if gate.direction == "max" else (good >= threshold):
-            state = "pass"
-        elif (bad > threshold) if gate.direction == "max" else (bad < threshold):
+        on = "bound"
+        bounds = gate.bounds(summary, 1.0 - 2.0 * level)
+        if bounds is None:
             state = "fail"
+        elif gate.certain_at_extreme and (
+            (gate.direction == "max" and threshold == 0 and value > 0)
+            or (gate.direction == "min" and threshold == 100 and value < 100)
+        ):
+            state = "fail"  # certain evidence: the truth is off the extreme too
         else:
-            state = "inconclusive"
-            more = repetitions_to_decide(summary.repeat or 1, value, interval, threshold)
-            advice = pin_k_advice(gate, summary, more)
-    passed = state == "pass" or (state == "inconclusive" and analysis.inconclusive == "pass")
+            state = _on_the_bound(gate, bounds, threshold)
+        if state == "undecided" and bounds is not None:
+            plan = fresh_run_repetitions(summary.repeat or 1, value, bounds, threshold)
+            advice = pin_k_advice(gate, summary, plan) or plan_advice(plan)
+    passed = state == "pass" or (state == "undecided" and analysis.inconclusive == "pass")
     return GateResult(
         name=gate.name,
         option=gate.flag,
@@ -246,35 +390,31 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float) -> GateResult:
         direction=gate.direction,
         unit=gate.unit,
         value=value,
-        interval=interval,
+        interval=bounds,
         on=on,
         state=state,
         passed=passed,
-        more_repetitions=more,
+        level=level,
+        family=family if level is not None else 1,
+        plan_n=plan,
         advice=advice,
     )
 
 
-#: The switch ``--consistency-suite-regression`` (a setting of the analysis, so a merge decides the same way).
-SUITE_REGRESSION_FLAG = "--consistency-suite-regression"
-
-
-def suite_regression(summary: SessionSummary) -> GateResult:
-    """The suite-level gate: fails when the exact stratified test of a drop has p <= alpha, or cannot be measured.
-
-    Its value is the p-value and its threshold alpha; it has no interval to be decided on, so it is decided on its
-    value in both modes (like the regression count).
-    """
+def suite_regression(summary: SessionSummary, family: int = 1) -> GateResult:
+    """The suite-level gate: fails when the exact stratified test of a drop has p <= alpha / m, or cannot be
+    measured. Its value is the p-value and its threshold the level; a test, so pass ("no evidence of a drop") or
+    fail."""
     from pytest_consistency.model.result import GateResult
 
-    alpha = summary.analysis.alpha
+    level = summary.analysis.alpha / family
     change = summary.comparison.suite_change if summary.comparison is not None else None
     value = None if change is None else change.p_value
-    state: GateState = "fail" if value is None or value <= alpha + 1e-12 else "pass"
+    state: GateState = "fail" if value is None or value <= level + 1e-12 else "pass"
     return GateResult(
         name="suite_regression_p",
         option=SUITE_REGRESSION_FLAG,
-        threshold=alpha,
+        threshold=level,
         direction="min",
         unit="",
         value=value,
@@ -282,13 +422,21 @@ def suite_regression(summary: SessionSummary) -> GateResult:
         on="point",
         state=state,
         passed=state == "pass",
+        level=level,
+        family=family,
     )
 
 
-def evaluate(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> list[GateResult]:
+def evaluate(
+    summary: SessionSummary, thresholds: Mapping[str, float | None], expect_comparison: bool = False
+) -> list[GateResult]:
     """Every gate that has a threshold (keyed by :attr:`Gate.dest`), in declaration order; then the suite-level
-    regression gate when the analysis switches it on."""
-    results = [decide(gate, summary, t) for gate in ALL_GATES if (t := thresholds.get(gate.dest)) is not None]
-    if summary.analysis.suite_regression:
-        results.append(suite_regression(summary))
+    regression gate when it applies (``expect_comparison``: a merge of shards that were compared, given no
+    baseline, still owes the comparison, and fails as not measurable)."""
+    # A comparison whose tests could not run (curtailed counts) owes no suite-level verdict unless it was asked for.
+    compared = (summary.comparison is not None and summary.comparison.untested is None) or expect_comparison
+    family = family_size(summary.analysis, thresholds, compared)
+    results = [decide(gate, summary, t, family) for gate in ALL_GATES if (t := thresholds.get(gate.dest)) is not None]
+    if suite_regression_applies(summary.analysis, compared):
+        results.append(suite_regression(summary, family))
     return results

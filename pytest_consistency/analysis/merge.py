@@ -16,7 +16,8 @@ verdict one unsharded run would give, or refuses (:class:`MergeError`, exit stat
   compared keeps what the hook decided (its distinct answers, its disagreement, its divergence map), carried from
   the one report that holds all its repetitions; a task whose repetitions ran in several such reports cannot be
   compared again without the hook, and is refused.
-- Reports of different routes (base URL, model, key fingerprint), of a task with different n, k or ``min_pass``, of
+- Reports of different routes (base URL, model, key fingerprint), of a task with different n, k, ``min_pass`` or
+  ``min_rate``, of
   different analysis settings, of adaptive and full runs mixed, or the same repetition in two reports are refused
   unless ``allow_mixed``.
 
@@ -30,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_consistency.analysis.adaptive import refused_with_adaptive
-from pytest_consistency.analysis.baseline import compare, untested_gates
+from pytest_consistency.analysis.baseline import compare_for_gates, untested_gates
 from pytest_consistency.analysis.gates import ALL_GATES
 from pytest_consistency.analysis.summary import build_summary, conclude, whole
 from pytest_consistency.model.cause import Finding
@@ -106,7 +107,7 @@ def merge_reports(
     warnings: list[str] = []
     errors: list[tuple[str, str]] = []
     chosen: dict[tuple[str, int], tuple[str, RepetitionResult]] = {}
-    spec_of: dict[str, tuple[str, tuple[int, int, float]]] = {}
+    spec_of: dict[str, tuple[str, tuple[int, int, float, float | None]]] = {}
     #: Per task, the reports that ran its repetitions, and its result in a report whose equivalence was a hook's.
     sources: dict[str, set[str]] = {}
     decided: dict[str, tuple[str, TaskResult]] = {}
@@ -136,7 +137,7 @@ def merge_reports(
         errors.extend((name, error) for error in report.errors)
         for task in report.tasks:
             for rep in task.repetitions:
-                spec = (rep.n, rep.k, rep.min_pass)
+                spec = (rep.n, rep.k, rep.min_pass, rep.min_rate)
                 held_spec = spec_of.setdefault(task.task_id, (name, spec))
                 if held_spec[1] != spec:
                     problems.append(
@@ -207,24 +208,24 @@ def gated_merge(
     problem = adaptive_problem(summary, thresholds)
     if problem is not None:
         raise MergeError(problem)
+    compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
     if baseline is not None:
         label, report = baseline
         try:
-            summary.comparison = compare(report, summary, label=label)
+            summary.comparison = compare_for_gates(report, summary, label, thresholds)
         except ValueError as exc:
             raise MergeError(f"--consistency-baseline: {exc}") from None
         problem = untested_gates(summary, thresholds)
         if problem is not None:
             raise MergeError(problem)
-    else:
-        compared = sorted({r.comparison.baseline for _, r in reports if r.comparison is not None})
-        if compared:
-            summary.warnings.append(
-                f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
-                "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged "
-                "run"
-            )
-    conclude(summary, thresholds)
+    elif compared:
+        summary.warnings.append(
+            f"the shard reports were compared with {', '.join(compared)}; a shard's comparison covers only its "
+            "own tasks, so the merge has none: pass --consistency-baseline=FILE to merge to compare the merged run"
+        )
+    # Shards that were compared owe the merge a comparison: without a baseline given to it, the suite-level gate
+    # they ran with fails as not measurable instead of vanishing.
+    conclude(summary, thresholds, expect_comparison=baseline is None and bool(compared))
     summary.exit_status = 0 if summary.passed else 1
     return summary
 
@@ -260,21 +261,25 @@ def adaptive_problem(summary: SessionSummary, thresholds: Mapping[str, float | N
     if summary.run.adaptive_n_min is None and not any(t.curtailed for t in summary.tasks):
         return None
     return refused_with_adaptive(
-        thresholds, summary.analysis.suite_regression, "the reports ran with --consistency-adaptive, which"
+        thresholds, summary.analysis.suite_regression is True, "the reports ran with --consistency-adaptive, which"
     )
 
 
-def _spec_label(spec: tuple[int, int, float]) -> str:
-    n, k, min_pass = spec
-    return f"n={n}, k={k}, min_pass={min_pass:g}"
+def _spec_label(spec: tuple[int, int, float, float | None]) -> str:
+    n, k, min_pass, min_rate = spec
+    bar = f"min_pass={min_pass:g}" if min_rate is None else f"min_rate={min_rate:g}"
+    return f"n={n}, k={k}, {bar}"
 
 
 def _analysis_label(analysis: Analysis) -> str:
     return (
         f"confidence {analysis.confidence:g}, target {analysis.target}, gate on {analysis.gate_on}, "
         f"test {analysis.test}, inconclusive={analysis.inconclusive}, "
-        f"suite regression {'on' if analysis.suite_regression else 'off'}"
+        f"suite regression {_SUITE_REGRESSION[analysis.suite_regression]}"
     )
+
+
+_SUITE_REGRESSION = {None: "on with a baseline", True: "on", False: "off"}
 
 
 def _adaptive_label(run: RunFacts) -> str:

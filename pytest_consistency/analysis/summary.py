@@ -22,7 +22,7 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole
+from pytest_consistency.analysis.adaptive import decided, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
@@ -42,6 +42,7 @@ from pytest_consistency.model.result import (
 )
 from pytest_consistency.stats import metrics
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
+from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def build_task(
     # generator expression or lambda resumed per repetition (issue 30).
     repetitions = sorted(repetitions, key=_REPEAT)
     first = repetitions[0]
-    n, k, min_pass = first.n, first.k, first.min_pass
+    n, k, min_pass, min_rate = first.n, first.k, first.min_pass, first.min_rate
     outcomes = [r.outcome for r in repetitions]
     scored = [r for r in repetitions if r.scored]
     passes = len([r for r in scored if r.succeeded])
@@ -121,7 +122,7 @@ def build_task(
         verdict = "incomplete"
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
-        early = decided(passes, len(scored) - passes, n, min_pass)
+        early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
         verdict = "incomplete" if early is None or not scored else early
         if scored and early is not None:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
@@ -131,7 +132,7 @@ def build_task(
         verdict = "incomplete"
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
-        verdict = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
+        verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
     if verdict == "fail" and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 
@@ -168,6 +169,11 @@ def build_task(
         trajectory=trajectory,
         cause=why.cause if why is not None else None,
         why=why,
+        min_rate=min_rate,
+        rate_bounds=rate_bounds(passes, len(scored), analysis.alpha) if min_rate is not None and scored else None,
+        plan_n=planning_n(passes, len(scored), min_rate, analysis.alpha)
+        if min_rate is not None and verdict == "undecided"
+        else None,
     )
 
 
@@ -302,7 +308,7 @@ def build_summary(
         run=run,
         intervals=suite_intervals(counts, analysis.confidence, analysis.target),
         errors=[error for task in tasks for error in task.errors],
-        causes=suite_causes(tasks),
+        causes=suite_causes(tasks, analysis),
     )
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:
@@ -415,22 +421,27 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     )
 
 
-def untolerated(task: TaskResult) -> bool:
-    """The task has a failed repetition that no verdict tolerates: it failed, or is in no figure at all."""
-    if task.verdict in ("pass", "xfail"):
+def untolerated(task: TaskResult, summary: SessionSummary) -> bool:
+    """The task has a failed repetition that no verdict tolerates: it failed (or is undecided with
+    ``--consistency-inconclusive=fail``), or is in no figure at all."""
+    if task.verdict == "xfail" or summary.counts_as_passed(task):
         return False
-    return task.verdict in ("fail", "error") or any(r.outcome in ("failed", "error") for r in task.repetitions)
+    return task.verdict in ("fail", "undecided", "error") or any(
+        r.outcome in ("failed", "error") for r in task.repetitions
+    )
 
 
-def conclude(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> SessionSummary:
+def conclude(
+    summary: SessionSummary, thresholds: Mapping[str, float | None], expect_comparison: bool = False
+) -> SessionSummary:
     """Decide the gates; the summary passes when every gate does, no failure is left untolerated (a failed task,
     or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
-    budget held and the run was not interrupted."""
-    summary.gates = evaluate(summary, thresholds)
+    budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
+    summary.gates = evaluate(summary, thresholds, expect_comparison)
     budget = summary.run.token_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
-        and not any(untolerated(t) for t in summary.tasks)
+        and not any(untolerated(t, summary) for t in summary.tasks)
         and not (budget is not None and budget.exceeded)
         and not summary.errors
         and not summary.run.other_failures

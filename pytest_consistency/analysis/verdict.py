@@ -13,7 +13,9 @@ from typing import Literal
 
 from pytest_consistency.model.result import GateResult, SessionSummary, TaskResult
 
-ReasonKind = Literal["gate", "task", "error_task", "unscored", "other", "budget", "interrupted", "error"]
+ReasonKind = Literal[
+    "gate", "task", "undecided_task", "error_task", "unscored", "other", "budget", "interrupted", "error"
+]
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,13 @@ def _plural(count: int, noun: str) -> str:
 
 def unscored_failures(task: TaskResult) -> bool:
     """A task in no figure (incomplete, skipped) with a failed repetition: pytest counts that failure."""
-    return task.verdict not in ("pass", "xfail", "fail", "error") and any(
+    return task.verdict not in ("pass", "xfail", "fail", "undecided", "error") and any(
         r.outcome in ("failed", "error") for r in task.repetitions
     )
 
 
 def failing_gates(summary: SessionSummary) -> list[GateResult]:
-    """Gates that count as failed: failed, or inconclusive under ``--consistency-inconclusive=fail``."""
+    """Gates that count as failed: failed, or undecided under ``--consistency-inconclusive=fail``."""
     return [g for g in summary.gates if not g.passed]
 
 
@@ -49,7 +51,7 @@ def failure_reasons(summary: SessionSummary) -> list[Reason]:
     reasons = [
         Reason(
             "gate",
-            f"gate {g.option} {'failed' if g.state == 'fail' else 'inconclusive'}",
+            f"gate {g.option} {'failed' if g.state == 'fail' else 'undecided'}",
             f"gate {g.option} failed",
             gate=g,
         )
@@ -58,6 +60,10 @@ def failure_reasons(summary: SessionSummary) -> list[Reason]:
     failed = tuple(t.task_id for t in summary.tasks if t.verdict == "fail")
     if failed:
         reasons.append(Reason("task", f"{len(failed)} task(s) failed", None, failed))
+    undecided = tuple(t.task_id for t in summary.tasks if t.verdict == "undecided" and not summary.counts_as_passed(t))
+    if undecided:
+        text = f"{len(undecided)} task(s) undecided (--consistency-inconclusive=fail)"
+        reasons.append(Reason("undecided_task", text, _plural(len(undecided), "task") + " undecided", undecided))
     broken = tuple(t.task_id for t in summary.tasks if t.verdict == "error")
     if broken:
         text = f"{len(broken)} task(s) in error (a cassette, a refused call or a hook, not the agent)"
@@ -96,7 +102,7 @@ def closing_parts(summary: SessionSummary) -> list[str]:
 
 
 def tolerated_text(summary: SessionSummary) -> str | None:
-    """How often tasks that met their ``min_pass`` failed, in the words a reviewer needs (None: none did).
+    """How often tasks that met their bar failed, in the words a reviewer needs (None: none did).
 
     Not "N failures tolerated" alone: a 0/5 task under ``min_pass=0`` met its threshold, and the sentence says both
     that it did and how often its repetitions failed.
@@ -106,9 +112,29 @@ def tolerated_text(summary: SessionSummary) -> str | None:
         return None
     failed = sum(t.tolerated_failures for t in tasks)
     ran = sum(t.scored for t in tasks)
-    return f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their min_pass (tolerated)"
+    bars = "min_pass" if all(t.min_rate is None for t in tasks) else "bar"
+    return f"{failed} of {ran} repetitions failed in {len(tasks)} task(s) that met their {bars} (tolerated)"
 
 
 def met_threshold_text(task: TaskResult) -> str:
     """A passing task with failed repetitions: it met its threshold, and how often it failed."""
-    return f"met min_pass {task.min_pass:g}, {task.scored - task.passes} failed"
+    return f"met {task.bar}, {task.scored - task.passes} failed"
+
+
+def rate_verdict_text(task: TaskResult) -> str:
+    """A ``min_rate`` task's verdict with the one-sided bounds it was read on (each at 1 - alpha), and for an
+    undecided one the n a fresh run would need: ``pass (min_rate 0.8 shown: 0.83-1.00)``."""
+    assert task.min_rate is not None
+    bounds = task.rate_bounds
+    shown = "?" if bounds is None else f"{bounds.low:.2f}-{bounds.high:.2f}"
+    rate = f"{task.min_rate:g}"
+    if task.verdict == "pass":
+        return f"pass (min_rate {rate} shown: {shown})"
+    if task.verdict == "fail":
+        return f"fail (below min_rate {rate}: {shown})"
+    plan = (
+        f"a fresh run at n = {task.plan_n} would likely decide it"
+        if task.plan_n is not None
+        else "no n is likely to decide it"
+    )
+    return f"undecided ({shown} holds min_rate {rate}; {plan})"

@@ -59,6 +59,14 @@ def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
     for option in options:
         if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
             parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
+            if option.negation is not None:
+                parser.add_argument(
+                    option.negation,
+                    dest=option.dest,
+                    action="store_const",
+                    const=False,
+                    help=f"switch {option.flag} off",
+                )
             continue
         if option.is_list:  # given once per value: each parsed to a tuple, joined in _settings
             parser.add_argument(

@@ -17,9 +17,10 @@ MARKER = "repeat_consistency"
 #: mistyped ``n=10**6`` would spend minutes collecting; a larger study is several tasks or several sessions.
 MAX_REPETITIONS = 1000
 MARKER_DOC = (
-    f"{MARKER}(n=5, k=None, min_pass=1.0): run the test n times (at most {MAX_REPETITIONS}) as independent "
-    "repetitions of one task and score its consistency at k (default k = n); the task passes when its pass "
-    "rate reaches min_pass."
+    f"{MARKER}(n=5, k=None, min_pass=1.0, min_rate=None): run the test n times (at most {MAX_REPETITIONS}) as "
+    "independent repetitions of one task and score its consistency at k (default k = n); the task passes when its "
+    "observed pass rate reaches min_pass, or, with min_rate, when its repetitions show a rate of at least min_rate "
+    "(pass, fail or undecided, on exact one-sided tests)."
 )
 PARAM = "_consistency_repetition"
 ID_PREFIX = "rep"
@@ -53,11 +54,13 @@ class MarkerError(ValueError):
 
 @dataclass(frozen=True)
 class MarkerSpec:
-    """A ``repeat_consistency`` marker, parsed: repetitions ``n``, ``k`` for the figures and ``min_pass``."""
+    """A ``repeat_consistency`` marker, parsed: repetitions ``n``, ``k`` for the figures, and the task's bar:
+    ``min_pass`` (a rule on the observed count) or ``min_rate`` (a verdict on exact tests; None when not set)."""
 
     n: int
     k: int
     min_pass: float
+    min_rate: float | None = None
 
 
 def above_maximum(value: Any) -> str:
@@ -90,24 +93,37 @@ def _fraction(name: str, value: Any) -> float:
     return number
 
 
+def _rate(name: str, value: Any) -> float:
+    number = _fraction(name, value)
+    if not 0.0 < number < 1.0:
+        raise MarkerError(
+            f"{name}={shown(value)} must be strictly between 0 and 1: no number of repetitions shows a rate of 1 "
+            "(use min_pass=1.0 for 'every repetition passes'), and a rate of at least 0 needs no evidence"
+        )
+    return number
+
+
 def parse_marker(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     repeat_override: int | None = None,
     default_min_pass: float = 1.0,
+    default_min_rate: float | None = None,
 ) -> MarkerSpec:
     """Validate ``repeat_consistency(...)`` arguments.
 
     ``--consistency-repeat`` replaces n; a marker's k larger than the new n is lowered to n, since pass^k is
     undefined for k > n and a quick ``--consistency-repeat=1`` smoke run should not need every marker edited.
+    A marker's own ``min_pass`` or ``min_rate`` wins over the session's defaults (``--consistency-min-pass``,
+    ``--consistency-min-rate``); one marker cannot set both.
     """
-    known = ("n", "k", "min_pass")
-    if len(args) > len(known):
-        raise MarkerError(f"takes at most {len(known)} positional arguments (n, k, min_pass), got {len(args)}")
+    known = ("n", "k", "min_pass", "min_rate")
+    if len(args) > len(known) - 1:
+        raise MarkerError(f"takes at most {len(known) - 1} positional arguments (n, k, min_pass), got {len(args)}")
     values: dict[str, Any] = dict(zip(known, args, strict=False))
     for name, value in kwargs.items():
         if name not in known:
-            raise MarkerError(f"unknown argument {name!r}; the arguments are n, k and min_pass")
+            raise MarkerError(f"unknown argument {name!r}; the arguments are n, k, min_pass and min_rate")
         if name in values:
             raise MarkerError(f"argument {name!r} given twice")
         values[name] = value
@@ -116,12 +132,45 @@ def parse_marker(
     k = n if raw_k is None else _positive_int("k", raw_k)
     if k > n:
         raise MarkerError(f"k={k} is larger than n={n}; k counts repetitions drawn from the n that ran")
-    raw_min_pass = values.get("min_pass")
+    raw_min_pass, raw_min_rate = values.get("min_pass"), values.get("min_rate")
+    if raw_min_pass is not None and raw_min_rate is not None:
+        raise MarkerError(
+            "give min_pass (a rule on the observed count, no error control) or min_rate (pass, fail or undecided on "
+            "exact tests), not both"
+        )
     min_pass = default_min_pass if raw_min_pass is None else _fraction("min_pass", raw_min_pass)
+    min_rate = _rate("min_rate", raw_min_rate) if raw_min_rate is not None else None
+    if raw_min_pass is None and raw_min_rate is None:
+        min_rate = default_min_rate
     if repeat_override is not None:
         n = _positive_int("--consistency-repeat", repeat_override)
         k = min(k, n) if raw_k is not None else n
-    return MarkerSpec(n=n, k=k, min_pass=min_pass)
+    return MarkerSpec(n=n, k=k, min_pass=min_pass, min_rate=min_rate)
+
+
+def rate_warning(spec: MarkerSpec, confidence: float) -> str | None:
+    """Why a ``min_rate`` task's n cannot reach a decided PASS (or FAIL) at ``confidence``, and the n that can; None
+    when n can reach both. Said once per task, at collection."""
+    if spec.min_rate is None:
+        return None
+    from pytest_consistency.stats.rate import n_to_fail, n_to_pass, pass_from, rate_bounds
+
+    alpha = round(1.0 - confidence, 12)
+    rate, n, level = spec.min_rate, spec.n, f"{confidence * 100:g} %"
+    if pass_from(n, rate, alpha) is None:
+        lower = rate_bounds(n, n, alpha).low
+        return (
+            f"n = {n} cannot show a rate of at least {rate:g} at {level}: {n}/{n} gives a lower bound of "
+            f"{lower:.2f}; n = {n_to_pass(rate, alpha)} can. It can only FAIL or stay undecided"
+        )
+    need = n_to_fail(rate, alpha)
+    if need > n:
+        upper = rate_bounds(0, n, alpha).high
+        return (
+            f"n = {n} cannot show a rate below {rate:g} at {level}: 0/{n} gives an upper bound of {upper:.2f}; "
+            f"n = {need} can. It can only PASS or stay undecided"
+        )
+    return None
 
 
 def repetition_id(index: int) -> str:

@@ -26,6 +26,7 @@ from pytest_consistency.config.parse import (
     named_output,
     non_negative_int,
     non_negative_number,
+    open_rate,
     parse_target,
     percentage,
     positive_int,
@@ -52,6 +53,9 @@ class Option:
     is_flag: bool = False
     #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
     is_list: bool = False
+    #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
+    #: depends on the session: the suite-level test is on whenever a baseline is given).
+    negation: str | None = None
 
     @property
     def ini(self) -> str:
@@ -108,19 +112,21 @@ ANALYSIS_OPTIONS = (
         "--consistency-gate-on",
         ("gates", "on"),
         choice("point", "bound"),
-        "decide gates on the point estimate (default) or on the interval's bound, with an inconclusive state "
-        "when the interval straddles the threshold",
+        "decide gates on their one-sided bounds at the gate's level (bound, the default: a gate fails only on "
+        "evidence, passes on evidence, and is undecided otherwise) or on the point estimate (point: no error "
+        "control)",
         metavar="WHAT",
-        default="point",
+        default="bound",
     ),
     Option(
         "consistency_inconclusive",
         "--consistency-inconclusive",
         ("gates", "inconclusive"),
         choice("fail", "pass"),
-        "exit status of an inconclusive gate with --consistency-gate-on=bound: fail (default) or pass",
+        "exit status of an undecided gate or min_rate task: pass (default: the run fails only on evidence) or fail "
+        "(every gate and bar must be shown met)",
         metavar="AS",
-        default="fail",
+        default="pass",
     ),
     Option(
         "consistency_baseline",
@@ -145,9 +151,11 @@ ANALYSIS_OPTIONS = (
         "--consistency-suite-regression",
         ("baseline", "suite_regression"),
         choice("true", "false"),
-        "with --consistency-baseline: fail the session when the suite-level exact stratified test finds a drop in "
-        "the pass rate over the tasks both runs share (one-sided, at 1 - confidence)",
+        "fail the session when the suite-level exact stratified test finds a drop in the pass rate over the tasks "
+        "both runs share (one-sided; on by default whenever --consistency-baseline is given, and then required; "
+        "--no-consistency-suite-regression switches it off)",
         is_flag=True,
+        negation="--no-consistency-suite-regression",
     ),
 )
 
@@ -174,6 +182,15 @@ CORE_OPTIONS = (
         ("min_pass",),
         fraction,
         "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
+        metavar="F",
+    ),
+    Option(
+        "consistency_min_rate",
+        "--consistency-min-rate",
+        ("min_rate",),
+        open_rate,
+        "default min_rate for markers that set neither min_pass nor min_rate: a task passes when its repetitions "
+        "show a rate of at least F, fails when they show it is below, and is undecided otherwise",
         metavar="F",
     ),
     Option(
@@ -380,7 +397,8 @@ ADAPTIVE_OPTIONS = (
         "--consistency-adaptive",
         ("adaptive", "enabled"),
         choice("true", "false"),
-        "stop repeating a task once its verdict (min_pass) can no longer change: the same verdicts, fewer calls",
+        "stop repeating a task once its verdict (min_pass or min_rate) can no longer change: the same verdicts, "
+        "fewer calls",
         is_flag=True,
     ),
     Option(

@@ -117,6 +117,11 @@ def fraction(raw: Any) -> float:
     return _bounded(raw, lambda v: 0.0 <= v <= 1.0, "must be within 0..1")
 
 
+def open_rate(raw: Any) -> float:
+    """A pass rate strictly between 0 and 1 (``min_rate``: a rate of 1 can never be shown, 0 needs no evidence)."""
+    return _bounded(raw, lambda v: 0.0 < v < 1.0, "must be strictly between 0 and 1 (use min_pass=1.0 for 'all pass')")
+
+
 def positive_number(raw: Any) -> float:
     return _bounded(raw, lambda v: v > 0, "must be greater than 0")
 

@@ -43,6 +43,15 @@ def add_options(parser: pytest.Parser) -> None:
                 default=None,
                 help=option.help,
             )
+            if option.negation is not None:
+                group.addoption(
+                    option.negation,
+                    action="store_const",
+                    const=False,
+                    dest=option.dest,
+                    default=None,
+                    help=f"switch {option.flag} off",
+                )
         else:
             group.addoption(
                 option.flag,
@@ -67,6 +76,7 @@ class Settings:
     consistency_config: str | None = None
     consistency_repeat: int | None = None
     consistency_min_pass: float | None = None
+    consistency_min_rate: float | None = None
     consistency_shard: tuple[int, int] | None = None
     consistency_report: str | None = None
     consistency_md: str | None = None
@@ -83,11 +93,11 @@ class Settings:
     consistency_cause_max: tuple[tuple[str, float], ...] = ()
     consistency_confidence: float = 0.95
     consistency_interval_target: Target = "suite"
-    consistency_gate_on: GateOn = "point"
-    consistency_inconclusive: Literal["fail", "pass"] = "fail"
+    consistency_gate_on: GateOn = "bound"
+    consistency_inconclusive: Literal["fail", "pass"] = "pass"
     consistency_baseline: str | None = None
     consistency_test: Literal["boschloo", "fisher"] = "boschloo"
-    consistency_suite_regression: bool = False
+    consistency_suite_regression: bool | None = None
     consistency_adaptive: bool = False
     consistency_n_min: int = 1
     consistency_base_url: str | None = None
@@ -217,6 +227,6 @@ def resolve(config: pytest.Config) -> Settings:
     for option in OPTIONS:
         pick(option)
     for option in OPTIONS:
-        if option.is_flag:
+        if option.is_flag and not (option.negation is not None and values[option.dest] is None):
             values[option.dest] = values[option.dest] in (True, "true")
     return Settings(**values, sources=sources, config_file=config_path, bases=bases)

@@ -104,6 +104,9 @@ class RepetitionResult:
     #: pytest's reports say; None until a phase reported.
     started: float | None = None
     stopped: float | None = None
+    #: The marker's ``min_rate`` (the task is decided on exact tests against it), None when it is decided by
+    #: ``min_pass``.
+    min_rate: float | None = None
 
     @property
     def scored(self) -> bool:

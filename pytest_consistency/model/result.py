@@ -26,14 +26,20 @@ if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, r
     from pytest_consistency.stats.stratified import StratifiedDrop
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
-SCHEMA = "pytest-consistency/report/3"
+SCHEMA = "pytest-consistency/report/4"
+#: Earlier schemas this version reads (as baselines and for ``merge``/``show``), and how each is brought up to date
+#: (:func:`upgraded`): report/3 called an undecided gate ``inconclusive`` and had no per-task ``min_rate``.
+READABLE = ("pytest-consistency/report/3",)
 
 #: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
 #: never tolerated, and it fails the run.
-Verdict = Literal["pass", "fail", "xfail", "error", "incomplete", "skipped"]
+#: ``undecided``: a task with ``min_rate`` whose repetitions show neither that its rate is at least the bar nor that
+#: it is below (:mod:`..stats.rate`); scored, and ``--consistency-inconclusive`` says whether it fails the run.
+Verdict = Literal["pass", "fail", "undecided", "xfail", "error", "incomplete", "skipped"]
 #: Verdicts of tasks that count in the figures.
-SCORED: tuple[Verdict, ...] = ("pass", "fail", "xfail")
-GateState = Literal["pass", "fail", "inconclusive"]
+SCORED: tuple[Verdict, ...] = ("pass", "fail", "undecided", "xfail")
+#: ``undecided``: the evidence shows neither side of the threshold (see :mod:`..analysis.gates`).
+GateState = Literal["pass", "fail", "undecided"]
 Target = Literal["suite", "population"]
 GateOn = Literal["point", "bound"]
 
@@ -75,13 +81,15 @@ class Analysis:
     confidence: float = 0.95
     #: What the suite intervals describe: ``suite`` (these tasks, repetition noise only) or ``population``.
     target: Target = "suite"
-    gate_on: GateOn = "point"
-    #: What an inconclusive gate does to the exit status.
-    inconclusive: Literal["fail", "pass"] = "fail"
+    #: ``bound``: gates decided on one-sided bounds at their level (error-controlled); ``point``: on the estimate.
+    gate_on: GateOn = "bound"
+    #: What an undecided gate or task does to the exit status: ``pass`` (fail only on evidence) or ``fail``.
+    inconclusive: Literal["fail", "pass"] = "pass"
     #: The one-sided exact test of a per-task regression against a baseline.
     test: Literal["boschloo", "fisher"] = "boschloo"
-    #: ``--consistency-suite-regression``: fail when the suite-level (stratified exact) test finds a drop.
-    suite_regression: bool = False
+    #: The suite-level (stratified exact) test: None (the default) gates every run compared with a baseline, True
+    #: requires a comparison (it fails as not measurable without one), False switches it off.
+    suite_regression: bool | None = None
 
     @property
     def alpha(self) -> float:
@@ -193,6 +201,12 @@ class TaskResult:
     curtailed: int = 0
     #: Where the scored repetitions' model steps part (:mod:`.trajectory`); None when none made a model call.
     trajectory: DivergenceMap | None = None
+    #: ``min_rate``: the bar the task's rate is decided against (None: the task is decided by ``min_pass``), the
+    #: one-sided exact bounds it was read on (each at 1 - alpha), and for an undecided task the repetitions a fresh
+    #: run would likely need to decide it (:func:`..stats.rate.planning_n`; None when none would).
+    min_rate: float | None = None
+    rate_bounds: Interval | None = None
+    plan_n: int | None = None
     #: An inconsistent task: why its repetitions part, as one word (:data:`.cause.CAUSES`), and the finding behind it.
     cause: Cause | None = None
     why: Finding | None = None
@@ -207,8 +221,13 @@ class TaskResult:
 
     @property
     def tolerated_failures(self) -> int:
-        """Failed repetitions of a passing task (``min_pass`` below 1)."""
+        """Failed repetitions of a passing task (``min_pass`` below 1, or ``min_rate``)."""
         return len([r for r in self.repetitions if r.outcome in FAILURE]) if self.verdict == "pass" else 0
+
+    @property
+    def bar(self) -> str:
+        """The task's bar in the words of its marker: ``min_rate 0.8`` or ``min_pass 1``."""
+        return f"min_rate {self.min_rate:g}" if self.min_rate is not None else f"min_pass {self.min_pass:g}"
 
 
 @dataclass(frozen=True)
@@ -262,16 +281,21 @@ class GateResult:
     threshold: float
     direction: Literal["max", "min"]
     unit: str
-    #: The point estimate (None: not measurable in this session) and, when gating on the bound, its interval.
+    #: The point estimate (None: not measurable in this session) and, when decided on the bound, the one-sided
+    #: bounds it was decided on (each at 1 - ``level``).
     value: float | None
     interval: Interval | None
     on: GateOn
     state: GateState
-    #: The state as the exit status counts it (an inconclusive gate counts as ``--consistency-inconclusive``).
+    #: The state as the exit status counts it (an undecided gate counts as ``--consistency-inconclusive``).
     passed: bool
-    #: For an inconclusive gate: about how many more repetitions per task would likely decide it.
-    more_repetitions: int | None = None
-    #: For an inconclusive gate whose figure is scored at k = n: the advice to follow instead (pin k).
+    #: The level the gate was decided at: the session's alpha (or ``--mcnemar-p-min``'s P) divided by ``family``,
+    #: the number of statistical gates the session decides (Bonferroni); None for a fact (route drift).
+    level: float | None = None
+    family: int = 1
+    #: For an undecided gate: the repetitions per task a FRESH run would likely need to decide it (None: none would).
+    plan_n: int | None = None
+    #: For an undecided gate: what to do, in one sentence (a fresh run at ``plan_n``, or pin k).
     advice: str | None = None
 
 
@@ -324,6 +348,9 @@ class Comparison:
     #: How the runs were made comparable when their k or n differ (the common k of the gap change, the repetitions
     #: McNemar's flips are read on), one sentence each.
     notes: list[str] = field(default_factory=list)
+    #: The gap change's one-sided bounds at the gap-increase gate's level (each at 1 - ``alpha``), the interval that
+    #: gate is decided on; None without tasks in both runs.
+    gap_change_bounds: Interval | None = None
 
 
 @dataclass
@@ -364,11 +391,16 @@ class SessionSummary:
 
     @property
     def tolerated_nodeids(self) -> set[str]:
-        """Repetitions whose failure ``min_pass`` tolerates: in a task that passes as a whole, in a session that ran
-        to the end (a run stopped early by a tolerated failure did not run everything, so nothing is tolerated)."""
+        """Repetitions whose failure the task's bar tolerates: in a task that passes as a whole (or is undecided
+        under ``--consistency-inconclusive=pass``), in a session that ran to the end (a run stopped early by a
+        tolerated failure did not run everything, so nothing is tolerated)."""
         if self.interrupted:
             return set()
-        return {r.nodeid for t in self.tasks if t.verdict == "pass" for r in t.repetitions}
+        return {r.nodeid for t in self.tasks if self.counts_as_passed(t) for r in t.repetitions}
+
+    def counts_as_passed(self, task: TaskResult) -> bool:
+        """The task's verdict as the exit status counts it: a pass, or undecided with undecided counted as a pass."""
+        return task.verdict == "pass" or (task.verdict == "undecided" and self.analysis.inconclusive == "pass")
 
     @property
     def scored_tasks(self) -> list[TaskResult]:
@@ -385,6 +417,9 @@ class SessionSummary:
         if not isinstance(data, dict):
             raise ReportFormatError(f"{where}: not a pytest-consistency report (a JSON object is expected)")
         schema = data.get("schema")
+        if schema in READABLE:
+            data = upgraded(data)
+            schema = data.get("schema")
         if schema != SCHEMA:
             raise ReportFormatError(
                 f"{where}: schema {schema!r}, this version reads {SCHEMA!r}; "
@@ -394,3 +429,19 @@ class SessionSummary:
         if unknown or not isinstance(data.get("summary"), dict):
             raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
         return from_data(cls, {**data["summary"], "tasks": data.get("tasks")}, where)
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A report of an earlier schema (:data:`READABLE`) as this version writes it: report/3 called an undecided gate
+    ``inconclusive`` and kept ``more_repetitions`` (repetitions to ADD), which is not carried over."""
+    summary = dict(data.get("summary") or {})
+    gates = []
+    for gate in summary.get("gates") or ():
+        if isinstance(gate, dict):
+            gate = {key: value for key, value in gate.items() if key != "more_repetitions"}
+            if gate.get("state") == "inconclusive":
+                gate["state"] = "undecided"
+        gates.append(gate)
+    if "gates" in summary:
+        summary["gates"] = gates
+    return {**data, "schema": SCHEMA, "summary": summary}

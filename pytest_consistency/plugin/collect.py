@@ -90,6 +90,7 @@ def payload(
             "n": spec.n,
             "k": spec.k,
             "min_pass": spec.min_pass,
+            "min_rate": spec.min_rate,
             "order": order,
             "answer_recorded": state.answer_recorded,
             "answer": state.answer,
@@ -183,14 +184,21 @@ class Collector:
         self.pending: dict[str, float] = {}
         self.pending_span: dict[str, tuple[float | None, float | None]] = {}
 
-    def expect(self, nodeid: str, task_id: str, repeat: int, n: int, k: int, min_pass: float, order: int) -> bool:
+    def expect(self, nodeid: str, task_id: str, repeat: int, spec: MarkerSpec, order: int) -> bool:
         """Note a selected repetition; one that never reported stays ``not run``. True when it never reported."""
         rep = self.repetitions.get(nodeid)
         if rep is None:
             from pytest_consistency.model.records import RepetitionResult
 
             rep = RepetitionResult(
-                task_id=task_id, nodeid=nodeid, repeat=repeat, n=n, k=k, min_pass=min_pass, order=order
+                task_id=task_id,
+                nodeid=nodeid,
+                repeat=repeat,
+                n=spec.n,
+                k=spec.k,
+                min_pass=spec.min_pass,
+                order=order,
+                min_rate=spec.min_rate,
             )
             rep.duration += self.pending.pop(nodeid, 0.0)
             rep.started, rep.stopped = self.pending_span.pop(nodeid, (None, None))
@@ -233,6 +241,7 @@ class Collector:
                 k=data["k"],
                 min_pass=data["min_pass"],
                 order=data["order"],
+                min_rate=data["min_rate"],
             )
             rep.duration += self.pending.pop(nodeid, 0.0)
             rep.started, rep.stopped = self.pending_span.pop(nodeid, (None, None))

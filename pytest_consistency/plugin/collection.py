@@ -13,11 +13,32 @@ import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
 from pytest_consistency.config import shard
-from pytest_consistency.config.marker import PARAM, MarkerError, repetition_id, task_id_of
+from pytest_consistency.config.marker import PARAM, MarkerError, MarkerSpec, rate_warning, repetition_id, task_id_of
 from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
 
 if TYPE_CHECKING:
     from pytest_consistency.cassette.matching import MatchRules
+
+
+def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
+    """A ``min_rate`` task whose n cannot reach a decided PASS (or FAIL) gets one warning at collection, saying the n
+    that could: once per task, in one process (each xdist worker collects every task; the first one says it)."""
+    config = metafunc.config
+    settings = config.stash[STATE].settings
+    text = rate_warning(spec, settings.consistency_confidence)
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if text is None or worker not in (None, "gw0"):
+        return
+    import warnings
+
+    from pytest_consistency.capture.active import ConsistencyWarning
+
+    warnings.warn_explicit(
+        ConsistencyWarning(f"{metafunc.definition.nodeid}: repeat_consistency(min_rate={spec.min_rate:g}): {text}"),
+        ConsistencyWarning,
+        str(metafunc.definition.path),
+        metafunc.definition.function.__code__.co_firstlineno,
+    )
 
 
 class Collection:
@@ -38,6 +59,8 @@ class Collection:
             problem = repeat_plugin_problem(metafunc)
         if problem is not None:  # outside the except block, so the error shows without a chained traceback
             pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
+        if spec.min_rate is not None:
+            warn_undecidable(metafunc, spec)
         resample = metafunc.config.stash[STATE].resample
         count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
         metafunc.fixturenames.append(PARAM)

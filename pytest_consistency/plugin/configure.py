@@ -129,7 +129,9 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
-    problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression, "--consistency-adaptive")
+    problem = refused_with_adaptive(
+        thresholds, state.settings.consistency_suite_regression is True, "--consistency-adaptive"
+    )
     if problem is not None:
         raise pytest.UsageError(problem)
 

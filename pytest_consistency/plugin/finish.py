@@ -113,12 +113,12 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.
-        from pytest_consistency.analysis.baseline import compare, untested_gates
+        from pytest_consistency.analysis.baseline import compare_for_gates, untested_gates
         from pytest_consistency.report.json_report import ReportError, read_report
 
         try:
             label = str(state.settings.consistency_baseline)  # as given: the absolute path is in the errors
-            summary.comparison = compare(read_report(baseline), summary, label=label)
+            summary.comparison = compare_for_gates(read_report(baseline), summary, label, thresholds)
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
         else:
@@ -294,9 +294,7 @@ def expect_selected(session: pytest.Session, state: PluginState) -> int:
         if tracked is None or spec is None:
             continue
         order = state.order.get(item.nodeid, 0)
-        unreached += state.collector.expect(
-            item.nodeid, tracked.task_id, tracked.repeat, spec.n, spec.k, spec.min_pass, order
-        )
+        unreached += state.collector.expect(item.nodeid, tracked.task_id, tracked.repeat, spec, order)
     return unreached
 
 
@@ -386,7 +384,11 @@ def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, s
     others = [r for r in state.collector.by_task.get(rep.task_id, ()) if r.nodeid != rep.nodeid]
     passes = sum(r.succeeded for r in others if r.scored)
     failures = sum(not r.succeeded for r in others if r.scored) + 1
-    if decided(passes, failures, rep.n, rep.min_pass) != "pass":
+    settings = state.settings
+    verdict = decided(
+        passes, failures, rep.n, rep.min_pass, rep.min_rate, round(1 - settings.consistency_confidence, 12)
+    )
+    if not (verdict == "pass" or (verdict == "undecided" and settings.consistency_inconclusive == "pass")):
         return None
     return TOLERATED, "t", ("TOLERATED", {"yellow": True})
 

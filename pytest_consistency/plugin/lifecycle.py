@@ -357,13 +357,15 @@ def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRe
     if active.repeat <= state.settings.consistency_n_min:
         return None
     tally = board.tally(active.task_id)
-    verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass)
+    alpha = round(1.0 - state.settings.consistency_confidence, 12)
+    verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass, spec.min_rate, alpha)
     if verdict is None or tally.skipped:
         return None
     active.curtailed = True
+    bar = f"min_pass {spec.min_pass:g}" if spec.min_rate is None else f"min_rate {spec.min_rate:g}"
     return (
-        f"curtailed (--consistency-adaptive): {active.task_id} is a {verdict} whatever the remaining "
-        f"repetitions do ({tally.passes} passed, {tally.failures} failed of n={spec.n}, min_pass {spec.min_pass:g})"
+        f"curtailed (--consistency-adaptive): {active.task_id} is {verdict} at n={spec.n} whatever the remaining "
+        f"repetitions do ({tally.passes} passed, {tally.failures} failed, {bar})"
     )
 
 

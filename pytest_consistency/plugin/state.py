@@ -168,6 +168,7 @@ class PluginState:
             dict(marker.kwargs),
             repeat_override=self.settings.consistency_repeat,
             default_min_pass=1.0 if self.settings.consistency_min_pass is None else self.settings.consistency_min_pass,
+            default_min_rate=self.settings.consistency_min_rate,
         )
         self.specs[id(marker)] = (marker, spec)
         return spec

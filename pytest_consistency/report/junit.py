@@ -75,7 +75,7 @@ def _mangle(nodeid: str) -> tuple[str, str]:
 def tolerated(task: TaskResult, rep: RepetitionResult, summary: SessionSummary) -> bool:
     """A failed or erroring repetition the verdict tolerates; an interrupted run tolerates nothing (as its exit
     status does not), since it did not run every repetition the verdict counts on."""
-    return task.verdict == "pass" and rep.outcome in _FAILED_TAG and not summary.interrupted
+    return summary.counts_as_passed(task) and rep.outcome in _FAILED_TAG and not summary.interrupted
 
 
 def number(value: float | None) -> str:
@@ -89,11 +89,21 @@ def interval_properties(name: str, interval: Interval | None, scale: float = 1.0
     return [(f"{name}.low", number(interval.low * scale)), (f"{name}.high", number(interval.high * scale))]
 
 
+def rate_properties(task: TaskResult) -> list[Property]:
+    """A ``min_rate`` task's bar and the one-sided bounds its verdict was read on."""
+    return [
+        ("consistency.task.min_rate", number(task.min_rate)),
+        *interval_properties("consistency.task.rate_bounds", task.rate_bounds),
+    ]
+
+
 def task_properties(task: TaskResult, change: TaskChange | None) -> list[Property]:
     props: list[Property] = [
         ("consistency.task.passes", f"{task.passes}/{task.scored}"),
         ("consistency.task.verdict", task.verdict),
         ("consistency.task.min_pass", number(task.min_pass)),
+        *(rate_properties(task) if task.min_rate is not None else []),
+        *([("consistency.task.plan_n", str(task.plan_n))] if task.plan_n is not None else []),
         ("consistency.task.pass_hat_k", number(task.pass_hat_k)),
         *interval_properties("consistency.task.pass_hat_k", task.pass_hat_k_interval),
         ("consistency.task.pass_rate", number(task.passes / task.scored if task.scored else None)),
@@ -155,6 +165,9 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
         ("consistency.repeat", "mixed" if summary.repeat is None else str(summary.repeat)),
         ("consistency.k", "mixed" if summary.k is None else str(summary.k)),
         ("consistency.confidence", number(summary.analysis.confidence)),
+        ("consistency.gate_on", summary.analysis.gate_on),
+        ("consistency.inconclusive", summary.analysis.inconclusive),
+        ("consistency.undecided_tasks", str(sum(t.verdict == "undecided" for t in summary.tasks))),
         ("consistency.interval_target", summary.analysis.target),
         ("consistency.mean_at_k", number(summary.mean_at_k)),
         *interval_properties("consistency.mean_at_k", iv.mean_at_k if iv else None),
@@ -183,6 +196,8 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             (f"{name}.threshold", number(gate.threshold)),
             (f"{name}.state", gate.state),
             (f"{name}.passed", str(gate.passed).lower()),
+            *([(f"{name}.level", number(gate.level))] if gate.level is not None else []),
+            *([(f"{name}.plan_n", str(gate.plan_n))] if gate.plan_n is not None else []),
         ]
     c = summary.comparison
     if c is not None:
@@ -218,12 +233,16 @@ def cause_name(cause: str) -> str:
 
 
 def cause_properties(summary: SessionSummary) -> list[Property]:
-    """Per cause present, its points of the gap and its tasks: ``consistency.cause.input.gap_pp``."""
+    """Per cause present, its points of the gap, their interval (conditional on the causes named) and its tasks:
+    ``consistency.cause.input.gap_pp``, ``.gap_pp.low``, ``.gap_pp.high``, ``.tasks`` (the interval named as every
+    other interval of the file is)."""
     props: list[Property] = []
     for cause, share in (summary.causes or {}).items():
         if share.tasks:
             name = f"consistency.cause.{cause_name(cause)}"
-            props += [(f"{name}.gap_pp", number(share.gap_pp)), (f"{name}.tasks", str(share.tasks))]
+            props.append((f"{name}.gap_pp", number(share.gap_pp)))
+            props += interval_properties(f"{name}.gap_pp", share.interval)
+            props.append((f"{name}.tasks", str(share.tasks)))
     return props
 
 

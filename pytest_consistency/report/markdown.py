@@ -130,7 +130,7 @@ def inconsistent(task: TaskResult) -> bool:
 def needs_a_look(task: TaskResult, change: TaskChange | None) -> bool:
     """Shown in the task table: inconsistent, failed, regressed (or newly failing/flaky), or in error."""
     regressed = change is not None and (change.regression or change.status in ("newly failing", "newly flaky"))
-    return inconsistent(task) or task.verdict in ("fail", "error") or regressed or bool(task.errors)
+    return inconsistent(task) or task.verdict in ("fail", "undecided", "error") or regressed or bool(task.errors)
 
 
 def _rank(task: TaskResult, change: TaskChange | None) -> int:
@@ -160,7 +160,13 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
     head = "## Consistency: " + word + status
     lines = [head, ""]
     failing: list[str] = []
-    doubtful = [inline(gate_line(g, summary).text) for g in summary.gates if g.state == "inconclusive" and g.passed]
+    doubtful = [inline(gate_line(g, summary).text) for g in summary.gates if g.state == "undecided" and g.passed]
+    open_tasks = [t.task_id for t in summary.tasks if t.verdict == "undecided" and summary.counts_as_passed(t)]
+    if open_tasks:
+        doubtful.append(
+            f"{len(open_tasks)} task(s) undecided, counted as passed (--consistency-inconclusive=pass): "
+            + _more(open_tasks)
+        )
     errors = 0
     for reason in failure_reasons(summary):
         if reason.gate is not None:
@@ -184,7 +190,7 @@ def verdict_lines(summary: SessionSummary) -> list[str]:
         lines += alert("WARNING", warnings)
     if summary.passed and not warnings:
         gates = f"{len(summary.gates)} gate(s) passed" if summary.gates else "no gate set"
-        lines += [f"All {summary.task_count} scored task(s) met their verdicts; {gates}.", ""]
+        lines += [f"All {summary.task_count} scored task(s) met their bars; {gates}.", ""]
     tolerated = tolerated_text(summary)
     if tolerated and not summary.interrupted:
         lines += [inline(tolerated) + ".", ""]
@@ -236,23 +242,35 @@ def figure_lines(summary: SessionSummary) -> list[str]:
 
 
 def cause_lines(summary: SessionSummary) -> list[str]:
-    """The gap by cause: one row per cause present, its tasks and its points of the gap (rounded so that the column
-    adds up to the total it prints), then one line of advice per cause. Nothing when no task has a cause."""
+    """The gap by cause: one row per cause present, its tasks, its points of the gap (rounded so that the column
+    adds up to the total it prints) and their interval (conditional on the causes named), then one line of advice
+    per cause. Nothing when no task has a cause."""
     causes = summary.causes
     if not causes or not any(share.tasks for share in causes.values()):
         return []
-    shown = rounded_shares(causes)
+    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
     present = [(cause, share) for cause, share in causes.items() if share.tasks]
+    level = f"{summary.analysis.confidence * 100:g} %"
     lines = [
         "### Why repetitions part",
         "",
-        "| cause | tasks | points of the gap |",
-        "| --- | ---: | ---: |",
-        *(f"| {cell(cause)} | {share.tasks} | {shown[cause]:.1f} pp |" for cause, share in present),
-        f"| **all causes** | {sum(share.tasks for _, share in present)} | **{sum(shown.values()):.1f} pp** |",
+        f"| cause | tasks | points of the gap | {level} interval |",
+        "| --- | ---: | ---: | ---: |",
+        *(
+            f"| {cell(cause)} | {share.tasks} | {shown[cause]:.1f} pp | {bracket(share.interval).strip() or '–'} |"
+            for cause, share in present
+        ),
+        f"| **all causes** | {sum(share.tasks for _, share in present)} | **{sum(shown.values()):.1f} pp** | |",
         "",
     ]
-    lines += [f"- {inline(shorten(line, MESSAGE_CHARS))}" for line in advice_lines(summary.tasks, causes)]
+    if any(share.interval is not None for _, share in present):
+        lines += [
+            "Intervals conditional on the causes named: the repetition noise of the tasks given each cause, not the "
+            "chance that a task was given another.",
+            "",
+        ]
+    advice = advice_lines(summary.tasks, causes, summary.consistency_gap_pp)
+    lines += [f"- {inline(shorten(line, MESSAGE_CHARS))}" for line in advice]
     return [*lines, ""]
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
 from pytest_consistency.analysis.gates import label_of
-from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, tolerated_text
+from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, rate_verdict_text, tolerated_text
 from pytest_consistency.model.result import (
     Comparison,
     GateResult,
@@ -34,7 +34,7 @@ MARKUP: dict[Style, dict[str, bool]] = {
     "warn": {"yellow": True},
     "good": {"green": True},
 }
-GATE_WORD = {"pass": "ok", "fail": "FAILED", "inconclusive": "INCONCLUSIVE"}
+GATE_WORD = {"pass": "ok", "fail": "FAILED", "undecided": "UNDECIDED"}
 TARGET_TEXT = {
     "suite": "this suite of tasks (repetition noise only)",
     "population": "the population of tasks like these (task sampling too)",
@@ -97,7 +97,9 @@ def display_ids(ids: list[str], width: int) -> list[str]:
 
 def verdict_text(task: TaskResult) -> str:
     text: str = task.verdict
-    if task.verdict == "pass" and task.passes < task.scored:
+    if task.min_rate is not None and task.verdict in ("pass", "fail", "undecided"):
+        text = rate_verdict_text(task)
+    elif task.verdict == "pass" and task.passes < task.scored:
         text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
@@ -132,7 +134,9 @@ def task_rows(summary: SessionSummary, width: int) -> list[Line]:
         else:
             answers = "-" if task.distinct_answers is None else str(task.distinct_answers)
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        style: Style = "bad" if task.verdict in ("fail", "error") else "plain"
+        style: Style = (
+            "bad" if task.verdict in ("fail", "error") else "warn" if task.verdict == "undecided" else "plain"
+        )
         if stacked:
             rows.append(Line(name, style))
             name = ""
@@ -338,34 +342,54 @@ def suite_change_text(c: Comparison) -> str:
     )
 
 
-def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
+def level_text(gate: GateResult, summary: SessionSummary) -> str:
+    """The level a statistical gate was decided at: ``level 0.025 = 0.05 / 2 gates (Bonferroni)``; "" for a fact."""
+    if gate.level is None:
+        return ""
+    if gate.family <= 1:
+        return f"level {gate.level:.3g}"
+    return f"level {gate.level:.3g} = {gate.level * gate.family:.3g} / {gate.family} gates (Bonferroni)"
+
+
+def gate_figure(gate: GateResult, summary: SessionSummary) -> str:
+    """The gate's figure against its threshold, in words: ``consistency gap 23.0 pp, one-sided bounds [14.2, 31.0]
+    > 12.0 pp``; ``... not measurable ...``."""
     label = label_of(gate.name)
     unit = f" {gate.unit}" if gate.unit else ""
     threshold = f"{gate.threshold:g}{unit}" if not gate.unit else f"{gate.threshold:.1f}{unit}"
     if gate.value is None:
         why = f": {unmeasured_drift(summary)}" if gate.name == "route_drift" else ""
-        text = f"{label}: not measurable in this session{why} (threshold {threshold})"
-    else:
-        value = f"{gate.value:g}{unit}" if not gate.unit else f"{gate.value:.1f}{unit}"
-        shown = value + bracket(gate.interval)
-        if gate.state == "inconclusive":
-            text = f"{label} {shown} straddles {threshold}"
-        else:
-            good = gate.state == "pass"
-            sign = {"max": ("<=", ">"), "min": (">=", "<")}[gate.direction][0 if good else 1]
-            text = f"{label} {shown} {sign} {threshold}"
-            if gate.on == "bound":
-                text += " (whole interval)"
-    text = f"gate {gate.option}: {text}  {GATE_WORD[gate.state]}"
-    if gate.state == "inconclusive":
-        more = (
-            f"about {gate.more_repetitions} more repetitions per task would likely decide it"
-            if gate.more_repetitions is not None
-            else "more repetitions alone will not decide it"
-        )
-        more = gate.advice or more
+        return f"{label}: not measurable in this session{why} (threshold {threshold})"
+    value = f"{gate.value:.3g}{unit}" if not gate.unit else f"{gate.value:.1f}{unit}"
+    if gate.name == "suite_regression_p":
+        threshold = f"{gate.threshold:.3g}"
+        return f"suite regression p {value} {'<=' if gate.state == 'fail' else '>'} {threshold}"
+    shown = value + (f", one-sided bounds{bracket(gate.interval)}" if gate.interval is not None else "")
+    if gate.state == "undecided":
+        return f"{label} {shown} hold {threshold}"
+    if gate.name == "mcnemar_p" and gate.level is not None:  # rejects at P / m
+        threshold = f"{gate.level:.3g}"
+    good = gate.state == "pass"
+    sign = {"max": ("<=", ">"), "min": (">=", "<")}[gate.direction][0 if good else 1]
+    return f"{label} {shown} {sign} {threshold}"
+
+
+def gate_note(gate: GateResult, summary: SessionSummary) -> str:
+    """What else the reader needs: the level it was decided at; for an undecided gate, what to do and how the exit
+    status counts it."""
+    parts = [text] if (text := level_text(gate, summary)) else []
+    if gate.state == "undecided":
         counted = "a pass" if gate.passed else "a failure"
-        text += f" ({more}; counted as {counted}: --consistency-inconclusive={summary.analysis.inconclusive})"
+        parts.append(gate.advice or "the evidence shows neither side")
+        parts.append(f"counted as {counted}: --consistency-inconclusive={summary.analysis.inconclusive}")
+    return "; ".join(parts)
+
+
+def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
+    note = gate_note(gate, summary)
+    text = f"gate {gate.option}: {gate_figure(gate, summary)}  {GATE_WORD[gate.state]}"
+    if note:
+        text += f" ({note})"
     style: Style = "plain" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
     return Line(text, style)
 
@@ -413,18 +437,22 @@ def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
 
 
 def cause_lines(summary: SessionSummary, width: int = 80) -> list[Line]:
-    """The gap by cause (the points add up to the gap as printed), and one line of advice per cause present."""
+    """The gap by cause (the points add up to the gap as printed), each with its interval (conditional on the causes
+    named), and one line of advice per cause present."""
     causes = summary.causes
     if not causes or not any(share.tasks for share in causes.values()):
         return []
-    shown = rounded_shares(causes)
+    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
     parts = [
-        f"{cause} {shown[cause]:.1f} pp ({share.tasks} task{'s' if share.tasks != 1 else ''})"
+        f"{cause} {shown[cause]:.1f} pp{bracket(share.interval)} ({share.tasks} task{'s' if share.tasks != 1 else ''})"
         for cause, share in causes.items()
         if share.tasks
     ]
-    lines = [Line(text, "warn") for text in wrapped("gap by cause: " + ", ".join(parts), width)]
-    for line in advice_lines(summary.tasks, causes):
+    text = "gap by cause: " + ", ".join(parts)
+    if any(share.interval is not None for share in causes.values() if share.tasks):
+        text += "; intervals conditional on the causes named"
+    lines = [Line(text, "warn") for text in wrapped(text, width)]
+    for line in advice_lines(summary.tasks, causes, summary.consistency_gap_pp):
         lines += [Line(text) for text in wrapped(f"  advice, {line}", width)]
     return lines
 

@@ -32,12 +32,20 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
 }
 UNKNOWN_OUTCOME = ("?", "n", "unknown outcome")
 #: Sort ranks: worst first.
-VERDICT_RANK = {"error": 0, "fail": 0, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
+VERDICT_RANK = {"error": 0, "fail": 0, "undecided": 1, "incomplete": 1, "xfail": 2, "pass": 3, "skipped": 4}
 ATTRIBUTION_RANK = {"route drift": 0, "agent": 1}
 #: Sort rank of a task's cause: the order a step is read (route first); a task without a cause last.
 CAUSE_RANK: dict[str, int] = {cause: rank for rank, cause in enumerate(CAUSES)}
-VERDICT_SYMBOL = {"pass": "✓", "fail": "✗", "error": "⚠", "xfail": "✗", "incomplete": "○", "skipped": "–"}
-GATE_SYMBOL = {"pass": "✓", "fail": "✗", "inconclusive": "?"}
+VERDICT_SYMBOL = {
+    "pass": "✓",
+    "fail": "✗",
+    "undecided": "?",
+    "error": "⚠",
+    "xfail": "✗",
+    "incomplete": "○",
+    "skipped": "–",
+}
+GATE_SYMBOL = {"pass": "✓", "fail": "✗", "undecided": "?"}
 #: The symbol of the class of repetitions that recorded no answer.
 NO_ANSWER = "∅"
 #: Answers longer than this are cut in the side-by-side (the details panel shows up to :data:`ANSWER_LIMIT`).

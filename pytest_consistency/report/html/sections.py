@@ -27,6 +27,7 @@ from pytest_consistency.report.terminal import (
     bracket,
     caveats,
     detectable,
+    gate_note,
     key_facts,
     own_clients_called,
     pct,
@@ -43,9 +44,12 @@ def verdict_section(summary: SessionSummary) -> str:
     reasons = [r.text for r in failure_reasons(summary) if r.kind != "error"]
     if summary.errors:
         reasons.append(f"{len(summary.errors)} error(s)")
-    open_gates = [g for g in summary.gates if g.state == "inconclusive" and g.passed]
+    open_gates = [g for g in summary.gates if g.state == "undecided" and g.passed]
     if open_gates:
-        reasons.append("inconclusive gates (counted as passed): " + ", ".join(g.option for g in open_gates))
+        reasons.append("undecided gates (counted as passed): " + ", ".join(g.option for g in open_gates))
+    open_tasks = [t for t in summary.tasks if t.verdict == "undecided" and summary.counts_as_passed(t)]
+    if open_tasks:
+        reasons.append(f"{len(open_tasks)} undecided task(s) (counted as passed)")
     word, cls, symbol = ("passed", "good", "✓") if summary.passed else ("failed", "bad", "✗")
     if summary.passed and summary.run.shard is not None:
         word, cls, symbol = f"shard {summary.run.shard}: verdict deferred to the merge", "dim", "⏸"
@@ -84,20 +88,15 @@ def figures_section(summary: SessionSummary) -> str:
 
 def gate_row(gate: GateResult, summary: SessionSummary) -> str:
     unit = f" {gate.unit}" if gate.unit else ""
-    value = "not measurable" if gate.value is None else fmt_num(gate.value, unit) + bracket(gate.interval)
+    bounds = f", one-sided bounds{bracket(gate.interval)}" if gate.interval is not None else ""
+    value = "not measurable" if gate.value is None else fmt_num(gate.value, unit) + bounds
     if gate.value is None and gate.name == "route_drift":
         value += f": {unmeasured_drift(summary)}"
     sign = "≤" if gate.direction == "max" else "≥"
     threshold = f"{sign} {fmt_num(gate.threshold, unit)}"
-    note = ""
-    if gate.state == "inconclusive":
-        more = (
-            f"about {gate.more_repetitions} more repetitions per task would likely decide it"
-            if gate.more_repetitions is not None
-            else "more repetitions alone will not decide it"
-        )
-        more = gate.advice or more
-        note = f"{more}; counted as {'a pass' if gate.passed else 'a failure'}"
+    if gate.name == "mcnemar_p" and gate.level is not None:
+        threshold = f"{sign} {gate.level:.3g}"
+    note = gate_note(gate, summary)
     cls = "good" if gate.state == "pass" else ("bad" if not gate.passed else "warn")
     state = f"{GATE_SYMBOL[gate.state]} {GATE_WORD[gate.state]}"
     return (
@@ -246,12 +245,13 @@ def notes_section(summary: SessionSummary) -> str:
 
 
 def causes_section(summary: SessionSummary) -> str:
-    """Why repetitions part: per cause present, its tasks (linked to their diagnosis) and its points of the gap,
-    rounded so that the column adds up to the total it shows; then one line of advice per cause."""
+    """Why repetitions part: per cause present, its tasks (linked to their diagnosis), its points of the gap, rounded
+    so that the column adds up to the total it shows, and their interval (conditional on the causes named); then one
+    line of advice per cause."""
     causes = summary.causes
     if not causes or not any(share.tasks for share in causes.values()):
         return ""
-    shown = rounded_shares(causes)
+    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
     index = {task.task_id: i for i, task in enumerate(summary.tasks) if inconsistent(task)}
     rows = []
     for cause, share in causes.items():
@@ -263,19 +263,22 @@ def causes_section(summary: SessionSummary) -> str:
         )
         rows.append(
             f'<tr><td>{e(cause)}</td><td class="num">{share.tasks}</td><td class="num">{shown[cause]:.1f} pp</td>'
-            f"<td>{links}</td></tr>"
+            f'<td class="num">{e(bracket(share.interval).strip()) or "–"}</td><td>{links}</td></tr>'
         )
     total = sum(share.tasks for share in causes.values())
     rows.append(
         f'<tr><th scope="row">all causes</th><td class="num">{total}</td>'
-        f'<td class="num"><b>{sum(shown.values()):.1f} pp</b></td><td></td></tr>'
+        f'<td class="num"><b>{sum(shown.values()):.1f} pp</b></td><td></td><td></td></tr>'
     )
-    advice = "".join(f"<li>{e(line)}</li>" for line in advice_lines(summary.tasks, causes))
+    advice = "".join(f"<li>{e(line)}</li>" for line in advice_lines(summary.tasks, causes, summary.consistency_gap_pp))
+    level = f"{summary.analysis.confidence * 100:g} %"
     return (
         '<section id="causes"><h2>Why repetitions part</h2><p class="dim">The first thing that differed between '
-        "an inconsistent task's repetitions, from the calls they made; each task's share of the gap goes to its "
-        'cause.</p><table class="plain"><thead><tr><th>cause</th><th>tasks</th><th>points of the gap</th>'
-        f"<th>which</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "an inconsistent task's repetitions and separates those that passed from those that failed, from the calls "
+        "they made; each task's share of the gap goes to its cause. Intervals at "
+        f"{level} confidence, conditional on the causes named.</p>"
+        '<table class="plain"><thead><tr><th>cause</th><th>tasks</th><th>points of the gap</th>'
+        f"<th>interval</th><th>which</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         f'<h3>Advice</h3><ul class="events">{advice}</ul></section>'
     )
 
@@ -319,7 +322,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         gap = "" if task.gap_pp is None else f"{task.gap_pp:.1f}"
         rate = bracket(task.pass_rate_interval, 100).strip() or "-"
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
-        vcls = {"fail": "bad", "error": "bad", "pass": "good"}.get(task.verdict, "dim")
+        vcls = {"fail": "bad", "error": "bad", "pass": "good", "undecided": "warn"}.get(task.verdict, "dim")
         if task.attribution:
             target = f"why-{index}" if inconsistent(task) else f"row-{index}"
             mark = "⚠ " if task.attribution == "route drift" else ""

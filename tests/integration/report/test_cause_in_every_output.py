@@ -176,7 +176,7 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
         name = cause.replace(" ", "_")
         assert props[f"consistency.cause.{name}.gap_pp"] == repr(float(causes[cause]["gap_pp"]))
         low, high = causes[cause]["interval"]["low"], causes[cause]["interval"]["high"]
-        assert (props[f"consistency.cause.{name}.gap_pp_low"], props[f"consistency.cause.{name}.gap_pp_high"]) == (
+        assert (props[f"consistency.cause.{name}.gap_pp.low"], props[f"consistency.cause.{name}.gap_pp.high"]) == (
             repr(float(low)),
             repr(float(high)),
         )

@@ -21,8 +21,13 @@ def test_the_gap_change_is_scored_at_the_common_k() -> None:
     assert comparison.gap_change_pp == pytest.approx(200 / 3 - 20)
     assert "gap change scored at the common k=3 (baseline k=10, this run k=3)" in comparison.notes
     current.comparison = comparison
-    (gate,) = conclude(current, {"gap_increase_max": 10}).gates
-    assert gate.state == "fail"
+    gates = {g.option: g for g in conclude(current, {"gap_increase_max": 10}).gates}
+    gate = gates["--gap-increase-max"]
+    # One task is no evidence: the change is read at the common k, and decided on its one-sided bounds, never the
+    # estimate (it was a point comparison, which failed this unchanged agent).
+    assert gate.value == pytest.approx(200 / 3 - 20)
+    assert gate.on == "bound" and gate.interval is not None and gate.interval.low < 10 < gate.interval.high
+    assert gate.state == "undecided"
 
 
 def test_mcnemar_reads_the_same_event_at_different_n() -> None:
@@ -34,8 +39,8 @@ def test_mcnemar_reads_the_same_event_at_different_n() -> None:
     assert (comparison.flips_worse, comparison.flips_better, comparison.flips_p_value) == (0, 0, None)
     assert any("first 3 repetition(s) of each task" in note for note in comparison.notes)
     current.comparison = comparison
-    (gate,) = conclude(current, {"mcnemar_p_min": 0.05}).gates
-    assert gate.state == "pass"
+    gates = {g.option: g for g in conclude(current, {"mcnemar_p_min": 0.05}).gates}
+    assert gates["--mcnemar-p-min"].state == "pass"
     # A failure within the first three repetitions is a flip on the shared event.
     worse = build_summary(records({f"t{i}": "PPFPPPPPPP" for i in range(12)}))
     flipped = compare(baseline, worse, "base.json")

@@ -1,4 +1,5 @@
-"""Gates on the point and on the bound: pass, fail and inconclusive, and nothing passes by accident."""
+"""Gates on the point and on their one-sided bounds: pass, fail and undecided, at the family's level, and nothing passes
+by accident."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import replace
 import pytest
 from suites import records
 
+from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.analysis.gates import (
     ALL_GATES,
     BY_DEST,
@@ -14,7 +16,9 @@ from pytest_consistency.analysis.gates import (
     CAUSE_OPTION,
     CAUSE_WORDS,
     GATES,
+    Gate,
     decide,
+    family_size,
     thresholds_of,
 )
 from pytest_consistency.analysis.summary import build_summary, conclude
@@ -53,28 +57,59 @@ def test_one_cause_gate_per_cause_under_one_option() -> None:
     }
 
 
+def bounded(gate: Gate, low: float, high: float) -> Gate:
+    """The gate with its bounds fixed (whatever the confidence asked), to test the decision alone."""
+    return replace(gate, bounds=lambda summary, confidence: Interval(low, high))
+
+
 @pytest.mark.parametrize(
     ("low", "high", "state"),
     [
         (2.0, 9.0, "pass"),
         (13.0, 20.0, "fail"),
-        (8.0, 16.0, "inconclusive"),
+        (8.0, 16.0, "undecided"),
         (5.0, 12.0, "pass"),
-        (12.0, 14.0, "inconclusive"),
+        (12.0, 14.0, "undecided"),
     ],
 )
 def test_a_max_gate_on_the_bound(low: float, high: float, state: str) -> None:
-    result = decide(GAP, summary((low + high) / 2, low, high), 12.0)
+    result = decide(bounded(GAP, low, high), summary((low + high) / 2, low, high), 12.0)
     assert result.state == state and result.on == "bound"
     assert result.passed is (state == "pass")
+    assert result.level == pytest.approx(0.05) and result.interval == Interval(low, high)
 
 
-def test_an_inconclusive_gate_says_how_many_more_repetitions_and_follows_the_policy() -> None:
-    failing = decide(GAP, summary(10.0, 6.0, 14.0), 12.0)
-    assert failing.state == "inconclusive" and not failing.passed
-    assert failing.more_repetitions is not None and failing.more_repetitions > 0
-    tolerant = decide(GAP, summary(10.0, 6.0, 14.0, inconclusive="pass"), 12.0)
-    assert tolerant.state == "inconclusive" and tolerant.passed
+def test_an_undecided_gate_plans_a_fresh_run_and_follows_the_policy() -> None:
+    failing = decide(bounded(GAP, 6.0, 14.0), summary(10.0, 6.0, 14.0), 12.0)
+    assert failing.state == "undecided" and not failing.passed
+    # a fresh run's n, larger than this run's: never "N more" to add to this one (optional stopping)
+    assert failing.plan_n is not None and failing.plan_n > 5
+    assert failing.advice is not None and "fresh run" in failing.advice and "optional stopping" not in failing.advice
+    tolerant = decide(bounded(GAP, 6.0, 14.0), summary(10.0, 6.0, 14.0, inconclusive="pass"), 12.0)
+    assert tolerant.state == "undecided" and tolerant.passed
+
+
+def test_the_bounds_are_one_sided_at_the_level_divided_by_the_family() -> None:
+    asked: list[float] = []
+
+    def read(s: SessionSummary, confidence: float) -> Interval:
+        asked.append(confidence)
+        return Interval(0.0, 1.0)
+
+    base = summary(10.0, 6.0, 14.0)
+    result = decide(replace(GAP, bounds=read), base, 12.0, family=4)
+    assert asked == [pytest.approx(1 - 2 * 0.05 / 4)]
+    assert result.level == pytest.approx(0.0125) and result.family == 4
+
+
+def test_a_flaky_task_is_certain_evidence_against_a_gap_of_zero() -> None:
+    # 19 tasks that always pass and one 4/5: the normal bound's lower end is 0, yet a task that passed and failed has
+    # 0 < p < 1, so the gap is above 0 for certain.
+    s = build_summary(records({**{f"t{i}": "PPPPP" for i in range(19)}, "f": "PPPPF"}, min_pass=0))
+    gate = decide(GAP, s, 0.0)
+    assert gate.interval is not None and gate.interval.low == 0.0
+    assert gate.state == "fail"
+    assert decide(GAP, build_summary(records({f"t{i}": "PPPPP" for i in range(20)})), 0.0).state == "undecided"
 
 
 def test_point_mode_ignores_the_interval() -> None:
@@ -83,12 +118,11 @@ def test_point_mode_ignores_the_interval() -> None:
 
 
 def test_a_min_gate_on_the_bound_needs_the_lower_bound_above() -> None:
-    base = summary(10.0, 6.0, 14.0)
-    assert base.intervals is not None
-    s = replace(base, pass_hat_k=0.9, intervals=replace(base.intervals, pass_hat_k=Interval(0.85, 0.95)))
-    assert decide(PASS_HAT, s, 80.0).state == "pass"
-    assert decide(PASS_HAT, s, 90.0).state == "inconclusive"
-    assert decide(PASS_HAT, s, 96.0).state == "fail"
+    s = replace(summary(10.0, 6.0, 14.0), pass_hat_k=0.9)
+    gate = bounded(PASS_HAT, 85.0, 95.0)
+    assert decide(gate, s, 80.0).state == "pass"
+    assert decide(gate, s, 90.0).state == "undecided"
+    assert decide(gate, s, 96.0).state == "fail"
 
 
 def test_an_unmeasurable_gate_fails_in_both_modes() -> None:
@@ -100,3 +134,42 @@ def test_an_unmeasurable_gate_fails_in_both_modes() -> None:
 def test_comparison_gates_without_a_baseline_fail_rather_than_pass() -> None:
     s = conclude(build_summary(records({"a": "PPPPP"})), {"consistency_regressions_max": 0, "gap_increase_max": 5})
     assert [g.state for g in s.gates] == ["fail", "fail"] and not s.passed
+
+
+def test_every_statistical_gate_counts_in_the_family_and_a_fact_does_not() -> None:
+    thresholds = {"consistency_gap_max": 12.0, "route_drift_max": 0.0, "consistency_regressions_max": 0}
+    bound, point = Analysis(gate_on="bound"), Analysis(gate_on="point")
+    assert family_size(bound, thresholds, compared=False) == 2  # the gap and the regressions, not route drift
+    assert family_size(bound, thresholds, compared=True) == 3  # and the suite-level test, on with a baseline
+    assert family_size(point, thresholds, compared=True) == 2  # the gap on the point is no test at a level
+    assert family_size(Analysis(suite_regression=False), thresholds, compared=True) == 2
+    assert family_size(bound, {}, compared=False) == 1
+
+
+def test_the_suite_level_test_is_on_with_a_baseline_off_without_and_required_when_asked() -> None:
+    base = build_summary(records({f"t{i}": "PPPPP" for i in range(8)}))
+    assert conclude(build_summary(records({"t0": "PPPPP"})), {}).gates == []
+    compared = build_summary(records({f"t{i}": "PPPPP" for i in range(8)}))
+    compared.comparison = compare(base, compared, "base.json")
+    assert [g.option for g in conclude(compared, {}).gates] == ["--consistency-suite-regression"]
+    assert compared.passed
+    required = build_summary(records({"t0": "PPPPP"}), analysis=Analysis(suite_regression=True))
+    (gate,) = conclude(required, {}).gates
+    assert gate.state == "fail" and gate.value is None  # not measurable: never passes by accident
+    off = build_summary(records({f"t{i}": "PPPPP" for i in range(8)}), analysis=Analysis(suite_regression=False))
+    off.comparison = compare(base, off, "base.json")
+    assert conclude(off, {}).gates == []
+
+
+def test_mcnemar_rejects_at_its_p_divided_by_the_family() -> None:
+    # 5 flips all one way: McNemar p = 0.03125, below 0.05 alone, above 0.05 / 2 beside the suite-level test.
+    base = build_summary(records({f"t{i}": "PPPPP" for i in range(10)}), analysis=Analysis(suite_regression=False))
+    worse = {f"t{i}": ("PPPPF" if i < 5 else "PPPPP") for i in range(10)}
+    alone = build_summary(records(worse), analysis=Analysis(suite_regression=False))
+    alone.comparison = compare(base, alone, "base.json")
+    (gate,) = conclude(alone, {"mcnemar_p_min": 0.05}).gates
+    assert gate.value == pytest.approx(0.03125) and gate.state == "fail" and gate.level == pytest.approx(0.05)
+    both = build_summary(records(worse))
+    both.comparison = compare(base, both, "base.json")
+    mcnemar = next(g for g in conclude(both, {"mcnemar_p_min": 0.05}).gates if g.name == "mcnemar_p")
+    assert mcnemar.level == pytest.approx(0.025) and mcnemar.state == "pass"

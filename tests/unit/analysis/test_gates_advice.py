@@ -1,5 +1,5 @@
-"""Advice that can be followed: with k = n (the default), more repetitions raise k too, so an inconclusive pass^k or
-gap gate is not decided by "about N more repetitions"; the advice says to pin k.
+"""Advice that can be followed: with k = n (the default), more repetitions raise k too, so an undecided pass^k or gap
+gate is not decided by a larger n alone; the advice says to pin k, and the n it gives is for a fresh run.
 
 Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
 interval narrows (84.8 % at n = 17, 98.2 % at n = 320), which is what the repetition count assumes.
@@ -35,20 +35,21 @@ def test_an_inconclusive_pass_hat_k_gate_at_k_equal_to_n_says_to_pin_k() -> None
         build_summary(records({f"t{i}": "PPPPP" for i in range(10)}), analysis=BOUND), {"pass_hat_k_min": 80}
     )
     (gate,) = summary.gates
-    assert gate.state == "inconclusive"
+    assert gate.state == "undecided"
     assert gate.advice is not None and "pin" in gate.advice and "k=5" in gate.advice
     text = gate_line(gate, summary).text
-    assert "once k is pinned at 5 (repeat_consistency(n=..., k=5))" in text
+    assert "pin k (repeat_consistency(n=..., k=5)) and plan a fresh run at n = " in text
     assert "with k = n, more repetitions raise k too" in text
 
 
 def test_with_k_pinned_below_n_the_count_stands_alone() -> None:
     summary = conclude(
-        build_summary(records({f"t{i}": "PPPPPPPP" for i in range(10)}, k=5), analysis=BOUND), {"pass_hat_k_min": 80}
+        build_summary(records({f"t{i}": "PPPPPPPP" for i in range(10)}, k=5), analysis=BOUND), {"pass_hat_k_min": 90}
     )
     (gate,) = summary.gates
-    assert gate.state == "inconclusive" and gate.advice is None and gate.more_repetitions is not None
-    assert "more repetitions per task would likely decide it;" in gate_line(gate, summary).text
+    assert gate.state == "undecided" and gate.plan_n is not None and gate.plan_n > 8
+    assert gate.advice is not None and "pin k" not in gate.advice
+    assert f"a fresh run at n = {gate.plan_n} per task would likely decide it" in gate_line(gate, summary).text
 
 
 def test_gates_not_scored_at_k_get_no_advice() -> None:

@@ -184,7 +184,8 @@ def test_a_run_compared_with_itself_passes_every_gate_it_may_be_gated_on(suite: 
     conclude(current, thresholds)
     for gate in current.gates:
         assert gate.state != "fail", gate
-        if current.analysis.gate_on == "point":
+        # on the point every gate passes; the gap increase is a test on its bounds in both modes (it may be undecided)
+        if current.analysis.gate_on == "point" and gate.option != "--gap-increase-max":
             assert gate.state == "pass", gate
 
 

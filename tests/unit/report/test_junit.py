@@ -166,7 +166,7 @@ def test_the_cause_of_each_task_and_the_gap_by_cause_are_properties(tmp_path: Pa
     assert suite is not None
     shown = props(suite)
     causes = {name: value for name, value in shown.items() if name.startswith("consistency.cause.")}
-    assert {name: value for name, value in causes.items() if not name.endswith(("_low", "_high"))} == {
+    assert {name: value for name, value in causes.items() if not name.endswith((".low", ".high"))} == {
         "consistency.cause.input.gap_pp": "16.0",
         "consistency.cause.input.tasks": "1",
         "consistency.cause.environment.gap_pp": "8.0",
@@ -180,7 +180,7 @@ def test_the_cause_of_each_task_and_the_gap_by_cause_are_properties(tmp_path: Pa
     for cause in ("input", "environment", "sampling", "outside the model"):  # the interval, exact, beside the share
         interval, name = summary.causes[cause].interval, f"consistency.cause.{cause.replace(' ', '_')}.gap_pp"
         assert interval is not None
-        assert (causes[f"{name}_low"], causes[f"{name}_high"]) == (repr(interval.low), repr(interval.high))
+        assert (causes[f"{name}.low"], causes[f"{name}.high"]) == (repr(interval.low), repr(interval.high))
     by_task: dict[str, dict[str, str]] = {}
     for case in root.iter("testcase"):
         mine = props(case)

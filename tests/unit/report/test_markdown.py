@@ -27,6 +27,11 @@ def summary_of(
     return conclude(build_summary(records(patterns, answers, min_pass=0.6)), gates)
 
 
+def on_the_point(patterns: dict[str, str], **gates: float) -> SessionSummary:
+    """Gates decided on the estimate (``--consistency-gate-on=point``): a gate passes or fails, never undecided."""
+    return conclude(build_summary(records(patterns, min_pass=0.6), analysis=Analysis(gate_on="point")), gates)
+
+
 def html_of(text: str) -> str:
     return str(MarkdownIt("commonmark").enable("table").render(text))
 
@@ -43,29 +48,28 @@ def test_the_builtin_markdown_format() -> None:
 
 
 def test_a_failed_run_says_so_first_with_the_gate_value_and_threshold() -> None:
-    text = render(summary_of({**STEADY, "flaky": "PFPPF", "broken": "FFFFF"}, consistency_gap_max=5.0))
+    text = render(on_the_point({**STEADY, "flaky": "PFPPF", "broken": "FFFFF"}, consistency_gap_max=5.0))
     lines = text.splitlines()
     assert lines[0] == "## Consistency: ❌ failed" and lines[2] == "> [!CAUTION]"
     assert "> - gate --consistency-gap-max: consistency gap 8.6 pp &gt; 5.0 pp  FAILED" in lines
     assert "> - 1 task(s) failed: broken" in lines
     assert text.index("[!CAUTION]") < text.index("### Figures") < text.index("### Tasks that need a look (2 of 7)")
-    assert "[!WARNING]" not in text  # no truncation, no inconclusive gate
+    assert "[!WARNING]" not in text  # no truncation, no undecided gate
 
 
 def test_a_passing_run_has_no_alert() -> None:
-    text = render(summary_of(STEADY, consistency_gap_max=5.0))
-    assert text.startswith("## Consistency: ✅ passed\n\nAll 5 scored task(s) met their verdicts; 1 gate(s) passed.")
+    text = render(on_the_point(STEADY, consistency_gap_max=5.0))
+    assert text.startswith("## Consistency: ✅ passed\n\nAll 5 scored task(s) met their bars; 1 gate(s) passed.")
     assert "[!" not in text and "No task was inconsistent, failed or regressed." in text
 
 
-def test_an_inconclusive_gate_is_a_warning_and_a_failure_when_counted_so() -> None:
+def test_an_undecided_gate_is_a_warning_and_a_failure_when_counted_so() -> None:
     reps = records({**STEADY, "flaky": "PFPPF"}, min_pass=0.6)
-    counted_fail = conclude(build_summary(reps, analysis=Analysis(gate_on="bound")), {"consistency_gap_max": 12})
+    counted_fail = conclude(build_summary(reps, analysis=Analysis(inconclusive="fail")), {"consistency_gap_max": 12})
     text = render(counted_fail)
-    assert "> [!CAUTION]" in text and "straddles 12.0 pp  INCONCLUSIVE" in text
-    counted_pass = conclude(
-        build_summary(reps, analysis=Analysis(gate_on="bound", inconclusive="pass")), {"consistency_gap_max": 12}
-    )
+    assert "> [!CAUTION]" in text and "hold 12.0 pp  UNDECIDED" in text
+    assert "counted as a failure: --consistency-inconclusive=fail" in text
+    counted_pass = conclude(build_summary(reps), {"consistency_gap_max": 12})  # the default: undecided is no failure
     text = render(counted_pass)
     assert text.startswith("## Consistency: ✅ passed\n\n> [!WARNING]\n> - gate --consistency-gap-max: ")
     assert "[!CAUTION]" not in text
@@ -200,15 +204,16 @@ def test_why_repetitions_part_adds_up_to_the_gap_printed_with_one_line_of_advice
     text = render(summary)
     tables = {t[0][0]: t for t in map(rows, re.findall(r"<table>.*?</table>", html_of(text), re.S))}
     assert tables["cause"] == [
-        ["cause", "tasks", "points of the gap"],
-        ["input", "1", "16.0 pp"],
-        ["environment", "1", "8.0 pp"],
-        ["sampling", "1", "12.0 pp"],
-        ["outside the model", "1", "0.0 pp"],
-        ["<strong>all causes</strong>", "4", "<strong>36.0 pp</strong>"],
+        ["cause", "tasks", "points of the gap", "95 % interval"],
+        ["input", "1", "16.0 pp", "[0.4, 16.0]"],
+        ["environment", "1", "8.0 pp", "[1.1, 10.7]"],
+        ["sampling", "1", "12.0 pp", "[2.9, 12.0]"],
+        ["outside the model", "1", "0.0 pp", "[0.0, 10.7]"],
+        ["<strong>all causes</strong>", "4", "<strong>36.0 pp</strong>", ""],
     ]
     assert ["consistency gap", "36.0 pp"] == tables["figure"][4][:2]  # the total is the gap printed
-    advice = advice_lines(summary.tasks, summary.causes)
+    assert "Intervals conditional on the causes named" in text  # the caveat, once, under the table
+    advice = advice_lines(summary.tasks, summary.causes, summary.consistency_gap_pp)
     assert len(advice) == 4
     for line in advice:
         assert f"- {inline(line)}" in text.splitlines()
