@@ -34,6 +34,9 @@ class Row:
     key: str | None
     n: int | None
     tasks: int
+    #: The scored tasks' verdicts: ``8 pass, 1 fail, 1 undecided`` (undecided: a min_rate task the repetitions could
+    #: not decide).
+    verdicts: str
     mean_at_k: float | None
     mean_at_k_interval: Interval | None
     pass_hat_k: float | None
@@ -76,6 +79,7 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
                 key=_keys(s),
                 n=s.repeat,
                 tasks=s.task_count,
+                verdicts=_verdicts(s),
                 mean_at_k=s.mean_at_k,
                 mean_at_k_interval=iv.mean_at_k if iv else None,
                 pass_hat_k=s.pass_hat_k,
@@ -94,6 +98,11 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
             )
         )
     return result
+
+
+def _verdicts(summary: SessionSummary) -> str:
+    counts = {word: sum(t.verdict == word for t in summary.tasks) for word in ("pass", "fail", "undecided", "xfail")}
+    return ", ".join(f"{count} {word}" for word, count in counts.items() if count or word in ("pass", "fail")) or "-"
 
 
 def _causes(summary: SessionSummary) -> dict[str, float] | None:
@@ -148,6 +157,7 @@ HEADERS = (
     "key",
     "n",
     "tasks",
+    "verdicts",
     "Mean@k %",
     "pass^k %",
     "gap pp",
@@ -170,6 +180,7 @@ def _cells(row: Row) -> list[str]:
         row.key or "-",
         _num(row.n, "d"),
         str(row.tasks),
+        row.verdicts,
         _with(row.mean_at_k, row.mean_at_k_interval, 100),
         _with(row.pass_hat_k, row.pass_hat_k_interval, 100),
         _with(row.gap_pp, row.gap_interval, 1),

@@ -78,7 +78,11 @@ def without_timings(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def records(
-    patterns: dict[str, str], answers: dict[str, list[Any]] | None = None, k: int | None = None, min_pass: float = 1.0
+    patterns: dict[str, str],
+    answers: dict[str, list[Any]] | None = None,
+    k: int | None = None,
+    min_pass: float = 1.0,
+    min_rate: float | None = None,
 ) -> list[Any]:
     """Repetition records without a session: repetition i of a task passed when its pattern has "P" at i-1.
 
@@ -106,6 +110,7 @@ def records(
                     answer_recorded=given is not None,
                     answer=given[i - 1] if given else None,
                     normalized=given[i - 1] if given else None,
+                    min_rate=min_rate,
                 )
             )
     return result

@@ -44,3 +44,14 @@ def test_the_text_markdown_and_json_renderings_carry_the_causes() -> None:
         "high": summary.causes["sampling"].interval.high,  # type: ignore[index, union-attr]
     }
     assert data["rows"][1]["causes"] is None and data["rows"][1]["cause_intervals"] is None
+
+
+def test_each_row_counts_its_verdicts_undecided_among_them() -> None:
+    from suites import records
+
+    from pytest_consistency.analysis.summary import build_summary
+
+    rated = build_summary(records({"a": "P" * 20, "b": "P" * 15 + "F" * 5, "c": "PF" * 10}, min_rate=0.8))
+    (row,) = rows([("A", rated)], rated.analysis)
+    assert row.verdicts == "1 pass, 1 fail, 1 undecided"
+    assert "1 pass, 1 fail, 1 undecided" in comparison_table([("A", rated)], rated.analysis, "markdown")

@@ -173,3 +173,22 @@ def test_mcnemar_rejects_at_its_p_divided_by_the_family() -> None:
     both.comparison = compare(base, both, "base.json")
     mcnemar = next(g for g in conclude(both, {"mcnemar_p_min": 0.05}).gates if g.name == "mcnemar_p")
     assert mcnemar.level == pytest.approx(0.025) and mcnemar.state == "pass"
+
+
+def test_a_cause_gate_is_decided_on_the_bounds_of_its_share() -> None:
+    """On 6925489 the cause gates compared the share's estimate whatever --consistency-gate-on said."""
+    from cause_summaries import cause_summary
+
+    from pytest_consistency.analysis.cause.attribute import share_interval
+
+    s = cause_summary()
+    gate = BY_DEST["cause_input_max"]
+    result = decide(gate, s, 10.0, family=2)
+    assert result.on == "bound" and result.level == pytest.approx(0.025)
+    assert result.interval == share_interval(s.tasks, "input", 1 - 2 * 0.025, s.analysis.target)
+    assert result.value == pytest.approx(16.0)
+    assert result.state == (
+        "fail" if result.interval.low > 10 else "undecided" if result.interval.high > 10 else "pass"
+    )
+    point = decide(gate, replace(s, analysis=Analysis(gate_on="point")), 10.0)
+    assert point.on == "point" and point.state == "fail"
