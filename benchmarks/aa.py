@@ -18,8 +18,8 @@ the gates decide) -> :func:`.summary.build_summary` -> :func:`.baseline.compare_
 same functions). The absolute gates are set AT the agent's true figure (its gap, its pass^k at k = n), the hardest
 case for a false alarm: an agent exactly on the threshold must not fail more than alpha of the time.
 
-Mixes of true pass rates per task (repeated to T tasks): ``docs`` is docs/baselines.md's A/A mix (8 tasks at 1.0,
-4 at 0.9, 4 at 0.7, 2 at 0.5, 2 at 0.2); ``all 0.5``, ``all 0.9``, ``all 0.97`` give every task one rate. Seeded
+Mixes of true pass rates per task (spread over T tasks: :func:`rates_for`): ``docs`` is docs/baselines.md's A/A mix
+(8 tasks at 1.0, 4 at 0.9, 4 at 0.7, 2 at 0.5, 2 at 0.2); ``all 0.5``, ``all 0.9``, ``all 0.97`` give every task one rate. Seeded
 (``random.Random``), so the same command prints the same table; each rate has a standard error of about
 sqrt(r (1 - r) / pairs) (0.007 at r = 0.05 and 1,000 pairs), printed with the table.
 
@@ -99,6 +99,10 @@ SETS: tuple[GateSet, ...] = (
 
 
 def rates_for(mix: Sequence[float], tasks: int) -> list[float]:
+    """``tasks`` rates spread over the mix: fewer tasks than the mix take every (len / tasks)-th rate (10 tasks of
+    the docs mix: four at 1.0, two at 0.9, two at 0.7, one at 0.5, one at 0.2), more repeat it."""
+    if tasks < len(mix):
+        return [mix[i * len(mix) // tasks] for i in range(tasks)]
     return [mix[i % len(mix)] for i in range(tasks)]
 
 
