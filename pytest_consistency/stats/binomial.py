@@ -203,6 +203,13 @@ def one_sided_lower(c: int, n: int, confidence: float = 0.95) -> float:
     return _lower_bound(c, n, 1.0 - confidence)
 
 
+def one_sided_upper(c: int, n: int, confidence: float = 0.95) -> float:
+    """One-sided exact (Clopper-Pearson) upper confidence bound for a pass rate."""
+    check_counts(c, n)
+    check_confidence(confidence)
+    return _upper_bound(c, n, 1.0 - confidence)
+
+
 def pass_hat_k_interval(c: int, n: int, k: int, confidence: float = 0.95) -> Interval:
     """Exact interval for p^k, the chance that k fresh repetitions all pass: [L^k, U^k] from Clopper-Pearson.
 

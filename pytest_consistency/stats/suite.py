@@ -5,53 +5,82 @@ per-metric intervals subtracted (far too wide) nor a per-task posterior averaged
 because they answer different questions:
 
 ``"suite"`` -- the tasks are fixed; only repetition noise counts (each task i has its own pass rate p_i, its n_i
-repetitions are independent Bernoulli trials). The truth is e.g. Gap = mean_i(p_i - p_i^k_i).
+repetitions are independent Bernoulli trials). The truth is e.g. Gap = mean_i(p_i - p_i^k_i). The gates decide on one
+end of an interval (a gate at level a asks for ``confidence = 1 - 2a``), so each end is a one-sided bound of its own:
+for **every** mix of pass rates, P(truth < low) <= (1 - confidence) / 2 and P(truth > high) <= (1 - confidence) / 2.
+Each end below has an argument for that; none rests on a normal approximation.
 
-* T <= 3 tasks: the image of a simultaneous box of exact Clopper-Pearson intervals, one per task at level
-  confidence^(1/T) (Sidak): [min, max] of the metric over the box. Its coverage holds for any pass rates (all p_i
-  are in their intervals at once with probability >= confidence); with T = 1 it is the exact per-task interval.
-* T >= 4 tasks: the unbiased estimate (metrics.py) +- (z * SE+ + half a lattice step), where SE+ uses for each task
-  the largest variance its estimator can have while p_i stays inside the task's Clopper-Pearson interval, and the
-  half step is the continuity correction for the lattice the estimate lives on. Clipped to the metric's range. This
-  is a normal approximation: its coverage is not guaranteed, and where the estimate's law is far from normal it fell
-  short (all tasks at p = 0.08, T = 4, n = 10, k = 5: pass@k covered 0.941; p = 0.928, T = 5, n = k = 10: the gap
-  0.947; five tasks at 9/10 gave a gap of [50.8, 90.0] pp while the truth at p = 0.928 is 45.4).
-* Every T, when all tasks share n and k: Mean@k is the exact Clopper-Pearson interval of all passes pooled (valid
-  for any pass rates, by Hoeffding), and while the counts do not contradict equal pass rates each of pass^k, pass@k
-  and the gap is joined with its exact range when every task has the pooled rate (:func:`_with_pooled_bounds`):
-  [L^k, U^k], [1 - (1 - L)^k, 1 - (1 - U)^k] and the range of p - p^k over [L, U]. When every task has one pass
-  rate that makes the interval exact (coverage >= confidence whatever T, n, k and p, up to the chance that the
-  dispersion test wrongly rejects equal rates, at most about 0.001); the per-task bound keeps it wide enough for
-  unequal rates. Three of those six ends hold for unequal rates too (Jensen): pass^k's bottom, pass@k's top, the
-  gap's top.
+* **Mean@k** (one n for every task): the exact Clopper-Pearson bounds of all passes pooled (sum c of T n). The
+  pooled count is a sum of independent Bernoulli trials with unequal rates; by Hoeffding's theorem (1956, Thm 4) its
+  tails beyond mean + 1 are no heavier than the binomial's with the mean rate, which covers every count but the
+  first: one pass in T n trials. There the worst case puts the whole mean on one task, so that bound is
+  (1 - (1 - tail)^(1/n)) / T instead of 1 - (1 - tail)^(1/(T n)) (and the mirror for the last count). With mixed n:
+  the tightest of the bound on the sum below, in blocks of one repetition, and the box.
+* **Each end of pass^k, pass@k and the gap is the tightest of a few bounds**, each valid for every mix of rates at
+  its share of the tail; the shares add up to the tail (Bonferroni), so the end is valid too (:data:`SHARES`):
 
-Coverage was computed exactly (every histogram of counts with its multinomial probability, no Monte Carlo error)
-at one common pass rate over T <= 10, n <= 20, every k <= n and a grid of p dense near 0 and 1
-(tests/unit/stats/coverage_grid.py; the result is in docs/metrics.md): no cell is below 0.95. With unequal rates
-it is checked by seeded simulation (tests/unit/stats/test_stats_coverage.py). The joined intervals are wider only
-where the per-task bound fell short: the mean width of pass@k at T = 4, n = 10, k = 5, p = 0.08 went from 58.8 to
-62.2 pp, of the gap at T = 5, n = k = 10, p = 0.928 from 57.0 to 58.9 pp; suites whose rates are far from alike
-(the published 168 tasks) keep their intervals.
+  - ``"sum"``, the bound on the suite's sum. With k = n, pass^k's estimate counts the tasks that passed every time
+    and pass@k's the tasks that passed at least once: independent Bernoulli trials, so the exact Clopper-Pearson
+    bound of that count (T trials), by Hoeffding's theorem as above (at the first and last counts: tail / T).
+    Otherwise a task's unbiased estimate is the average, over the orders of its repetitions, of the estimate on
+    m = n // k disjoint blocks of k (all passed; one passed; the block's share of passes minus all passed, within
+    [0, (k - 1) / k]). Conditional Jensen, then Hoeffding (a variable in [0, b] with mean mu is below the two-point
+    {0, b} in convex order, and a sum of independent Bernoulli trials below the binomial with their mean rate) give:
+    the suite's estimate is below b J / (T m) in convex order, J ~ Binomial(T m, truth / b). Then, for every s < t,
+    P(estimate >= t) <= E(b J / (T m) - s)+ / (t - s) (the stop-loss bound: the sharpest that convex order alone
+    allows); the end is the truth where that bound, minimised over s, reaches the tail (and the mirror).
+  - ``"box"``: each task's exact Clopper-Pearson bound at a Sidak-adjusted level (all of them hold at once) and the
+    figure's range over that box. Strong with few tasks and where one task's count says much (pass@k of tasks that
+    pass 9/10).
+  - ``"pooled"`` (one n and k): the pooled bounds L, U of the mean rate, then Jensen and order: pass^k >= L^k
+    (mean p^k >= p-bar^k), pass@k <= 1 - (1 - U)^k, the gap <= max of p - p^k over [L, U] (mean of a concave
+    function), pass^k <= U and pass@k >= L (pass^k <= Mean@k <= pass@k). Tight when the rates are alike.
+
+  With one task every end is the box's: the task's exact interval.
+
+Every interval is then clipped to the values the truth can take ([0, 1]; the gap [0, mean of max p - p^k]) and
+widened to hold the unbiased estimate (metrics.py), which can lie outside that range.
+
+Why the normal bound of earlier versions (the estimate +- z times the largest standard error each task's interval
+allows) was replaced: when one or a few tasks carry the estimate's spread, its law is far from normal, however many
+tasks there are. One task at p = 0.8 among three at 0.0001 (n = 10, k = 5) left pass^5's truth below the lower end
+10.7 % of the time at 95 % (computed exactly; 16.8 % at 90 %), the gap 3.5 % below (n = k = 5); the same happens
+with 19 tasks beside the one. The shares are fixed in advance and depend only on T and on whether n and k are
+common, so no end is chosen by a look at the counts. Checked exactly over every outcome of suites with T1 tasks at
+one rate and T2 at another (tests/unit/stats/two_rate_coverage.py; the result is in docs/metrics.md). The price:
+the gap's interval is up to 1.4x wider where tasks sit at middling rates and n = 10 (the two-point {0, b} is far
+more spread than such a task's estimate, and only the box, weak for many tasks, sees the counts one by one); pass^k's
+is narrower on most suites.
 
 Why not the suggested per-draw posterior p_i ~ Beta(c_i + 1/2, n_i - c_i + 1/2) with percentiles: its per-task
 bias (about (1/2 - p)/(n + 1) for the rate, much more for p^k when k = n) is the same sign for every task, so it adds
 up while the standard error shrinks like 1/sqrt(T). In seeded simulations (n = 5, T = 10, even with the usual
 boundary fix: upper bound 1 for c = n) it covered the Mean at 0.88 when all p = 0.9, pass^5 at 0.37 and the gap at
-0.00 when all p = 0.6; without the fix it never covers an all-pass suite (p = 1). Centring on the unbiased
-estimator removes the bias; taking the worst variance within each task's exact interval stops 5/5 tasks from
-counting as noise-free; the continuity correction and the exact box for very few tasks handle the discreteness.
-The price is conservatism: the mean width is up to 2.2x the central 95 % range of the estimate for Mean@k and 3.1x
-for the gap (seeded simulations of 10 and 30 tasks; the README lists them), because five passes in five runs cannot
-tell p = 1 from p = 0.87, where the all-pass indicator is noisiest. No resampling is involved, so ``draws`` is
-reported as 0.
+0.00 when all p = 0.6; without the fix it never covers an all-pass suite (p = 1). No resampling is involved, so
+``draws`` is reported as 0.
+
+The **paired gap change** (:func:`paired_gap_difference`, target ``"suite"``), when each task has the same n and k in
+both runs: if nothing changed, a task's two runs are exchangeable, so its change D_i = G(current) - G(baseline) is
+symmetric, and given |D_i| its sign is a fair coin, independently over tasks. The interval is the set of changes d
+that the self-normalised statistic sum(D_i - d) / sqrt(sum (D_i - d)^2) does not push past a critical value x:
+mean(D) +- x s / sqrt(T - x^2), s^2 = mean((D - mean D)^2) (every change when x^2 >= T). x is the exact quantile of
+the statistic at d = 0 over the 2^T sign patterns (or, when that law is too long to work out, the value of Bentkus
+and Dzindzalieta's bound, Bernoulli 2015: P(sum a_i e_i >= x ||a||) <= 3.1787 P(N(0, 1) >= x) for every weights),
+never below the normal quantile. So when nothing changed each end excludes 0 with probability at most the tail,
+exactly, for every mix of rates. Under a change the test's spread sum (D_i - d)^2 exceeds the true variance on
+average, which keeps large suites covered; with few tasks that moved it missed (ten tasks, eight always passing, one
+of those dropping to 0.9: 14 % above at 95 %), so below ``FEW_CHANGES_FOR_SIGNS`` moving tasks, and whenever n or k
+differ between the runs or 2^-T exceeds the tail, it is joined with each run's suite gap interval at half the tail,
+subtracted (valid for every change, Bonferroni). The choice depends on the |D_i| only, which keeps the exactness at
+no change.
 
 ``"population"`` -- never narrower than the suite interval (task sampling only adds to repetition noise); the tasks
-are a sample from a larger population of tasks (E. Miller, "Adding Error Bars to
-Evals", arXiv 2411.00640): whole tasks are resampled with replacement (percentile bootstrap of the unbiased
-estimators, ``random.Random(seed)``); for pass^k with k = n on every task the all-pass indicators are Bernoulli and
-the exact Clopper-Pearson interval on (all-pass tasks) / T is used instead. Below 30 tasks the result carries a
-note that the population interval is unreliable: simulated coverage of the 95 % bootstrap interval was 0.915 for
-Mean@k and 0.82 for pass@k at 15 tasks, 0.92 and 0.85 at 30, 0.93-0.95 at 100.
+are a sample from a larger population of tasks (E. Miller, "Adding Error Bars to Evals", arXiv 2411.00640): whole
+tasks are resampled with replacement (percentile bootstrap of the unbiased estimators, ``random.Random(seed)``);
+for pass^k with k = n on every task the all-pass indicators are Bernoulli and the exact Clopper-Pearson interval on
+(all-pass tasks) / T is used instead. Below 30 tasks the result carries a note that the population interval is
+unreliable: simulated coverage of the 95 % bootstrap interval was 0.915 for Mean@k and 0.82 for pass@k at 15 tasks,
+0.92 and 0.85 at 30, 0.93-0.95 at 100.
 
 Rates are fractions in [0, 1]; gaps are in percentage points. Standard library only; deterministic.
 """
@@ -61,32 +90,67 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from operator import itemgetter
 from statistics import NormalDist
 
-from pytest_consistency.stats.binomial import binomial_pmf, check_confidence, clopper_pearson
+from pytest_consistency.stats.binomial import check_confidence, clopper_pearson, one_sided_lower, one_sided_upper
 from pytest_consistency.stats.choices import TARGETS
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.metrics import TaskCounts, mean_at_k, pass_at_k, pass_hat_k
 
-FEW_TASKS_FOR_BOX = 3
-"""Up to this many tasks the suite target uses the exact simultaneous box instead of the normal approximation."""
-
 FEW_TASKS_FOR_POPULATION = 30
 """Below this many tasks the population (task-bootstrap) interval is flagged as unreliable."""
 
-HOMOGENEITY_LEVEL = 0.001
-"""Level of the dispersion test that decides whether the pooled (Jensen) bounds widen pass^k and the gap."""
-
-_VARIANCE_GRID = 64
-_REFINE_STEPS = 40
-
-# Index of each metric in the per-task tuples below.
+# Index of each metric in the per-task tuples below, and of each end.
 _MEAN, _HAT, _AT, _GAP = 0, 1, 2, 3
+_LOW, _HIGH = 0, 1
+
+SHARES: dict[tuple[int, int], tuple[tuple[str, float], ...]] = {
+    (_HAT, _LOW): (("sum", 0.8), ("pooled", 0.2)),
+    (_HAT, _HIGH): (("sum", 0.8), ("pooled", 0.2)),
+    (_AT, _HIGH): (("sum", 0.8), ("pooled", 0.2)),
+    (_AT, _LOW): (("sum", 0.8), ("pooled", 0.2)),
+    (_GAP, _LOW): (("sum", 1.0),),
+    (_GAP, _HIGH): (("sum", 0.8), ("pooled", 0.2)),
+}
+"""For each (metric, end), the bounds it is the tightest of besides the box, and their shares of the tail the box
+leaves. The bound on the suite's sum gets most: it is the one that narrows like 1/sqrt(T). The pooled bounds win by a
+wide margin where they win (alike rates), so a small share costs them little. pass@k mirrors pass^k (it is
+1 - pass^k of the failures). Without one n and k the pooled share goes to the sum."""
+
+BOX_SHARES: dict[tuple[int, int], float] = {(_HAT, _HIGH): 0.2, (_AT, _LOW): 0.2, (_GAP, _LOW): 0.0, (_GAP, _HIGH): 0.0}
+"""The ends the Sidak box takes part in, and the least share of the tail it takes there; it takes at least 1/T (with
+one task, all of it: the task's exact interval). The box is strong for few tasks and worthless for many on average
+(its per-task level moves by a logarithm, the others' by a normal quantile), except where one task's count says much:
+pass@k's bottom when tasks pass 9/10 (pass^k's top when they fail 9/10)."""
+
+
+def _shares(metric: int, side: int, t: int, one_n_k: bool) -> list[tuple[str, float]]:
+    """The bounds of one end with their shares of the tail (adding up to 1); see :data:`SHARES`."""
+    if t == 1:
+        return [("box", 1.0)]
+    box = max(1.0 / t, BOX_SHARES[(metric, side)]) if (metric, side) in BOX_SHARES else 0.0
+    out = [("box", box)] if box else []
+    table = SHARES[(metric, side)]
+    pooled = sum(share for name, share in table if name == "pooled")
+    for name, share in table:
+        if name == "sum":
+            out.append((name, (1.0 - box) * (share if one_n_k else share + pooled)))
+        elif one_n_k:
+            out.append((name, (1.0 - box) * share))
+    return out
+
+
+BENTKUS_DZINDZALIETA = 1.0 / (4.0 * NormalDist().cdf(-math.sqrt(2.0)))
+"""c in P(sum a_i e_i >= x ||a||) <= c P(N(0, 1) >= x) for Rademacher e_i (Bentkus and Dzindzalieta, Bernoulli 21,
+2015): 3.1787, the smallest constant that holds for every x and every weights."""
+
+_BISECTIONS = 48
+_WINDOW_SDS = 14.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +207,15 @@ def _gap_range(p_low: float, p_high: float, k: int) -> tuple[float, float]:
     return min(_g(p_low, k), _g(p_high, k)), _g(peak, k)
 
 
+def _truth(metric: int, p: float, k: int) -> float:
+    """One task's true figure at pass rate p (monotone metrics only: Mean, pass^k, pass@k)."""
+    if metric == _MEAN:
+        return p
+    if metric == _HAT:
+        return p**k
+    return 1.0 - (1.0 - p) ** k
+
+
 @lru_cache(maxsize=256)
 def _estimator_values(n: int, k: int) -> tuple[tuple[Fraction, ...], ...]:
     """For each metric, the unbiased per-task estimate when j of n repetitions pass, j = 0..n."""
@@ -154,88 +227,6 @@ def _estimator_values(n: int, k: int) -> tuple[tuple[Fraction, ...], ...]:
     return means, hats, ats, gaps
 
 
-def _fraction_gcd(a: Fraction, b: Fraction) -> Fraction:
-    return Fraction(math.gcd(a.numerator * b.denominator, b.numerator * a.denominator), a.denominator * b.denominator)
-
-
-@lru_cache(maxsize=256)
-def _lattice_steps(n: int, k: int) -> tuple[Fraction, ...]:
-    """For each metric, the gcd of the differences between the values one task's estimate can take."""
-    steps = []
-    for values in _estimator_values(n, k):
-        step = Fraction(0)
-        for v in values:
-            step = _fraction_gcd(step, abs(v - values[0]))
-        steps.append(step)
-    return tuple(steps)
-
-
-def _variance(pmf: list[float], values: tuple[float, ...]) -> float:
-    first = math.fsum(w * v for w, v in zip(pmf, values, strict=True))
-    second = math.fsum(w * v * v for w, v in zip(pmf, values, strict=True))
-    return max(0.0, second - first * first)
-
-
-def _maximise(func: Callable[[float], float], lo: float, hi: float) -> float:
-    """max of ``func`` on [lo, hi]: a grid with both ends, then golden-section search around the best point."""
-    if hi <= lo:
-        return func(lo)
-    grid = [lo + (hi - lo) * i / _VARIANCE_GRID for i in range(_VARIANCE_GRID + 1)]
-    values = [func(p) for p in grid]
-    best_index = max(range(len(values)), key=values.__getitem__)
-    a = grid[max(best_index - 1, 0)]
-    b = grid[min(best_index + 1, _VARIANCE_GRID)]
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = b - ratio * (b - a), a + ratio * (b - a)
-    f1, f2 = func(x1), func(x2)
-    for _ in range(_REFINE_STEPS):
-        if f1 >= f2:
-            b, x2, f2 = x2, x1, f1
-            x1 = b - ratio * (b - a)
-            f1 = func(x1)
-        else:
-            a, x1, f1 = x1, x2, f2
-            x2 = a + ratio * (b - a)
-            f2 = func(x2)
-    return max(values[best_index], f1, f2)
-
-
-@lru_cache(maxsize=16384)
-def _worst_variance(c: int, n: int, k: int, confidence: float, metric: int) -> float:
-    """The largest variance of the task's estimator of ``metric`` while p stays in its Clopper-Pearson interval.
-
-    For Mean@k (c / n, variance p (1 - p) / n) in closed form; for the others by a grid and golden-section search,
-    which costs O(n) per evaluation.
-    """
-    ci = clopper_pearson(c, n, confidence)
-    if metric == _MEAN:
-        p = min(max(0.5, ci.low), ci.high)
-        return p * (1.0 - p) / n
-    values = tuple(float(v) for v in _estimator_values(n, k)[metric])
-
-    def variance_at(p: float) -> float:
-        return _variance(binomial_pmf(n, p), values)
-
-    return _maximise(variance_at, ci.low, ci.high)
-
-
-def _worst_variances(c: int, n: int, k: int, confidence: float) -> tuple[float, ...]:
-    """For each metric, the largest variance of the task's estimator while p stays in its Clopper-Pearson interval."""
-    return tuple(_worst_variance(c, n, k, confidence, metric) for metric in range(4))
-
-
-def _box_ranges(task: TaskCounts, level: float) -> tuple[tuple[float, float], ...]:
-    """For each metric, the [min, max] of the task's true value while p is inside its Clopper-Pearson interval."""
-    ci = clopper_pearson(task.c, task.n, level)
-    lo, hi, k = ci.low, ci.high, task.k
-    return (
-        (lo, hi),
-        (lo**k, hi**k),
-        (1.0 - (1.0 - lo) ** k, 1.0 - (1.0 - hi) ** k),
-        _gap_range(lo, hi, k),
-    )
-
-
 def _point_estimates(tasks: Sequence[TaskCounts]) -> tuple[float, ...]:
     """The four metrics' unbiased suite estimates, exact (fractions) until the last step. Tasks with the same
     ``(n, k, c)`` share their terms, so a suite adds a handful of fractions, not four per task (each addition of
@@ -245,13 +236,6 @@ def _point_estimates(tasks: Sequence[TaskCounts]) -> tuple[float, ...]:
         for metric, values in enumerate(_estimator_values(n, k)):
             totals[metric] += values[c] * count
     return tuple(float(total / len(tasks)) for total in totals)
-
-
-def _half_step(tasks: Sequence[TaskCounts], metric: int) -> float:
-    step = Fraction(0)
-    for n, k in {(t.n, t.k) for t in tasks}:
-        step = _fraction_gcd(step, _lattice_steps(n, k)[metric])
-    return float(step / 2 / len(tasks))
 
 
 def _upper_limits(tasks: Sequence[TaskCounts]) -> tuple[float, ...]:
@@ -269,118 +253,248 @@ def _hull(low: float, high: float, estimate: float, floor: float, ceiling: float
     return Interval(min(low, estimate), max(high, estimate))
 
 
+# --- counts of independent Bernoulli trials with unequal rates (Hoeffding) ---------------------------------------
+
+
+@lru_cache(maxsize=8192)
+def _count_lower(successes: int, tasks: int, per_task: int, tail: float) -> float:
+    """One-sided lower bound, missing with probability <= ``tail`` whatever the rates, for the mean success rate of
+    ``tasks`` tasks, each adding ``per_task`` independent trials at its own rate, from the total ``successes``.
+
+    Clopper-Pearson on all ``tasks * per_task`` trials: by Hoeffding's theorem the count's tail at s is no heavier
+    than the binomial's at the mean rate once s >= mean + 1, which holds wherever that bound is used (the binomial
+    tail at s = mean + 1 exceeds 1/4 > tail) except at s = 1. There, P(count >= 1) = 1 - prod (1 - p_i)^per_task is
+    largest with the whole mean on one task, 1 - (1 - T p)^per_task, so the bound is (1 - (1 - tail)^(1/per_task)) / T.
+    """
+    if successes == 0:
+        return 0.0
+    bound = one_sided_lower(successes, tasks * per_task, 1.0 - tail)
+    if successes == 1:
+        bound = min(bound, -math.expm1(math.log1p(-tail) / per_task) / tasks)
+    return bound
+
+
+def _count_upper(successes: int, tasks: int, per_task: int, tail: float) -> float:
+    """The mirror of :func:`_count_lower`: the failures are such a count too."""
+    return 1.0 - _count_lower(tasks * per_task - successes, tasks, per_task, tail)
+
+
+# --- the bound on a suite's sum by convex order (Hoeffding) and the stop-loss bound ------------------------------
+
+
+@lru_cache(maxsize=64)
+def _log_factorials(n: int) -> tuple[float, ...]:
+    return tuple(math.lgamma(j + 1) for j in range(n + 1))
+
+
+def _binomial_window(trials: int, q: float) -> tuple[int, list[float]]:
+    """(first, [P(J = first), ..., P(J = last)]) for J ~ Binomial(trials, q) over the counts within
+    ``_WINDOW_SDS`` standard deviations of the mean (what lies outside weighs below 1e-40)."""
+    if q <= 0.0:
+        return 0, [1.0]
+    if q >= 1.0:
+        return trials, [1.0]
+    mean = trials * q
+    spread = _WINDOW_SDS * math.sqrt(trials * q * (1.0 - q)) + 8.0
+    first = max(0, math.floor(mean - spread))
+    last = min(trials, math.ceil(mean + spread))
+    log_fact = _log_factorials(trials)
+    log_q, log_r = math.log(q), math.log1p(-q)
+    top = log_fact[trials]
+    return first, [
+        math.exp(top - log_fact[j] - log_fact[trials - j] + j * log_q + (trials - j) * log_r)
+        for j in range(first, last + 1)
+    ]
+
+
+def _stop_loss_tail(trials: int, q: float, threshold: float) -> float:
+    """The largest P(S >= threshold) over every S below J ~ Binomial(trials, q) in convex order:
+    min over s < threshold of E(J - s)+ / (threshold - s), capped at 1. The ratio is monotone between integers, and
+    below the window it falls as s grows, so s runs over the integers from the window's first count - 1."""
+    mean = trials * q
+    if threshold <= mean:
+        return 1.0
+    first, pmf = _binomial_window(trials, q)
+    last = first + len(pmf) - 1
+    if threshold > last + 1:
+        return 0.0
+    survival = [0.0] * (len(pmf) + 1)  # survival[i] = P(J >= first + i)
+    for i in range(len(pmf) - 1, -1, -1):
+        survival[i] = survival[i + 1] + pmf[i]
+    s = max(0, first - 1)
+    loss = math.fsum(survival[s + 1 - first :])  # E(J - s)+ = sum over j > s of P(J >= j)
+    best = 1.0
+    while s < threshold and s <= last:
+        best = min(best, loss / (threshold - s))
+        s += 1
+        loss = max(loss - survival[s - first], 0.0)
+    return best
+
+
+@lru_cache(maxsize=4096)
+def _sum_lower(estimate: float, trials: int, width: float, tail: float) -> float:
+    """Lower bound for the truth from a suite estimate below ``width`` J / trials in convex order, J ~
+    Binomial(trials, truth / width): the smallest truth whose stop-loss bound at the estimate exceeds ``tail``
+    (bisection; the last value found to be rejected, so the end errs outwards)."""
+    if estimate <= 0.0:
+        return 0.0
+    threshold = estimate * trials / width
+    nearest = round(threshold)
+    if abs(threshold - nearest) <= 1e-9 * max(1.0, threshold):
+        threshold = float(nearest)  # the estimate sits on J's lattice; rounding must not lift it off (outwards)
+    lo, hi = 0.0, min(estimate / width, 1.0)
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if _stop_loss_tail(trials, mid, threshold) > tail:
+            hi = mid
+        else:
+            lo = mid
+    return lo * width
+
+
+def _sum_upper(estimate: float, trials: int, width: float, tail: float) -> float:
+    """The mirror of :func:`_sum_lower` (width - estimate is below width (trials - J) / trials in convex order)."""
+    return width - _sum_lower(width - estimate, trials, width, tail)
+
+
+def _blocks(tasks: Sequence[TaskCounts], metric: int) -> tuple[int, float]:
+    """(trials, width) of the binomial that bounds the suite's estimate of ``metric`` in convex order: m = n // k
+    disjoint blocks per task (the fewest of any task), each estimate within [0, width]."""
+    if metric == _MEAN:
+        return len(tasks) * min(task.n for task in tasks), 1.0
+    blocks = min(task.n // task.k for task in tasks)
+    width = max((task.k - 1) / task.k for task in tasks) if metric == _GAP else 1.0
+    return len(tasks) * blocks, width
+
+
+def _sum_bound(tasks: Sequence[TaskCounts], metric: int, side: int, tail: float, estimate: float) -> float:
+    """The bound on the suite's sum: exact Clopper-Pearson of the all-pass (pass^k) or any-pass (pass@k) tasks when
+    every task has k = n, else the stop-loss bound of the binomial that bounds the estimate in convex order."""
+    t = len(tasks)
+    if metric in (_HAT, _AT) and all(task.k == task.n for task in tasks):
+        hits = sum(1 for task in tasks if (task.c == task.n if metric == _HAT else task.c > 0))
+        return _count_lower(hits, t, 1, tail) if side == _LOW else _count_upper(hits, t, 1, tail)
+    trials, width = _blocks(tasks, metric)
+    if width <= 0.0:
+        return 0.0
+    estimate = min(max(estimate, 0.0), width)
+    return _sum_lower(estimate, trials, width, tail) if side == _LOW else _sum_upper(estimate, trials, width, tail)
+
+
+# --- the Sidak box of the tasks' exact intervals ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16384)
+def _task_bounds(c: int, n: int, tail: float) -> tuple[float, float]:
+    """One task's one-sided exact (Clopper-Pearson) lower and upper bounds, each missing with probability tail."""
+    lower = 0.0 if c == 0 else one_sided_lower(c, n, 1.0 - tail)
+    upper = 1.0 if c == n else one_sided_upper(c, n, 1.0 - tail)
+    return lower, upper
+
+
+def _box_bound(tasks: Sequence[TaskCounts], metric: int, side: int, tail: float) -> float:
+    """The figure's bound over a box of the tasks' exact intervals that all hold at once with probability 1 - tail
+    (Sidak, the tasks being independent): one-sided per task for the monotone metrics, two-sided for the gap."""
+    t = len(tasks)
+    per_task = -math.expm1(math.log1p(-tail) / t)  # 1 - (1 - tail)^(1/t)
+    total = []
+    for (c, n, k), count in Counter((task.c, task.n, task.k) for task in tasks).items():
+        if metric == _GAP:
+            lower, upper = _task_bounds(c, n, per_task / 2.0)
+            value = _gap_range(lower, upper, k)[side]
+        else:
+            value = _truth(metric, _task_bounds(c, n, per_task)[side], k)
+        total.append(value * count)
+    return math.fsum(total) / t
+
+
+# --- the pooled bounds of the mean rate, with Jensen and order ------------------------------------------------------
+
+
+def _pooled_bound(tasks: Sequence[TaskCounts], metric: int, side: int, tail: float) -> float:
+    """pass^k >= L^k, pass^k <= U, pass@k >= L, pass@k <= 1 - (1 - U)^k, gap <= max of p - p^k over [L, U], from
+    the pooled bounds L, U of the mean rate (one n and k for every task)."""
+    t, n, k = len(tasks), tasks[0].n, tasks[0].k
+    passes = sum(task.c for task in tasks)
+    if metric == _GAP:  # both pooled bounds are used: half the tail each
+        lower, upper = _count_lower(passes, t, n, tail / 2.0), _count_upper(passes, t, n, tail / 2.0)
+        return _gap_range(lower, upper, k)[1]
+    lower = side == _LOW
+    rate = _count_lower(passes, t, n, tail) if lower else _count_upper(passes, t, n, tail)
+    jensen = (metric == _HAT) == lower  # pass^k's bottom and pass@k's top: Jensen; the other two: order
+    return _truth(metric, rate, k) if jensen else rate
+
+
+def _end(tasks: Sequence[TaskCounts], metric: int, side: int, tail: float, estimate: float) -> float:
+    """The tightest of the bounds of :data:`SHARES` for one end, each at its share of the tail."""
+    one_n_k = len({(task.n, task.k) for task in tasks}) == 1
+    bounds = []
+    for name, share in _shares(metric, side, len(tasks), one_n_k):
+        if name == "sum":
+            bounds.append(_sum_bound(tasks, metric, side, tail * share, estimate))
+        elif name == "box":
+            bounds.append(_box_bound(tasks, metric, side, tail * share))
+        else:
+            bounds.append(_pooled_bound(tasks, metric, side, tail * share))
+    return max(bounds) if side == _LOW else min(bounds)
+
+
+def _mean_ends(tasks: Sequence[TaskCounts], tail: float, estimate: float) -> tuple[float, float]:
+    """Mean@k's ends: the pooled count's exact bounds (one n), else the bound on the sum and the box (mixed n)."""
+    t = len(tasks)
+    if len({task.n for task in tasks}) == 1:
+        n, passes = tasks[0].n, sum(task.c for task in tasks)
+        return _count_lower(passes, t, n, tail), _count_upper(passes, t, n, tail)
+    ends = []
+    for side in (_LOW, _HIGH):
+        bounds = [_sum_bound(tasks, _MEAN, side, tail * 0.8, estimate), _box_bound(tasks, _MEAN, side, tail * 0.2)]
+        ends.append(max(bounds) if side == _LOW else min(bounds))
+    return ends[0], ends[1]
+
+
 def pooled_interval(tasks: Sequence[TaskCounts], confidence: float) -> Interval | None:
     """Clopper–Pearson on all passes pooled (sum c out of sum n) when every task has the same n and k, else None.
 
-    For fixed tasks the pooled count is a sum of independent binomials with mean T n p-bar; by Hoeffding's theorem
-    its tails beyond the mean are no heavier than those of Binomial(T n, p-bar), so the interval covers the mean pass
-    rate p-bar at least at ``confidence``.
+    For fixed tasks the pooled count is a sum of independent Bernoulli trials with mean T n p-bar; each end misses
+    the mean pass rate p-bar with probability at most (1 - confidence) / 2 whatever the rates (Hoeffding's theorem;
+    at one pass, or one failure, in all the trials the bound is the one of the whole mean on a single task, see
+    :func:`_count_lower`).
     """
     if len({(task.n, task.k) for task in tasks}) != 1:
         return None
-    return clopper_pearson(sum(task.c for task in tasks), sum(task.n for task in tasks), confidence)
-
-
-def rates_look_alike(tasks: Sequence[TaskCounts], level: float = HOMOGENEITY_LEVEL) -> bool:
-    """False when the binomial dispersion test rejects "every task has the same pass rate" at ``level``.
-
-    The statistic is sum (c_i - n p)^2 / (n p (1 - p)) with p the pooled rate, against chi-squared with T - 1
-    degrees of freedom (Wilson–Hilferty quantile). Only used to decide whether a widening is worth making, so an
-    approximate quantile is enough: the widening never narrows an interval.
-    """
-    t, n = len(tasks), tasks[0].n
-    rate = Fraction(sum(task.c for task in tasks), t * n)
-    if t < 2 or rate in (0, 1):
-        return True
-    statistic = float(sum(((task.c - n * rate) ** 2 for task in tasks), Fraction(0)) / (n * rate * (1 - rate)))
-    df = t - 1
-    z = NormalDist().inv_cdf(1.0 - level)
-    quantile = df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3
-    return statistic <= quantile
-
-
-def _pooled_image(pooled: Interval, k: int) -> tuple[Interval, Interval, Interval]:
-    """pass^k, pass@k and the gap of one pass rate p, over p in the pooled interval: their exact range."""
-    low, high = pooled.low, pooled.high
-    gap_low, gap_high = _gap_range(low, high, k)
-    return (
-        Interval(low**k, high**k),
-        Interval(1.0 - (1.0 - low) ** k, 1.0 - (1.0 - high) ** k),
-        Interval(gap_low, gap_high),
-    )
-
-
-def _with_pooled_bounds(out: list[Interval], tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
-    """Mean@k from the pooled interval; pass^k, pass@k and the gap joined with their image of it.
-
-    With one n and k for all tasks, the pooled Clopper-Pearson interval holds the mean pass rate p-bar at
-    ``confidence`` (Hoeffding). When every task has the same pass rate p = p-bar, the suite's pass^k, pass@k and gap
-    are p^k, 1 - (1 - p)^k and p - p^k, so their range over the pooled interval (:func:`_pooled_image`) covers them
-    at ``confidence`` too: exactly, whatever T, n and k. Each interval becomes the hull of the per-task bound (the
-    Sidak box or the normal bound, made for unequal pass rates) and that image, while the counts do not contradict
-    equal pass rates (:func:`rates_look_alike`); the hull only widens, so its coverage is never below either part's.
-
-    Three of the six ends also hold for unequal rates (Jensen: mean(p_i^k) >= p-bar^k, mean(1 - (1 - p_i)^k) <=
-    1 - (1 - p-bar)^k and mean(p_i - p_i^k) <= p-bar - p-bar^k): pass^k's bottom, pass@k's top and the gap's top.
-    The other three hold only near equal rates, where the dispersion test keeps them. Without the image the normal
-    bound under-covered where the estimate's law is far from normal: all tasks at p = 0.08, T = 4, n = 10, k = 5
-    (pass@k covered 0.941), or at p = 0.928, T = 5, n = k = 10 (the gap 0.947); four 10/10 tasks gave a gap of
-    [0, 43.9] pp while the true gap at p = 0.93 is 44.6 pp. For the published 168 tasks the image would move the
-    gap's top from 30 to 52 pp, but their rates are far from alike, so it is not used there.
-    """
-    pooled = pooled_interval(tasks, confidence)
-    if pooled is None:
-        return out
-    k = tasks[0].k
-    mean, hat, at, gap = out
-    estimates = _point_estimates(tasks)
-    mean = _hull(pooled.low, pooled.high, estimates[_MEAN], 0.0, 1.0)
-    if k == 1:  # pass^1 and pass@1 are the pass rate itself
-        return [mean, mean, mean, gap]
-    if rates_look_alike(tasks):
-        hat, at, gap = (
-            Interval(min(a.low, b.low), max(a.high, b.high))
-            for a, b in zip((hat, at, gap), _pooled_image(pooled, k), strict=True)
-        )
-    return [mean, hat, at, gap]
-
-
-def _per_task_interval(tasks: Sequence[TaskCounts], confidence: float, metric: int) -> Interval:
-    """One metric's interval from the tasks' own exact intervals: the Sidak box (T <= 3) or the normal bound."""
-    t = len(tasks)
-    estimate = _point_estimates(tasks)[metric]
-    ceiling = _upper_limits(tasks)[metric]
-    if t <= FEW_TASKS_FOR_BOX:
-        level = confidence ** (1.0 / t)
-        ranges = [_box_ranges(task, level)[metric] for task in tasks]
-        low = math.fsum(r[0] for r in ranges) / t
-        high = math.fsum(r[1] for r in ranges) / t
-        return _hull(low, high, estimate, 0.0, ceiling)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-    variance = math.fsum(_worst_variance(task.c, task.n, task.k, confidence, metric) for task in tasks)
-    spread = z * math.sqrt(variance) / t + _half_step(tasks, metric)
-    return _hull(estimate - spread, estimate + spread, estimate, 0.0, ceiling)
+    tail = (1.0 - confidence) / 2.0
+    t, n, passes = len(tasks), tasks[0].n, sum(task.c for task in tasks)
+    return Interval(_count_lower(passes, t, n, tail), _count_upper(passes, t, n, tail))
 
 
 def _suite_target(tasks: Sequence[TaskCounts], confidence: float) -> list[Interval]:
-    return _with_pooled_bounds([_per_task_interval(tasks, confidence, m) for m in range(4)], tasks, confidence)
+    tail = (1.0 - confidence) / 2.0
+    estimates = _point_estimates(tasks)
+    ceilings = _upper_limits(tasks)
+    mean = _hull(*_mean_ends(tasks, tail, estimates[_MEAN]), estimates[_MEAN], 0.0, 1.0)
+    if all(task.k == 1 for task in tasks):  # pass^1 and pass@1 are the pass rate itself; no gap
+        return [mean, mean, mean, Interval(0.0, 0.0)]
+    out = [mean]
+    for metric in (_HAT, _AT, _GAP):
+        low = _end(tasks, metric, _LOW, tail, estimates[metric])
+        high = _end(tasks, metric, _HIGH, tail, estimates[metric])
+        out.append(_hull(low, high, estimates[metric], 0.0, ceilings[metric]))
+    return out
 
 
 def mean_interval(tasks: Sequence[TaskCounts], confidence: float = 0.95) -> Interval:
     """The suite-target interval of the task-averaged pass rate alone: ``suite_intervals(...).mean_at_k``, without
-    the work the other metrics take (their worst variances cost O(n) per evaluation).
+    the work the other metrics take.
 
-    The pooled Clopper-Pearson interval when every task has the same n and k, else the Sidak box (T <= 3) or the
-    worst-variance normal bound.
+    The pooled count's exact bounds when every task has the same n (valid for any pass rates), else the tightest of
+    the bound on the sum (in blocks of one repetition) and the Sidak box.
     """
     check_confidence(confidence)
     _check_tasks(tasks)
     if not tasks:
         raise ValueError("mean_interval needs at least one task")
-    pooled = pooled_interval(tasks, confidence)
-    if pooled is not None:
-        return _hull(pooled.low, pooled.high, _point_estimates(tasks)[_MEAN], 0.0, 1.0)
-    return _per_task_interval(tasks, confidence, _MEAN)
+    estimate = _point_estimates(tasks)[_MEAN]
+    return _hull(*_mean_ends(tasks, (1.0 - confidence) / 2.0, estimate), estimate, 0.0, 1.0)
 
 
 def _percentile_interval(values: list[float], confidence: float) -> tuple[float, float]:
@@ -473,6 +587,93 @@ def suite_intervals(
     )
 
 
+_FLIP_BUDGET = 6_000_000
+"""Most steps (sums kept times tasks added) the exact sign-flip law may take; beyond, the Bentkus-Dzindzalieta bound."""
+
+
+def _flip_critical_value(changes: Sequence[Fraction], tail: float) -> float:
+    """x such that P(sum e_i |D_i| > x sqrt(sum D_i^2)) <= tail for fair independent signs e_i: the exact quantile
+    of the 2^T' sign patterns (T' nonzero changes, on their common lattice) when that takes at most
+    ``_FLIP_BUDGET`` steps, else the Bentkus-Dzindzalieta value, for which the same holds by their theorem."""
+    bound = NormalDist().inv_cdf(1.0 - tail / BENTKUS_DZINDZALIETA)
+    scale = 1
+    for d in changes:
+        scale = scale * d.denominator // math.gcd(scale, d.denominator)
+    groups = Counter(abs(int(d * scale)) for d in changes if d)
+    if not groups:
+        return bound
+    reach = sum(a * m for a, m in groups.items())
+    if reach * (sum(groups.values()) + len(groups)) > _FLIP_BUDGET:
+        return bound
+    law = {0: 1}  # sum of e_i a_i -> number of sign patterns giving it
+    for a, m in sorted(groups.items()):
+        weights = [math.comb(m, j) for j in range(m + 1)]
+        step: dict[int, int] = {}
+        for value, count in law.items():
+            for j, weight in enumerate(weights):
+                key = value + a * (2 * j - m)
+                step[key] = step.get(key, 0) + count * weight
+        law = step
+    allowed = Fraction(tail) * 2 ** sum(groups.values())
+    above = 0
+    critical = max(law)
+    for value in sorted(law, reverse=True):
+        if above + law[value] > allowed:
+            critical = value
+            break
+        above += law[value]
+    else:
+        critical = min(law)
+    norm = math.sqrt(sum(a * a * m for a, m in groups.items()))
+    # The test rejects above the critical sum, not at it: a hair more keeps an outcome at the critical sum (often the
+    # largest, all signs alike) from being rounded out of the interval.
+    return min(critical / norm * (1.0 + 1e-9), bound)
+
+
+def _sign_flip_ends(changes: Sequence[Fraction], confidence: float) -> tuple[float, float]:
+    """The changes d not rejected by the self-normalised sign-flip statistic sum(D_i - d) / sqrt(sum (D_i - d)^2)
+    at the critical value x of :func:`_flip_critical_value` (from the signs' law at d = 0): mean(D) +-
+    x s / sqrt(T - x^2), s^2 = mean((D - mean D)^2); every change when x^2 >= T (the statistic never exceeds
+    sqrt(T)). When nothing changed, the signs of the D_i are fair coins given |D_i|, so each end excludes 0 with
+    probability <= (1 - confidence) / 2."""
+    t = len(changes)
+    tail = (1.0 - confidence) / 2.0
+    x = max(_flip_critical_value(changes, tail), NormalDist().inv_cdf(1.0 - tail))
+    if x * x >= t:
+        return -math.inf, math.inf
+    values = [float(d) for d in changes]
+    mean = math.fsum(values) / t
+    spread = math.sqrt(math.fsum((d - mean) ** 2 for d in values) / t)
+    half = x * spread / math.sqrt(t - x * x)
+    return mean - half, mean + half
+
+
+FEW_CHANGES_FOR_SIGNS = 8
+"""Below this many tasks whose gap estimate moved, the sign-flip interval is widened to the difference of the two
+runs' suite intervals (see :func:`_paired_suite_ends`)."""
+
+
+def _paired_suite_ends(
+    baseline: Sequence[TaskCounts], current: Sequence[TaskCounts], changes: Sequence[Fraction], confidence: float
+) -> tuple[float, float]:
+    """The suite-target ends of the gap change: the sign-flip interval (exact at no change), joined with each run's
+    suite gap interval at half the tail, subtracted (valid for every change, Bonferroni) when fewer than
+    ``FEW_CHANGES_FOR_SIGNS`` tasks moved; the subtracted interval alone when n or k differ between the runs (no
+    exchangeability) or 2^-T exceeds the tail (no sign pattern is rare enough). The sign-flip interval is valid only
+    when nothing changed: with few moving tasks its spread is a handful of terms, and under a change it missed (ten
+    tasks, eight of them always passing, one of those dropping to 0.9: 14 % above at 95 %). Which is used depends on
+    the |D_i| only, given which the signs are fair coins, so the join keeps the exactness at no change."""
+    tail = (1.0 - confidence) / 2.0
+    alike = all((b.n, b.k) == (c.n, c.k) for b, c in zip(baseline, current, strict=True))
+    signs = alike and 2.0 ** -len(changes) <= tail
+    low, high = _sign_flip_ends(changes, confidence) if signs else (math.inf, -math.inf)
+    if not signs or sum(1 for d in changes if d) < FEW_CHANGES_FOR_SIGNS:
+        half = 1.0 - tail
+        before, after = _suite_target(baseline, half)[_GAP], _suite_target(current, half)[_GAP]
+        low, high = min(low, after.low - before.high), max(high, after.high - before.low)
+    return low, high
+
+
 def paired_gap_difference(
     pairs: Sequence[tuple[TaskCounts, TaskCounts]],
     confidence: float = 0.95,
@@ -483,9 +684,10 @@ def paired_gap_difference(
     """Interval for gap(current) - gap(baseline) in percentage points, over the tasks present in both runs.
 
     Each pair is ``(baseline, current)`` for one task. Positive means the current run is less consistent.
-    ``"suite"``: the two runs are independent samples of the same fixed tasks; the difference of unbiased gap
-    estimates +- (z * SE+ + half a lattice step) with each task's worst-case variance inside its exact interval in
-    each run (T >= 4), or the image of a Sidak box of exact intervals over all 2T pass rates (T <= 3).
+    ``"suite"``: the two runs are independent samples of the same fixed tasks. When every task has the same n and k
+    in both runs, the self-normalised sign-flip interval of the tasks' changes at the Bentkus-Dzindzalieta critical
+    value (module docstring): at no change each end misses at most (1 - confidence) / 2 for every mix of rates.
+    Otherwise each run's suite gap interval at half that tail, subtracted.
     ``"population"``: paired bootstrap of task indices (E. Miller's paired difference: a task's gap in the two runs
     is correlated, resampling pairs keeps that).
     """
@@ -496,69 +698,19 @@ def paired_gap_difference(
         _check_tasks(pair)
     if not pairs:
         raise ValueError("paired_gap_difference needs at least one task present in both runs")
-    t = len(pairs)
     baseline = [pair[0] for pair in pairs]
     current = [pair[1] for pair in pairs]
     estimate = _point_estimates(current)[_GAP] - _point_estimates(baseline)[_GAP]
     floor = -_upper_limits(baseline)[_GAP]
     ceiling = _upper_limits(current)[_GAP]
+    changes = [
+        _estimator_values(cur.n, cur.k)[_GAP][cur.c] - _estimator_values(base.n, base.k)[_GAP][base.c]
+        for base, cur in pairs
+    ]
     if target == "population":
-        differences = [
-            float(_estimator_values(cur.n, cur.k)[_GAP][cur.c] - _estimator_values(base.n, base.k)[_GAP][base.c])
-            for base, cur in pairs
-        ]
-        (boot,) = _resampled_means([differences], seed, draws)
+        (boot,) = _resampled_means([[float(d) for d in changes]], seed, draws)
         low, high = _percentile_interval(boot, confidence)
-    elif t <= FEW_TASKS_FOR_BOX:
-        level = confidence ** (1.0 / (2 * t))
-        base_ranges = [_box_ranges(task, level)[_GAP] for task in baseline]
-        cur_ranges = [_box_ranges(task, level)[_GAP] for task in current]
-        low = (math.fsum(r[0] for r in cur_ranges) - math.fsum(r[1] for r in base_ranges)) / t
-        high = (math.fsum(r[1] for r in cur_ranges) - math.fsum(r[0] for r in base_ranges)) / t
     else:
-        z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-        variance = math.fsum(
-            _worst_variances(task.c, task.n, task.k, confidence)[_GAP] for task in (*baseline, *current)
-        )
-        step = Fraction(0)
-        for n, k in {(task.n, task.k) for task in (*baseline, *current)}:
-            step = _fraction_gcd(step, _lattice_steps(n, k)[_GAP])
-        spread = z * math.sqrt(variance) / t + float(step / 2 / t)
-        low, high = estimate - spread, estimate + spread
-    if target == "suite":
-        low, high = _paired_pooled_bounds(baseline, current, confidence, low, high)
+        low, high = _paired_suite_ends(baseline, current, changes, confidence)
     result = _hull(low, high, estimate, floor, ceiling)
     return Interval(result.low * 100.0, result.high * 100.0)
-
-
-def _order(task: TaskCounts) -> tuple[int, int, int]:
-    return task.c, task.n, task.k
-
-
-@lru_cache(maxsize=1024)
-def _gap_low(tasks: tuple[TaskCounts, ...], confidence: float) -> float:
-    """The suite-target gap interval's lower end (a fraction), for tasks in a canonical order."""
-    return _suite_target(tasks, confidence)[_GAP].low
-
-
-def _paired_pooled_bounds(
-    baseline: Sequence[TaskCounts], current: Sequence[TaskCounts], confidence: float, low: float, high: float
-) -> tuple[float, float]:
-    """The gap change's ends widened by the pooled (Jensen) bound of one run and the suite bound of the other.
-
-    gap(current) - gap(baseline) <= max of p - p^k over the current run's pooled interval - the baseline's lower gap
-    bound, each at level sqrt(confidence) so both hold at once (and symmetrically for the lower end). Applied to a run
-    whose rates look alike (see :func:`_with_pooled_bounds`): an all-pass current run of tasks at p = 0.93, n = 10
-    otherwise leaves a true change of 0 above the interval (exact coverage 0.937 for four tasks).
-    """
-    level = math.sqrt(confidence)
-    for run, other, sign in ((current, baseline, 1), (baseline, current, -1)):
-        pooled = pooled_interval(run, level)
-        if pooled is None or not rates_look_alike(run):
-            continue
-        bound = _gap_range(pooled.low, pooled.high, run[0].k)[1] - _gap_low(tuple(sorted(other, key=_order)), level)
-        if sign > 0:
-            high = max(high, bound)
-        else:
-            low = min(low, -bound)
-    return low, high

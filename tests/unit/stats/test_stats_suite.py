@@ -57,18 +57,21 @@ def test_published_suite_intervals_hold_the_point_estimates(target: str, tasks: 
     assert result.pass_at_k.contains(figures.pass_at_k)
     assert result.gap_pp.contains(figures.consistency_gap_pp)
     assert result.gap_pp.contains(gap)
-    # Useful, not vacuous: 168 tasks pin the gap to within about +-6 pp.
-    assert result.gap_pp.width < 13.0
+    # Useful, not vacuous: 168 tasks pin the gap to within about +-7 pp (+-6 before issue 40's bounds, which hold
+    # for every mix of pass rates; the normal bound they replaced had no such guarantee).
+    assert result.gap_pp.width < 14.0
     assert result.mean_at_k.width < 0.1
 
 
 def test_published_pass_hat_k_matches_the_exact_interval_on_all_pass_tasks() -> None:
     population = suite_intervals(PUBLISHED, target="population")
-    assert population is not None
-    assert population.pass_hat_k == clopper_pearson(89, 168)
     suite = suite_intervals(PUBLISHED, target="suite")
-    assert suite is not None
+    assert population is not None and suite is not None
     exact = clopper_pearson(89, 168)
+    # the population interval is the exact one on the all-pass share, never narrower than the suite's
+    assert population.pass_hat_k == Interval(
+        min(exact.low, suite.pass_hat_k.low), max(exact.high, suite.pass_hat_k.high)
+    )
     assert suite.pass_hat_k.low == pytest.approx(exact.low, abs=0.01)
     assert suite.pass_hat_k.high == pytest.approx(exact.high, abs=0.01)
 
@@ -115,7 +118,9 @@ def test_no_tasks_gives_none(target: str) -> None:
 def test_one_task_is_the_exact_per_task_interval() -> None:
     result = suite_intervals([TaskCounts(4, 5, 5)])
     assert result is not None
-    assert result.mean_at_k == clopper_pearson(4, 5)
+    exact = clopper_pearson(4, 5)
+    assert result.mean_at_k.low == pytest.approx(exact.low, rel=1e-12)
+    assert result.mean_at_k.high == pytest.approx(exact.high, rel=1e-12)
     # The unbiased pass^5 estimate of a 4/5 task is 0, just below the exact interval for p^5; it is included.
     assert result.pass_hat_k.low == 0.0
     assert result.pass_hat_k.high == pytest.approx(pass_hat_k_interval(4, 5, 5).high)
