@@ -19,7 +19,8 @@ same functions). The absolute gates are set AT the agent's true figure (its gap,
 case for a false alarm: an agent exactly on the threshold must not fail more than alpha of the time.
 
 Mixes of true pass rates per task (spread over T tasks: :func:`rates_for`): ``docs`` is docs/baselines.md's A/A mix
-(8 tasks at 1.0, 4 at 0.9, 4 at 0.7, 2 at 0.5, 2 at 0.2); ``all 0.5``, ``all 0.9``, ``all 0.97`` give every task one rate. Seeded
+(8 tasks at 1.0, 4 at 0.9, 4 at 0.7, 2 at 0.5, 2 at 0.2); ``all 0.5``, ``all 0.9``, ``all 0.97`` give every task
+one rate. Seeded
 (``random.Random``), so the same command prints the same table; each rate has a standard error of about
 sqrt(r (1 - r) / pairs) (0.007 at r = 0.05 and 1,000 pairs), printed with the table.
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_consistency.analysis.baseline import compare
-from pytest_consistency.analysis.cause.attribute import rounded_shares
+from pytest_consistency.analysis.cause.attribute import rounded_shares, shown_interval
 from pytest_consistency.analysis.merge import merge_reports
 from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.result import Analysis, Comparison, SessionSummary
@@ -113,8 +113,11 @@ def _causes(summary: SessionSummary) -> dict[str, float] | None:
 
 
 def _interval(summary: SessionSummary, cause: str) -> Interval | None:
+    """The share's interval as printed beside its rounded points (:func:`.attribute.shown_interval`)."""
     share = (summary.causes or {}).get(cause)
-    return None if share is None or not share.tasks else share.interval  # no task: 0, nothing to bound
+    if share is None or not share.tasks:  # no task: 0, nothing to bound
+        return None
+    return shown_interval(share, (_causes(summary) or {}).get(cause, share.gap_pp))
 
 
 def _keys(summary: SessionSummary) -> str | None:

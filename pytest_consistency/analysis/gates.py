@@ -236,9 +236,9 @@ def _cause_bounds(cause: str) -> BoundsReader:
     def read(summary: SessionSummary, confidence: float) -> Interval | None:
         if summary.causes is None:
             return None
-        from pytest_consistency.analysis.cause.attribute import share_interval
+        from pytest_consistency.analysis.cause.attribute import share_bounds
 
-        return share_interval(summary.tasks, cause, confidence, summary.analysis.target)
+        return share_bounds(summary.tasks, cause, confidence, summary.analysis.target)
 
     return read
 
@@ -308,32 +308,52 @@ def family_level(analysis: Analysis, thresholds: Mapping[str, float | None], com
     return analysis.alpha / family_size(analysis, thresholds, compared)
 
 
-def pin_k_advice(gate: Gate, summary: SessionSummary, plan: int | None) -> str | None:
+def pin_k_advice(gate: Gate, summary: SessionSummary, run: str | None) -> str | None:
     """For a figure scored at k = n, what to do instead of "more repetitions", which raise k too: pin k.
 
     Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
-    interval narrows like 1/sqrt(n), which is what the planning figure assumes.
+    interval narrows like 1/sqrt(n), which is what the planning figure assumes. ``run``: the fresh run planned.
     """
-    k, n = summary.k, summary.repeat
-    if not gate.scored_at_k or k is None or n is None or k != n:
+    scored = [t for t in summary.tasks if t.is_scored]
+    if not gate.scored_at_k or not scored or any(t.k != t.n for t in scored):
         return None
-    pinned = f"repeat_consistency(n=..., k={k})"
-    if plan is None:
+    ks = sorted({t.k for t in scored})
+    pinned = f"repeat_consistency(n=..., k={'/'.join(map(str, ks))})"
+    if run is None:
         return f"with k = n, more repetitions raise k too and will not decide it; pin k ({pinned})"
     return (
-        f"with k = n, more repetitions raise k too and the interval does not narrow: pin k ({pinned}) and plan a "
-        f"fresh run at n = {plan} per task, which would likely decide it"
+        f"with k = n, more repetitions raise k too and the interval does not narrow: pin k ({pinned}) and plan {run}, "
+        "which would likely decide it"
     )
 
 
-def plan_advice(plan: int | None) -> str:
+def plan_advice(run: str | None) -> str:
     """What an undecided verdict says to do: plan a fresh run, never add repetitions to this one and look again."""
-    if plan is None:
+    if run is None:
         return "the estimate sits on the threshold: no number of repetitions is likely to decide it"
     return (
-        f"a fresh run at n = {plan} per task would likely decide it (plan it as a new run: adding repetitions to "
-        "this one and looking again is optional stopping, whose error rate is no longer the level)"
+        f"{run} would likely decide it (plan it as a new run: adding repetitions to this one and looking again is "
+        "optional stopping, whose error rate is no longer the level)"
     )
+
+
+def fresh_run(
+    summary: SessionSummary, value: float, bounds: Interval, threshold: float
+) -> tuple[int | None, str | None]:
+    """The fresh run that would likely decide an undecided gate: ``(n, "a fresh run at n = 23 per task")`` when the
+    tasks share n; with mixed n, ``(None, "a fresh run with every task's n times 4.6")`` (the interval narrows like
+    1/sqrt(n) for every task alike); ``(None, None)`` when the estimate sits on the threshold."""
+    from pytest_consistency.stats.planning import fresh_run_repetitions
+
+    common = summary.repeat
+    if common is not None:
+        plan = fresh_run_repetitions(common, value, bounds, threshold)
+        return plan, None if plan is None else f"a fresh run at n = {plan} per task"
+    reference = 1000  # a scale, not a run: the factor is plan / reference
+    plan = fresh_run_repetitions(reference, value, bounds, threshold)
+    if plan is None:
+        return None, None
+    return None, f"a fresh run with every task's n times {plan / reference:.2g}"
 
 
 def _on_the_bound(gate: Gate, bounds: Interval, threshold: float) -> GateState:
@@ -349,7 +369,6 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float, family: int = 
     """One gate against its threshold: a fact on its value, a test at its level / ``family``, an estimate on its
     one-sided bounds at alpha / ``family`` (or on the point with ``--consistency-gate-on=point``)."""
     from pytest_consistency.model.result import GateResult
-    from pytest_consistency.stats.planning import fresh_run_repetitions
 
     analysis = summary.analysis
     value = gate.value(summary)
@@ -380,8 +399,8 @@ def decide(gate: Gate, summary: SessionSummary, threshold: float, family: int = 
         else:
             state = _on_the_bound(gate, bounds, threshold)
         if state == "undecided" and bounds is not None:
-            plan = fresh_run_repetitions(summary.repeat or 1, value, bounds, threshold)
-            advice = pin_k_advice(gate, summary, plan) or plan_advice(plan)
+            plan, run = fresh_run(summary, value, bounds, threshold)
+            advice = pin_k_advice(gate, summary, run) or plan_advice(run)
     passed = state == "pass" or (state == "undecided" and analysis.inconclusive == "pass")
     return GateResult(
         name=gate.name,

@@ -52,7 +52,7 @@ def failure_reasons(summary: SessionSummary) -> list[Reason]:
         Reason(
             "gate",
             f"gate {g.option} {'failed' if g.state == 'fail' else 'undecided'}",
-            f"gate {g.option} failed",
+            f"gate {g.option} {'failed' if g.state == 'fail' else 'undecided'}",
             gate=g,
         )
         for g in failing_gates(summary)

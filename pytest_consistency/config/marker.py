@@ -153,24 +153,28 @@ def rate_warning(spec: MarkerSpec, confidence: float) -> str | None:
     when n can reach both. Said once per task, at collection."""
     if spec.min_rate is None:
         return None
-    from pytest_consistency.stats.rate import n_to_fail, n_to_pass, pass_from, rate_bounds
+    from pytest_consistency.stats.rate import fail_to, n_to_fail, n_to_pass, pass_from, rate_bounds
 
     alpha = round(1.0 - confidence, 12)
     rate, n, level = spec.min_rate, spec.n, f"{confidence * 100:g} %"
-    if pass_from(n, rate, alpha) is None:
-        lower = rate_bounds(n, n, alpha).low
-        return (
-            f"n = {n} cannot show a rate of at least {rate:g} at {level}: {n}/{n} gives a lower bound of "
-            f"{lower:.2f}; n = {n_to_pass(rate, alpha)} can. It can only FAIL or stay undecided"
-        )
-    need = n_to_fail(rate, alpha)
-    if need > n:
-        upper = rate_bounds(0, n, alpha).high
-        return (
-            f"n = {n} cannot show a rate below {rate:g} at {level}: 0/{n} gives an upper bound of {upper:.2f}; "
-            f"n = {need} can. It can only PASS or stay undecided"
-        )
-    return None
+    can_pass = pass_from(n, rate, alpha) is not None
+    can_fail = fail_to(n, rate, alpha) is not None
+    if can_pass and can_fail:
+        return None
+    lower, upper = rate_bounds(n, n, alpha).low, rate_bounds(0, n, alpha).high
+    show_pass = (
+        f"cannot show a rate of at least {rate:g} at {level}: {n}/{n} gives a lower bound of {lower:.2f}; "
+        f"n = {n_to_pass(rate, alpha)} can"
+    )
+    show_fail = (
+        f"cannot show a rate below {rate:g} at {level}: 0/{n} gives an upper bound of {upper:.2f}; "
+        f"n = {n_to_fail(rate, alpha)} can"
+    )
+    if not can_pass and not can_fail:
+        return f"n = {n} {show_pass}, and it {show_fail}. Every verdict will be undecided"
+    if not can_pass:
+        return f"n = {n} {show_pass}. It can only FAIL or stay undecided"
+    return f"n = {n} {show_fail}. It can only PASS or stay undecided"
 
 
 def repetition_id(index: int) -> str:

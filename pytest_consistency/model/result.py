@@ -438,10 +438,17 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     gates = []
     for gate in summary.get("gates") or ():
         if isinstance(gate, dict):
-            gate = {key: value for key, value in gate.items() if key != "more_repetitions"}
+            # the advice said how many repetitions to ADD, and the interval was two-sided: neither is carried over
+            gate = {key: value for key, value in gate.items() if key not in ("more_repetitions", "advice")}
+            if gate.get("interval") is not None:
+                gate["interval"] = None
             if gate.get("state") == "inconclusive":
                 gate["state"] = "undecided"
         gates.append(gate)
     if "gates" in summary:
         summary["gates"] = gates
+    analysis = summary.get("analysis")
+    if isinstance(analysis, dict) and analysis.get("suite_regression") is False:
+        # report/3 had no way to switch the suite-level test off: false was its default, now "on with a baseline"
+        summary["analysis"] = {**analysis, "suite_regression": None}
     return {**data, "schema": SCHEMA, "summary": summary}

@@ -39,6 +39,13 @@ def configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
     scratch = config.stash[SCRATCH] = Scratch()  # removed at unconfigure, even if configure fails below
     state = PluginState(settings=settings.resolve(config))
+    chosen = state.settings
+    if chosen.consistency_min_pass is not None and chosen.consistency_min_rate is not None:
+        raise pytest.UsageError(
+            f"--consistency-min-pass ({chosen.sources['consistency_min_pass']}) and --consistency-min-rate "
+            f"({chosen.sources['consistency_min_rate']}) are both set: the default bar of a marker is a rule on the "
+            "observed count (min_pass) or a verdict on exact tests (min_rate), not both; keep one"
+        )
     for name in ROUTE_FIXTURES:
         provider = config.hook.pytest_consistency_provider(name=name, config=config)
         if provider is None:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_consistency.analysis.answers import MISSING, canonical_json, default_equivalent, distinct_classes
-from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
@@ -257,7 +257,8 @@ def cause_lines(summary: SessionSummary) -> list[str]:
         f"| cause | tasks | points of the gap | {level} interval |",
         "| --- | ---: | ---: | ---: |",
         *(
-            f"| {cell(cause)} | {share.tasks} | {shown[cause]:.1f} pp | {bracket(share.interval).strip() or '–'} |"
+            f"| {cell(cause)} | {share.tasks} | {shown[cause]:.1f} pp | "
+            f"{bracket(shown_interval(share, shown[cause])).strip() or '–'} |"
             for cause, share in present
         ),
         f"| **all causes** | {sum(share.tasks for _, share in present)} | **{sum(shown.values()):.1f} pp** | |",

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, rate_verdict_text, tolerated_text
 from pytest_consistency.model.result import (
@@ -444,7 +444,8 @@ def cause_lines(summary: SessionSummary, width: int = 80) -> list[Line]:
         return []
     shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
     parts = [
-        f"{cause} {shown[cause]:.1f} pp{bracket(share.interval)} ({share.tasks} task{'s' if share.tasks != 1 else ''})"
+        f"{cause} {shown[cause]:.1f} pp{bracket(shown_interval(share, shown[cause]))} "
+        f"({share.tasks} task{'s' if share.tasks != 1 else ''})"
         for cause, share in causes.items()
         if share.tasks
     ]

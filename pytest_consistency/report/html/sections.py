@@ -3,7 +3,7 @@ repetitions part (the gap by cause), and the tasks x repetitions grid itself (wh
 
 from __future__ import annotations
 
-from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares
+from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
 from pytest_consistency.report.html.data import (
@@ -263,7 +263,8 @@ def causes_section(summary: SessionSummary) -> str:
         )
         rows.append(
             f'<tr><td>{e(cause)}</td><td class="num">{share.tasks}</td><td class="num">{shown[cause]:.1f} pp</td>'
-            f'<td class="num">{e(bracket(share.interval).strip()) or "–"}</td><td>{links}</td></tr>'
+            f'<td class="num">{e(bracket(shown_interval(share, shown[cause])).strip()) or "–"}</td>'
+            f"<td>{links}</td></tr>"
         )
     total = sum(share.tasks for share in causes.values())
     rows.append(

@@ -130,3 +130,16 @@ def test_own(consistency):
     bad = pytester.runpytest("--consistency-min-rate=1")
     assert bad.ret == 4
     bad.stderr.fnmatch_lines(["*--consistency-min-rate*strictly between 0 and 1*"])
+
+
+def test_both_default_bars_are_refused_naming_where_each_came_from(pytester: pytest.Pytester) -> None:
+    suite(pytester, {"a": "PPPPP"}, "k=5")
+    pytester.makeini("[pytest]\nconsistency_min_rate = 0.8\n")
+    result = pytester.runpytest("--consistency-min-pass=0.9")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [
+            "*--consistency-min-pass (--consistency-min-pass) and --consistency-min-rate "
+            "(*tox.ini (consistency_min_rate)) are both set*keep one*"
+        ]
+    )

@@ -103,13 +103,15 @@ def test_the_bounds_are_one_sided_at_the_level_divided_by_the_family() -> None:
 
 
 def test_a_flaky_task_is_certain_evidence_against_a_gap_of_zero() -> None:
-    # 19 tasks that always pass and one 4/5: the normal bound's lower end is 0, yet a task that passed and failed has
-    # 0 < p < 1, so the gap is above 0 for certain.
+    # 19 tasks that always pass and one 4/5: whatever the interval's lower end (0 here), a task that passed and failed
+    # has 0 < p < 1, so the gap is above 0 for certain.
     s = build_summary(records({**{f"t{i}": "PPPPP" for i in range(19)}, "f": "PPPPF"}, min_pass=0))
-    gate = decide(GAP, s, 0.0)
-    assert gate.interval is not None and gate.interval.low == 0.0
+    gate = decide(bounded(GAP, 0.0, 20.0), s, 0.0)
     assert gate.state == "fail"
-    assert decide(GAP, build_summary(records({f"t{i}": "PPPPP" for i in range(20)})), 0.0).state == "undecided"
+    steady = build_summary(records({f"t{i}": "PPPPP" for i in range(20)}))
+    assert decide(bounded(GAP, 0.0, 20.0), steady, 0.0).state == "undecided"
+    assert decide(bounded(PASS_HAT, 50.0, 100.0), s, 100.0).state == "fail"  # one failure: pass^k < 100 %
+    assert decide(bounded(PASS_HAT, 50.0, 100.0), steady, 100.0).state == "undecided"
 
 
 def test_point_mode_ignores_the_interval() -> None:
@@ -179,16 +181,28 @@ def test_a_cause_gate_is_decided_on_the_bounds_of_its_share() -> None:
     """On 6925489 the cause gates compared the share's estimate whatever --consistency-gate-on said."""
     from cause_summaries import cause_summary
 
-    from pytest_consistency.analysis.cause.attribute import share_interval
+    from pytest_consistency.analysis.cause.attribute import share_bounds
 
     s = cause_summary()
     gate = BY_DEST["cause_input_max"]
     result = decide(gate, s, 10.0, family=2)
     assert result.on == "bound" and result.level == pytest.approx(0.025)
-    assert result.interval == share_interval(s.tasks, "input", 1 - 2 * 0.025, s.analysis.target)
+    assert result.interval == share_bounds(s.tasks, "input", 1 - 2 * 0.025, s.analysis.target)
     assert result.value == pytest.approx(16.0)
     assert result.state == (
         "fail" if result.interval.low > 10 else "undecided" if result.interval.high > 10 else "pass"
     )
     point = decide(gate, replace(s, analysis=Analysis(gate_on="point")), 10.0)
     assert point.on == "point" and point.state == "fail"
+
+
+def test_a_cause_gate_passes_only_on_evidence_that_counts_the_tasks_with_no_cause_named() -> None:
+    """Eight tasks 5/5 (no cause named: their repetitions agreed) and two 4/5 of cause "outside the model": the true
+    gap of the eight may be this cause's too, so "the share is at most 20 pp" is not shown (it was: the upper end was
+    the two tasks' estimate, 16 pp, and a gate at 0.8 x the truth passed 49 % of unchanged agents)."""
+    s = build_summary(records({**{f"t{i}": "PPPPP" for i in range(8)}, "a": "PPPPF", "b": "PFPPP"}, min_pass=0))
+    assert {t.cause for t in s.tasks} == {None, "outside the model"}
+    gate = BY_DEST["cause_outside_the_model_max"]
+    result = decide(gate, s, 20.0)
+    assert result.interval is not None and result.interval.high > 20.0
+    assert result.state == "undecided"

@@ -57,3 +57,13 @@ def test_gates_not_scored_at_k_get_no_advice() -> None:
         build_summary(records({f"t{i}": "PPPPP" for i in range(10)}), analysis=BOUND), {"route_drift_max": 0}
     )
     assert all(g.advice is None for g in summary.gates)
+
+
+def test_with_mixed_n_the_plan_is_a_factor_of_each_tasks_n_and_k_following_n_is_still_pinned() -> None:
+    reps = records({f"a{i}": "P" * 10 for i in range(5)}) + records({f"b{i}": "PPPPF" for i in range(5)})
+    summary = conclude(build_summary(reps, analysis=BOUND), {"consistency_gap_max": 10})
+    (gate,) = summary.gates
+    assert summary.repeat is None and gate.state == "undecided"
+    assert gate.plan_n is None  # no one n: the tasks ran 10 and 5
+    assert gate.advice is not None and "pin k (repeat_consistency(n=..., k=5/10))" in gate.advice
+    assert "a fresh run with every task's n times " in gate.advice

@@ -10,7 +10,7 @@ from suites import records
 
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.analysis.verdict import closing_parts, failure_reasons
-from pytest_consistency.model.result import RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TokenBudget
 from pytest_consistency.report import html, junit, markdown, terminal
 
 
@@ -42,7 +42,8 @@ def test_an_infrastructure_failure_is_a_task_in_error_never_tolerated() -> None:
 
 
 def test_a_failed_gate_is_named_in_the_closing_line() -> None:
-    summary = settled(build_summary(records({"a": "PFPPP", "b": "PPPPP"}, min_pass=0.6)), {"consistency_gap_max": 1})
+    # a flaky task is certain evidence of a gap above 0
+    summary = settled(build_summary(records({"a": "PFPPP", "b": "PPPPP"}, min_pass=0.6)), {"consistency_gap_max": 0})
     assert closing_parts(summary) == ["gate --consistency-gap-max failed"]
 
 
@@ -74,3 +75,22 @@ def test_every_output_names_each_reason(make, words: str) -> None:  # type: igno
     )
     if words != "in error":  # a task in error fails its repetition testcases; the others get the run testcase
         assert words in texts, texts
+
+
+def test_an_undecided_gate_counted_as_a_failure_is_named_undecided_in_the_closing_line() -> None:
+    reps = records({"a": "PFPPP", "b": "PPPPP"}, min_pass=0.6)
+    # the gap's one-sided bounds, about [1.0, 53.5] pp, hold 30
+    summary = settled(build_summary(reps, analysis=Analysis(inconclusive="fail")), {"consistency_gap_max": 30})
+    (gate,) = summary.gates
+    assert gate.state == "undecided" and not gate.passed
+    assert closing_parts(summary) == ["gate --consistency-gap-max undecided"]
+
+
+def test_an_expected_failure_is_xfail_whether_its_min_rate_verdict_is_fail_or_undecided() -> None:
+    reps = records({"mostly": "P" * 16 + "F" * 4, "half": "PF" * 10}, min_rate=0.8)
+    for rep in reps:
+        if rep.outcome == "failed":
+            rep.outcome = "xfailed"
+    summary = settled(build_summary(reps, analysis=Analysis(inconclusive="fail")))
+    assert [t.verdict for t in summary.tasks] == ["xfail", "xfail"]
+    assert summary.passed

@@ -42,3 +42,14 @@ def test_task_id_strips_only_the_repetition() -> None:
     assert task_id_of("t.py::f[rep2]", 2) == "t.py::f"
     assert task_id_of("t.py::f[a-rep12]", 12) == "t.py::f[a]"
     assert task_id_of("t.py::C::f[x-rep1-y-rep1]", 1) == "t.py::C::f[x-rep1-y]"
+
+
+def test_a_min_rate_n_that_can_neither_pass_nor_fail_says_every_verdict_is_undecided() -> None:
+    from pytest_consistency.config.marker import parse_marker, rate_warning
+
+    text = rate_warning(parse_marker((), {"n": 1, "min_rate": 0.8}), 0.95)
+    assert text is not None and "cannot show a rate of at least 0.8" in text and "cannot show a rate below 0.8" in text
+    assert text.endswith("Every verdict will be undecided")
+    assert rate_warning(parse_marker((), {"n": 20, "min_rate": 0.8}), 0.95) is None
+    only_fail = rate_warning(parse_marker((), {"n": 5, "min_rate": 0.8}), 0.95)
+    assert only_fail is not None and only_fail.endswith("It can only FAIL or stay undecided")

@@ -84,3 +84,20 @@ def test_equal_summaries_differ_when_one_figure_does() -> None:
     summary = rich_summary()
     other = SessionSummary.from_dict(summary.to_dict())
     assert replace(other, consistency_gap_pp=(other.consistency_gap_pp or 0) + 1e-9) != summary
+
+
+def test_a_report_of_schema_3_is_read_as_this_version_writes_it() -> None:
+    """report/3 called an undecided gate "inconclusive", kept "more_repetitions" (to ADD: optional stopping) and a
+    two-sided interval, and had no way to switch the suite-level test off (false was its default)."""
+    summary = build_summary(records({"a": "PPFPP", "b": "PPPPP"}))
+    conclude(summary, {"consistency_gap_max": 12})
+    data = json.loads(json.dumps(summary.to_dict()))
+    data["schema"] = "pytest-consistency/report/3"
+    gate = data["summary"]["gates"][0]
+    gate.update(state="inconclusive", more_repetitions=44, advice="about 44 more repetitions per task would likely")
+    gate.pop("level"), gate.pop("family"), gate.pop("plan_n")
+    data["summary"]["analysis"]["suite_regression"] = False
+    read = SessionSummary.from_dict(data, where="old.json")
+    (old,) = read.gates
+    assert old.state == "undecided" and old.advice is None and old.interval is None and old.plan_n is None
+    assert read.analysis.suite_regression is None
