@@ -75,7 +75,7 @@ def test_markdown_file_step_summary_and_show_agree(pytester: pytest.Pytester, mo
     assert figures[0] == ["figure", "value", "95 % interval"]
     assert figures[1] == ["Mean@5", "60.0 %", "[32.3, 83.7] %"]
     assert figures[2][:2] == ["pass^5", "33.3 %"] and figures[3][:2] == ["pass@5", "100.0 %"]
-    assert figures[4] == ["consistency gap", "26.7 pp", "[3.4, 53.5] pp"]
+    assert figures[4] == ["consistency gap", "26.7 pp", "[2.2, 53.5] pp"]
     assert [row[0] for row in figures[5:]] == ["answer disagreement", "route drift", "tokens"]
     # No task made a model call: both inconsistent tasks part outside the model, which takes the whole gap.
     assert causes == [
