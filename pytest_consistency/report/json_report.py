@@ -123,11 +123,16 @@ def check(summary: SessionSummary) -> list[str]:
                 f"{where}: needs 1 <= k <= n, 0 <= passes <= scored <= n and 0 <= min_pass <= 1 "
                 f"(k={task.k}, n={task.n}, passes={task.passes}, scored={task.scored}, min_pass={task.min_pass})"
             )
+        if task.min_rate is not None and not 0 < task.min_rate < 1:
+            problems.append(f"{where}: min_rate={task.min_rate!r:.40} is not strictly between 0 and 1")
         for j, rep in enumerate(task.repetitions):
             at = f"{where}.repetitions[{j}]"
-            mine, theirs = (rep.task_id, rep.n, rep.k, rep.min_pass), (task.task_id, task.n, task.k, task.min_pass)
+            mine = (rep.task_id, rep.n, rep.k, rep.min_pass, rep.min_rate)
+            theirs = (task.task_id, task.n, task.k, task.min_pass, task.min_rate)
             if mine != theirs:
-                problems.append(f"{at}: task_id, n, k, min_pass {mine!r:.200} differ from its task's {theirs!r:.200}")
+                problems.append(
+                    f"{at}: task_id, n, k, min_pass, min_rate {mine!r:.200} differ from its task's {theirs!r:.200}"
+                )
             elif not 1 <= rep.repeat <= task.n:
                 problems.append(f"{at}: repeat {rep.repeat} is not within 1..n={task.n}")
             elif rep.outcome not in OUTCOMES:

@@ -56,7 +56,9 @@ def test_merge_applies_the_gates_of_the_yaml_config_and_decides_the_exit_status(
     (pytester.path / "gates.yaml").write_text("gates:\n  consistency_gap_max: 5\n")
     result = cli("merge", "s1.json", "s2.json", "-o", "m.json", "--consistency-config=gates.yaml", cwd=pytester.path)
     assert result.returncode == 1
-    assert "gate --consistency-gap-max: consistency gap 40.0 pp > 5.0 pp  FAILED" in result.stdout
+    line = next(text for text in result.stdout.splitlines() if text.startswith("gate --consistency-gap-max:"))
+    assert line.startswith("gate --consistency-gap-max: consistency gap 40.0 pp, one-sided bounds [")
+    assert "] > 5.0 pp  FAILED (level 0.05)" in line
     report = load_report(pytester, "m.json")["summary"]
     assert report["exit_status"] == 1 and report["passed"] is False
     result = cli("merge", "s1.json", "s2.json", "-o", "m.json", "--consistency-gap-max=45", cwd=pytester.path)

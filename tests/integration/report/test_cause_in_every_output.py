@@ -73,9 +73,11 @@ def script() -> list[Step]:
     return steps
 
 
-def bracket(share: dict[str, Any]) -> str:
-    """`` [low, high]``: a cause's interval as the outputs print it."""
-    return f" [{share['interval']['low']:.1f}, {share['interval']['high']:.1f}]"
+def bracket(share: dict[str, Any], points: str) -> str:
+    """`` [low, high]``: a cause's interval as the outputs print it, widened to hold its rounded points (13.4 beside
+    an interval whose top is 13.33)."""
+    low, high = min(share["interval"]["low"], float(points)), max(share["interval"]["high"], float(points))
+    return f" [{low:.1f}, {high:.1f}]"
 
 
 def task_of(task_id: str) -> str:
@@ -135,7 +137,9 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
 
     # terminal: the gap by cause, each share with its interval, and one cause line per inconsistent task
     terminal = re.sub(r"\s+", " ", texts["terminal"])
-    by_cause = ", ".join(f"{cause} {points} pp{bracket(causes[cause])} (1 task)" for cause, points in SHOWN.items())
+    by_cause = ", ".join(
+        f"{cause} {points} pp{bracket(causes[cause], points)} (1 task)" for cause, points in SHOWN.items()
+    )
     assert f"gap by cause: {by_cause}; intervals conditional on the causes named" in terminal
     for task, (cause, step) in EXPECTED.items():
         if cause is not None:
@@ -146,7 +150,7 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
     # Markdown: the table of causes, the task table's cause column, the cause lines
     tables = md_tables(texts["summary.md"])
     assert tables["cause"][1:] == [
-        *([cause, "1", f"{points} pp", bracket(causes[cause]).strip()] for cause, points in SHOWN.items()),
+        *([cause, "1", f"{points} pp", bracket(causes[cause], points).strip()] for cause, points in SHOWN.items()),
         ["<strong>all causes</strong>", "4", f"<strong>{summary['consistency_gap_pp']:.1f} pp</strong>", ""],
     ]
     column = tables["task"][0].index("cause")

@@ -78,11 +78,12 @@ def test_markdown_file_step_summary_and_show_agree(pytester: pytest.Pytester, mo
     assert figures[4] == ["consistency gap", "26.7 pp", "[2.2, 53.5] pp"]
     assert [row[0] for row in figures[5:]] == ["answer disagreement", "route drift", "tokens"]
     # No task made a model call: both inconsistent tasks part outside the model, which takes the whole gap.
-    assert causes == [
+    assert [row[:3] for row in causes] == [
         ["cause", "tasks", "points of the gap"],
         ["outside the model", "2", "26.7 pp"],
         ["all causes", "2", "26.7 pp"],
     ]
+    assert causes[0][3] == "95 % interval" and causes[1][3].startswith("[")
     assert [row[:2] for row in tasks[1:]] == [
         ["test_task.py::test_task[broken]", "1/5"],
         ["test_task.py::test_task[flaky]", "3/5"],
@@ -112,7 +113,7 @@ def test_junit_tolerated_failures_pass_and_failing_tasks_keep_their_failures(
 ) -> None:
     pytester.makepyfile(test_task=pattern_suite(PATTERNS, ANSWERS, marker="min_pass=0.6"))
     result = pytester.runpytest(
-        "--junitxml=out.xml", "--consistency-report=report.json", "--consistency-gap-max=50", *xdist
+        "--junitxml=out.xml", "--consistency-report=report.json", "--consistency-gap-max=90", *xdist
     )
     assert result.ret == 1
     path = pytester.path / "out.xml"
@@ -163,7 +164,7 @@ def test_junit_tolerated_failures_pass_and_failing_tasks_keep_their_failures(
     assert s["consistency.gate.consistency_gap.option"] == "--consistency-gap-max"
     assert (s["consistency.gate.consistency_gap.state"], s["consistency.gate.consistency_gap.threshold"]) == (
         "pass",
-        "50.0",
+        "90.0",
     )
     assert s["consistency.tolerated_failures"] == "2"
 
@@ -253,7 +254,9 @@ def test_a_run_that_only_a_gate_failed_is_red_on_a_test_dashboard(pytester: pyte
     (gates,) = [tc for tc in suite.iter("testcase") if tc.get("name") == "gates"]
     failure = gates.find("failure")
     assert failure is not None
-    assert failure.get("message") == "gate --consistency-gap-max: consistency gap 60.0 pp > 10.0 pp  FAILED"
+    message = failure.get("message") or ""
+    assert message.startswith("gate --consistency-gap-max: consistency gap 60.0 pp, one-sided bounds [")
+    assert message.endswith("] > 10.0 pp  FAILED (level 0.05)")
 
 
 def test_outputs_written_after_a_hook_raised_carry_its_error(pytester: pytest.Pytester) -> None:
