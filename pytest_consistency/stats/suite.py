@@ -394,13 +394,17 @@ def _task_bounds(c: int, n: int, tail: float) -> tuple[float, float]:
 
 def _box_bound(tasks: Sequence[TaskCounts], metric: int, side: int, tail: float) -> float:
     """The figure's bound over a box of the tasks' exact intervals that all hold at once with probability 1 - tail
-    (Sidak, the tasks being independent): one-sided per task for the monotone metrics, two-sided for the gap."""
+    (Sidak, the tasks being independent): one-sided per task for the monotone metrics; for the gap, both of a task's
+    bounds, and the end is the least or the most of p - p^k between them. The least misses a task's truth only on
+    the side away from the peak of p - p^k (below it, only when p < L; above it, only when p > U), so each bound
+    takes the task's whole share; the most can miss on either side (a task just below the peak, its interval above
+    it), so each takes half."""
     t = len(tasks)
     per_task = -math.expm1(math.log1p(-tail) / t)  # 1 - (1 - tail)^(1/t)
     total = []
     for (c, n, k), count in Counter((task.c, task.n, task.k) for task in tasks).items():
         if metric == _GAP:
-            lower, upper = _task_bounds(c, n, per_task / 2.0)
+            lower, upper = _task_bounds(c, n, per_task if side == _LOW else per_task / 2.0)
             value = _gap_range(lower, upper, k)[side]
         else:
             value = _truth(metric, _task_bounds(c, n, per_task)[side], k)

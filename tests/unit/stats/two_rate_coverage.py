@@ -144,7 +144,7 @@ class Worst:
     where: tuple[int, int, int, int, float, float]  # (t, t1, n, k, p1, p2)
     coverage: float = 2.0  # the lowest coverage (1 - below - above) of any metric in the cell
     suites: int = 0  # how many (split, k, p1, p2) were checked
-    per_metric: tuple[float, ...] = ()  # the worst one-sided miss of each metric in the cell
+    per_metric: tuple[float, ...] = ()  # the worst one-sided miss of each metric in the cell (k >= 2 but Mean@k)
 
 
 def scan(
@@ -170,7 +170,10 @@ def scan(
                             result = misses(table, t1, p1, p2)
                             suites += 1
                             lowest = min(lowest, float((1.0 - result.below - result.above).min()))
-                            per_metric = np.maximum(per_metric, np.maximum(result.below, result.above))
+                            worst_here = np.maximum(result.below, result.above)
+                            if k == 1:  # pass^1 and pass@1 are Mean@k, the gap is 0: count them as Mean@k's
+                                worst_here[1:] = 0.0
+                            per_metric = np.maximum(per_metric, worst_here)
                             for side, values in (("below", result.below), ("above", result.above)):
                                 m = int(np.argmax(values))
                                 if values[m] > cell.miss:
