@@ -128,7 +128,7 @@ def test_a_refused_token_budget_call_is_never_tolerated(pytester: pytest.Pyteste
 
 def test_a_failed_gate_turns_the_closing_line_red_and_names_it(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(pattern_suite({"a": "PPPPF", "b": "PPPPP"}, marker="min_pass=0.8"))
-    result = pytester.runpytest("--consistency-gap-max=1", "--color=yes", "--junitxml=junit.xml")
+    result = pytester.runpytest("--consistency-gap-max=0", "--color=yes", "--junitxml=junit.xml")
     assert result.ret == 1
     line = closing_line(result)
     assert "gate --consistency-gap-max failed" in line and line.lstrip().startswith(RED), repr(line)

@@ -34,9 +34,9 @@ def test_shards_split_by_task_defer_their_verdict_and_merge_into_the_full_run(
     pytester: pytest.Pytester, workers: list[str]
 ) -> None:
     pytester.makepyfile(pattern_suite(DEGRADED, marker="min_pass=0"))
-    full = pytester.runpytest("--consistency-report=full.json", "--consistency-gap-max=1", *workers)
+    full = pytester.runpytest("--consistency-report=full.json", "--consistency-gap-max=0", *workers)
     assert full.ret == 1
-    shards = run_shards(pytester, 3, "--consistency-gap-max=1", *workers)
+    shards = run_shards(pytester, 3, "--consistency-gap-max=0", *workers)
     for result in shards:
         assert result.ret == 0, result.stdout.str()  # failed repetitions and a failed gate: the merge decides
         result.stdout.fnmatch_lines(["*shard */3: verdict deferred to pytest-consistency merge*"])
@@ -133,7 +133,7 @@ def test_pytest_split_groups_defer_to_the_merge_too(pytester: pytest.Pytester) -
     pytest.importorskip("pytest_split")
     pytester.makepyfile(pattern_suite(DEGRADED, marker="min_pass=0"))
     groups = [
-        pytester.runpytest("--splits=2", f"--group={g}", f"--consistency-report=g{g}.json", "--consistency-gap-max=1")
+        pytester.runpytest("--splits=2", f"--group={g}", f"--consistency-report=g{g}.json", "--consistency-gap-max=0")
         for g in (1, 2)
     ]
     assert [r.ret for r in groups] == [0, 0]

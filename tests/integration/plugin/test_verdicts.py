@@ -3,6 +3,11 @@
 Each test runs a real inner pytest session (pytester) shaped to break that promise: collection errors next to
 tolerated failures, reruns that hide a failure, selections that leave tasks incomplete, expected failures,
 collect-only runs, hooks that raise, an unwritable report path and a session stopped early.
+
+The inner sessions decide their gates on the estimate (``--consistency-gate-on=point``, through ``PYTEST_ADDOPTS``):
+these tests are about how verdicts and outputs agree, and a gate that passes or fails outright says so most plainly;
+the decisions on the one-sided bounds are tested in tests/unit/analysis/test_gates.py and
+tests/integration/analysis/test_regression_gating.py.
 """
 
 from __future__ import annotations
@@ -13,6 +18,11 @@ import pytest
 from suites import load_report, pattern_suite, without_timings
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+@pytest.fixture(autouse=True)
+def gates_on_the_point(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--consistency-gate-on=point")
 
 
 def assert_one_story(result: pytest.RunResult, report: dict[str, Any]) -> None:
