@@ -125,8 +125,12 @@ def test_an_unchanged_replay_passes_against_its_baseline(
     baseline = unchanged[0] / "consistency.json"
     result = ci_local("--shards", "3", "--out", str(tmp_path), "--baseline", str(baseline), *workers)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    assert "gate --consistency-regressions-max: consistency regressions 0 <= 0  ok" in result.stdout
-    assert "gate --gap-increase-max: gap increase 0.0 pp <= 5.0 pp  ok" in result.stdout
+    # four statistical gates ($GATES' gap, $BASELINE_GATES' two, the suite-level test on with a baseline): 0.05 / 4
+    level = "level 0.0125 = 0.05 / 4 gates (Bonferroni)"
+    assert f"gate --consistency-regressions-max: consistency regressions 0 <= 0  ok ({level})" in result.stdout
+    assert "gate --gap-increase-max: gap increase 0.0 pp, one-sided bounds [" in result.stdout
+    suite = next(line for line in result.stdout.splitlines() if line.startswith("gate --consistency-suite-regression"))
+    assert suite.endswith(f"> 0.0125  ok ({level})"), suite
     comparison = json.loads((tmp_path / "consistency.json").read_text())["summary"]["comparison"]
     assert comparison["regressions"] == 0 and comparison["gap_change_pp"] == 0
 
