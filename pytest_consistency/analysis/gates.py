@@ -311,7 +311,7 @@ def family_level(analysis: Analysis, thresholds: Mapping[str, float | None], com
 def pin_k_advice(gate: Gate, summary: SessionSummary, run: str | None) -> str | None:
     """For a figure scored at k = n, what to do instead of "more repetitions", which raise k too: pin k.
 
-    Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
+    Ten all-pass tasks give pass^k [67.6, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
     interval narrows like 1/sqrt(n), which is what the planning figure assumes. ``run``: the fresh run planned.
     """
     scored = [t for t in summary.tasks if t.is_scored]

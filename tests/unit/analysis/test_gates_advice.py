@@ -1,8 +1,8 @@
 """Advice that can be followed: with k = n (the default), more repetitions raise k too, so an undecided pass^k or gap
 gate is not decided by a larger n alone; the advice says to pin k, and the n it gives is for a fresh run.
 
-Ten all-pass tasks give pass^k [64.0, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
-interval narrows (84.8 % at n = 17, 98.2 % at n = 320), which is what the repetition count assumes.
+Ten all-pass tasks give pass^k [67.6, 100] % at n = 5, 17 and 320 alike when k follows n; with k pinned at 5 the
+interval narrows (87.8 % at n = 17, 99.4 % at n = 320), which is what the repetition count assumes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def test_with_k_equal_to_n_more_repetitions_do_not_narrow_pass_hat_k(n: int) -> 
     following = suite_intervals([TaskCounts(n, n, n)] * 10)
     pinned = suite_intervals([TaskCounts(n, n, 5)] * 10)
     assert following is not None and pinned is not None
-    assert round(following.pass_hat_k.low * 100, 1) == 64.0
+    assert round(following.pass_hat_k.low * 100, 1) == 67.6
     assert pinned.pass_hat_k.low >= following.pass_hat_k.low
     if n > 5:
         assert pinned.pass_hat_k.low > 0.84
@@ -61,7 +61,7 @@ def test_gates_not_scored_at_k_get_no_advice() -> None:
 
 def test_with_mixed_n_the_plan_is_a_factor_of_each_tasks_n_and_k_following_n_is_still_pinned() -> None:
     reps = records({f"a{i}": "P" * 10 for i in range(5)}) + records({f"b{i}": "PPPPF" for i in range(5)})
-    summary = conclude(build_summary(reps, analysis=BOUND), {"consistency_gap_max": 10})
+    summary = conclude(build_summary(reps, analysis=BOUND), {"consistency_gap_max": 30})
     (gate,) = summary.gates
     assert summary.repeat is None and gate.state == "undecided"
     assert gate.plan_n is None  # no one n: the tasks ran 10 and 5

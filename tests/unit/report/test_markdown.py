@@ -82,9 +82,9 @@ def test_figures_render_as_a_table_with_intervals() -> None:
     assert rows(table.group()) == [
         ["figure", "value", "95 % interval"],
         ["Mean@5", "93.3 %", "[77.9, 99.2] %"],
-        ["pass^5", "83.3 %", "[28.7, 100.0] %"],
-        ["pass@5", "100.0 %", "[70.2, 100.0] %"],
-        ["consistency gap", "10.0 pp", "[0.0, 49.2] pp"],
+        ["pass^5", "83.3 %", "[34.2, 99.2] %"],
+        ["pass@5", "100.0 %", "[71.9, 100.0] %"],
+        ["consistency gap", "10.0 pp", "[0.5, 47.9] pp"],
         ["answer disagreement", "n/a", "–"],
         ["route drift", "n/a", "–"],
         ["tokens", "n/a", "–"],
