@@ -16,7 +16,8 @@ def test_precedence_cli_over_yaml_over_ini(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_s=SUITE)
     # on the estimate (the ini's consistency_gate_on), so that each threshold decides the exit status outright
     pytester.makeini(
-        "[pytest]\nconsistency_gap_max = 30\nconsistency_gate_on = point\nasyncio_default_fixture_loop_scope = function\n"
+        "[pytest]\nconsistency_gap_max = 30\nconsistency_gate_on = point\n"
+        "asyncio_default_fixture_loop_scope = function\n"
     )
     result = pytester.runpytest()
     assert result.ret == 1 and "> 30.0 pp" in gate_line(result)

@@ -25,7 +25,8 @@ def test_published_gap_is_reported_and_gated(published: pytest.Pytester) -> None
             "pass@5 100.0 % [[]97.6, 100.0]",
             "consistency gap 24.4 pp [[]18.2, 31.6]   answer disagreement n/a",
             "intervals: 95 % confidence, for this suite of tasks (repetition noise only)",
-            "gate --consistency-gap-max: consistency gap 24.4 pp, one-sided bounds [[]*] > 12.0 pp  FAILED (level 0.05)",
+            "gate --consistency-gap-max: consistency gap 24.4 pp, one-sided bounds [[]*] > 12.0 pp  FAILED "
+            "(level 0.05)",
         ]
     )
     summary = load_report(published)["summary"]
@@ -68,7 +69,10 @@ def test_gate_exit_status_follows_the_threshold_and_the_evidence(
     published: pytest.Pytester, threshold: str, counted: str, state: str, ret: int
 ) -> None:
     result = published.runpytest(
-        "-q", f"--consistency-gap-max={threshold}", f"--consistency-inconclusive={counted}", "--consistency-report=r.json"
+        "-q",
+        f"--consistency-gap-max={threshold}",
+        f"--consistency-inconclusive={counted}",
+        "--consistency-report=r.json",
     )
     assert result.ret == ret
     assert load_report(published, "r.json")["summary"]["gates"][0]["state"] == state
