@@ -34,24 +34,12 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar=option.metavar,
                 help=option.help,
             )
-        elif option.is_flag:
-            group.addoption(
-                option.flag,
-                action="store_const",
-                const=True,
-                dest=option.dest,
-                default=None,
-                help=option.help,
-            )
+        elif option.is_flag:  # and its --no- twin, when it has one
+            forms = [(option.flag, True, option.help)]
             if option.negation is not None:
-                group.addoption(
-                    option.negation,
-                    action="store_const",
-                    const=False,
-                    dest=option.dest,
-                    default=None,
-                    help=f"switch {option.flag} off",
-                )
+                forms.append((option.negation, False, f"switch {option.flag} off"))
+            for flag, const, text in forms:
+                group.addoption(flag, action="store_const", const=const, dest=option.dest, default=None, help=text)
         else:
             group.addoption(
                 option.flag,

@@ -249,6 +249,15 @@ def refine(
     return best
 
 
+def counts_of(spec: str) -> list[int]:
+    """``1-6`` or ``4,5,8-10`` as the whole numbers it names (the grids' command lines)."""
+    out: list[int] = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--t", default="1-10", help="task counts, e.g. 1-10 or 4,5")
@@ -258,14 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refine", type=int, default=3, help="refine the worst cells of each metric")
     parser.add_argument("--out", help="write every cell's lowest coverage and worst tail per metric to this JSON file")
     args = parser.parse_args(argv)
-
-    def parse(spec: str) -> list[int]:
-        out: list[int] = []
-        for part in spec.split(","):
-            a, _, b = part.partition("-")
-            out.extend(range(int(a), int(b or a) + 1))
-        return out
-
+    parse = counts_of
     grid = default_grid(args.steps)
     tail = (1.0 - args.confidence) / 2.0
     cells: list[tuple[str, float, float, int, int, int, float]] = []  # (metric, coverage, worst tail, t, n, k, p)

@@ -250,13 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", default="3,4,5,8,10", help="repetition counts")
     parser.add_argument("--confidence", default="0.95,0.9", help="confidence levels")
     args = parser.parse_args(argv)
-
-    def parse(spec: str) -> list[int]:
-        out: list[int] = []
-        for part in spec.split(","):
-            a, _, b = part.partition("-")
-            out.extend(range(int(a), int(b or a) + 1))
-        return out
+    from coverage_grid import counts_of as parse  # the one-rate grid's command line reads counts the same way
 
     for confidence in (float(c) for c in args.confidence.split(",")):
         start = time.time()
