@@ -1,5 +1,9 @@
 """Route drift: did every repetition of a task travel the same route, the pinned one?
 
+A route is per provider and endpoint kind (:func:`..model.records.endpoint_kind`): an agent's chat calls and its
+embedding calls each travel their own, so the two models are no drift from one another, and the pinned model is
+compared with the sampling calls only.
+
 Pure functions over call records. Drift kinds:
 ``base_url``, ``key``, ``model_requested``, ``model_served``, ``deployment``, ``fallback``, ``retries`` and
 ``errors`` (HTTP errors, timeouts, connection failures, replay mismatches, refused-by-budget) and ``unobserved``
@@ -13,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.records import SAMPLING_KINDS, CallRecord, endpoint_kind
 from pytest_consistency.model.result import PinnedRoute, TaskDrift
 
 _SNAPSHOT = re.compile(r"^-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8})$")
@@ -78,15 +82,21 @@ def task_drift(
         elif values and pinned_value and values[0] != pinned_value:
             flag(kind, f"{label}: {values[0]}, not the pinned {pinned_value}")
 
-    providers = sorted({c.provider for c in calls})
+    # A route per provider and endpoint kind: chat calls and embedding calls (or responses) are compared each with
+    # their own kind, and the pinned model with the sampling kinds only.
+    routes = sorted({(c.provider, endpoint_kind(c.url)) for c in calls})
+    providers = sorted({provider for provider, _ in routes})
     unpinned = PinnedRoute(None, None, None, pinned.retries_max)
-    for provider in providers:
-        group = [c for c in calls if c.provider == provider]
+    for provider, kind in routes:
+        group = [c for c in calls if c.provider == provider and endpoint_kind(c.url) == kind]
         route = pinned if provider == "openai" else (others or {}).get(provider, unpinned)
         prefix = "" if providers == ["openai"] else f"{provider} "
+        if sum(1 for other, _ in routes if other == provider) > 1:  # the kind, where a provider has several
+            prefix += f"{kind} "
+        model = route.model if kind in SAMPLING_KINDS else None
         check("base_url", f"{prefix}base URL", _distinct(c.base_url for c in group), route.base_url)
         check("key", f"{prefix}key fingerprint", _distinct(c.key_fingerprint for c in group), route.key_fingerprint)
-        check("model_requested", f"{prefix}model requested", _distinct(c.model_requested for c in group), route.model)
+        check("model_requested", f"{prefix}model requested", _distinct(c.model_requested for c in group), model)
         answered = [c for c in group if c.model_served and c.status is not None and c.status < 400]
         served = _distinct(c.model_served for c in answered)
         if len(served) > 1:

@@ -19,6 +19,28 @@ FAILURE = frozenset({"failed", "error", "xfailed"})
 OUTCOMES = SUCCESS | FAILURE | {"skipped", "not run", "curtailed"}
 
 
+#: The endpoint kinds a call's URL ends with (longest first: ``/chat/completions`` before ``/completions``), each a
+#: route of its own for drift: an agent's chat calls and its embedding calls are not drift from one another.
+ENDPOINTS: tuple[tuple[str, str], ...] = (
+    ("/chat/completions", "chat"),
+    ("/responses", "responses"),
+    ("/messages", "messages"),
+    ("/completions", "completions"),
+    ("/embeddings", "embeddings"),
+)
+#: The endpoint kinds that sample from the pinned model (an embedding call asks for an embedding model of its own).
+SAMPLING_KINDS = frozenset({"chat", "responses", "messages", "completions"})
+
+
+def endpoint_kind(url: str) -> str:
+    """The kind of endpoint a call went to (:data:`ENDPOINTS`), else its URL's last path segment (``models``)."""
+    path = url.split("?", 1)[0].rstrip("/")
+    for suffix, kind in ENDPOINTS:
+        if path.endswith(suffix):
+            return kind
+    return path.rsplit("/", 1)[-1] or path
+
+
 @dataclass
 class CallRecord:
     """One HTTP attempt, as seen on the wire (retries are separate records)."""

@@ -56,3 +56,23 @@ def test_openai_only_sessions_read_as_before() -> None:
         "model requested: 2 different (gpt-x, gpt-y)",
         "model served: 2 different (gpt-x, gpt-y)",
     ]
+
+
+def test_an_agent_that_embeds_with_another_model_is_no_drift_and_its_embeddings_are_not_the_pinned_model() -> None:
+    """Issue 41: an agent using a chat model and an embedding model read as 100 % route drift (two models
+    requested, and the embedding model 'not the pinned gpt-x'). A route is per endpoint kind."""
+
+    def at(path: str, model: str) -> CallRecord:
+        url = "http://gw/v1" + path
+        return CallRecord("POST", url, "http://gw/v1", "sha256:aaaa", model, model, status=200)
+
+    rep = [at("/chat/completions", "gpt-x"), at("/embeddings", "text-embed"), at("/chat/completions", "gpt-x")]
+    assert task_drift([rep, rep], OPENAI).kinds == []
+    # the chat calls still answer to the pinned model, and each kind is compared across repetitions with itself
+    other_chat = [at("/chat/completions", "gpt-y"), at("/embeddings", "text-embed")]
+    drift = task_drift([rep, other_chat], OPENAI)
+    assert drift.kinds == ["model_requested", "model_served"]
+    assert drift.details[0] == "chat model requested: 2 different (gpt-x, gpt-y)"
+    other_embed = [at("/chat/completions", "gpt-x"), at("/embeddings", "text-embed-2")]
+    drift = task_drift([rep, other_embed], OPENAI)
+    assert drift.details[0] == "embeddings model requested: 2 different (text-embed, text-embed-2)"
