@@ -39,7 +39,9 @@ def classify(before: TaskResult | None, after: TaskResult | None) -> str:
 
     The verdict decides first (pass -> fail is newly failing, fail -> pass recovered); with the same verdict (e.g.
     ``min_pass=0``), the state does: anything -> all fail is newly failing, stable -> flaky newly flaky, anything
-    -> all pass recovered, flaky -> flaky still flaky.
+    -> all pass recovered, flaky -> flaky still flaky. A task curtailed in either run (``--consistency-adaptive``)
+    is classified by its verdict alone: curtailment keeps the verdict, not the state (a task that stopped at 4/4,
+    decided, is not "all pass", and 4/4 -> 4/5 is no news of flakiness).
     """
     if before is None or not before.is_scored:
         return "new"
@@ -49,6 +51,8 @@ def classify(before: TaskResult | None, after: TaskResult | None) -> str:
         return "newly failing"
     if before.verdict == "fail" and after.verdict != "fail":
         return "recovered"
+    if before.curtailed or after.curtailed:
+        return "unchanged"
     was, now = _state(before), _state(after)
     if was == now:
         return "still flaky" if now == "flaky" else "unchanged"

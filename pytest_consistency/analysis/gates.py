@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the option table reads the declarations at import; the result model loads at the session end
-    from pytest_consistency.model.result import Analysis, GateOn, GateResult, GateState, SessionSummary
+    from pytest_consistency.model.result import Analysis, Comparison, GateOn, GateResult, GateState, SessionSummary
     from pytest_consistency.stats.interval import Interval
     from pytest_consistency.stats.metrics import TaskCounts
 
@@ -122,11 +122,19 @@ def _percent(value: float | None) -> float | None:
     return None if value is None else value * 100
 
 
+def _tested(summary: SessionSummary) -> Comparison | None:
+    """The comparison when its tests ran: None without a baseline, without a task in both runs, or when the tests
+    that assume binomial counts could not run (curtailed counts): a gate that reads them is then not measurable,
+    and says so, rather than "ok" beside the error that the run fails on."""
+    c = summary.comparison
+    return None if c is None or not c.common_tasks or c.untested is not None else c
+
+
 def _flips_p(summary: SessionSummary) -> float | None:
     """McNemar's p on pass^n flips; 1 when no task flipped either way (no evidence of a change), None without a
-    comparison (not measurable)."""
-    c = summary.comparison
-    if c is None or not c.common_tasks:
+    tested comparison (not measurable)."""
+    c = _tested(summary)
+    if c is None:
         return None
     return 1.0 if c.flips_p_value is None else c.flips_p_value
 
@@ -181,7 +189,7 @@ GATES: tuple[Gate, ...] = (
         "--consistency-regressions-max",
         "max",
         "",
-        lambda s: float(s.comparison.regressions) if s.comparison and s.comparison.common_tasks else None,
+        lambda s: None if (c := _tested(s)) is None else float(c.regressions),
         "with --consistency-baseline: fail the session when more than N tasks regressed significantly "
         "(one-sided exact test per task, Benjamini-Hochberg over tasks)",
         metavar="N",
@@ -263,6 +271,24 @@ BY_DEST = {gate.dest: gate for gate in ALL_GATES}
 
 #: How an output names a gate's figure, by gate name: the cause gates' is the gap attributed to the cause.
 LABELS = {gate.name: f"gap attributed to {cause}" for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True)}
+
+
+#: The gates that read a comparison with a baseline, by name (the suite-level test's among them).
+BASELINE_GATES = frozenset({"consistency_regressions", "gap_increase", "mcnemar_p", "suite_regression_p"})
+
+
+def why_not_measurable(name: str, summary: SessionSummary) -> str | None:
+    """Why a gate that reads the comparison has no value, in words (None: it has one, or it reads no comparison)."""
+    if name not in BASELINE_GATES:
+        return None
+    c = summary.comparison
+    if c is None:
+        return "no baseline to compare with (--consistency-baseline)"
+    if c.untested is not None:
+        return "cannot be decided: a run with curtailed tasks (--consistency-adaptive) has no binomial counts"
+    if not c.common_tasks:
+        return "no task was scored in both runs"
+    return None
 
 
 def label_of(name: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
-from pytest_consistency.analysis.gates import label_of
+from pytest_consistency.analysis.gates import label_of, why_not_measurable
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, rate_verdict_text, tolerated_text
 from pytest_consistency.model.result import (
     Comparison,
@@ -358,7 +358,8 @@ def gate_figure(gate: GateResult, summary: SessionSummary) -> str:
     unit = f" {gate.unit}" if gate.unit else ""
     threshold = f"{gate.threshold:g}{unit}" if not gate.unit else f"{gate.threshold:.1f}{unit}"
     if gate.value is None:
-        why = f": {unmeasured_drift(summary)}" if gate.name == "route_drift" else ""
+        reason = unmeasured_drift(summary) if gate.name == "route_drift" else why_not_measurable(gate.name, summary)
+        why = f": {reason}" if reason else ""
         return f"{label}: not measurable in this session{why} (threshold {threshold})"
     value = f"{gate.value:.3g}{unit}" if not gate.unit else f"{gate.value:.1f}{unit}"
     if gate.name == "suite_regression_p":

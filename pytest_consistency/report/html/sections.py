@@ -4,6 +4,7 @@ repetitions part (the gap by cause), and the tasks x repetitions grid itself (wh
 from __future__ import annotations
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
+from pytest_consistency.analysis.gates import why_not_measurable
 from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
 from pytest_consistency.report.html.data import (
@@ -90,8 +91,9 @@ def gate_row(gate: GateResult, summary: SessionSummary) -> str:
     unit = f" {gate.unit}" if gate.unit else ""
     bounds = f", one-sided bounds{bracket(gate.interval)}" if gate.interval is not None else ""
     value = "not measurable" if gate.value is None else fmt_num(gate.value, unit) + bounds
-    if gate.value is None and gate.name == "route_drift":
-        value += f": {unmeasured_drift(summary)}"
+    if gate.value is None:
+        reason = unmeasured_drift(summary) if gate.name == "route_drift" else why_not_measurable(gate.name, summary)
+        value += f": {reason}" if reason else ""
     sign = "≤" if gate.direction == "max" else "≥"
     threshold = f"{sign} {fmt_num(gate.threshold, unit)}"
     if gate.name == "mcnemar_p" and gate.level is not None:

@@ -85,11 +85,34 @@ def test_a_curtailed_baseline_is_classified_by_verdict_but_never_tested_as_binom
     assert all(change.p_value is None for change in comparison.tasks)
     assert comparison.suite_change is None and comparison.gap_change_pp is None
     assert comparison.flips_p_value is None and comparison.regressions == 0
-    assert [change.status for change in comparison.tasks] == ["still flaky", "newly flaky", "unchanged"]
+    # curtailment keeps the verdict, not the state: a and b fail in both runs ("F----" stopped at its first failure
+    # and is no "all fail"), so they are unchanged; on 6925489 they read "still flaky" and "newly flaky"
+    assert [change.status for change in comparison.tasks] == ["unchanged", "unchanged", "unchanged"]
     current.comparison = comparison
     from pytest_consistency.analysis.baseline import untested_gates
 
-    problem = untested_gates(current, {"consistency_regressions_max": 0, "mcnemar_p_min": 0.05})
+    thresholds = {"consistency_regressions_max": 0, "mcnemar_p_min": 0.05}
+    problem = untested_gates(current, thresholds)
     assert problem is not None
     assert problem.startswith("--consistency-baseline: --consistency-regressions-max, --mcnemar-p-min cannot be")
     assert untested_gates(current, {"route_drift_max": 0}) is None
+    # ... and the gates themselves say so: not measurable, failed, never "ok" beside the error (issue 41)
+    gates = {g.option: g for g in conclude(current, thresholds).gates}
+    for option in ("--consistency-regressions-max", "--mcnemar-p-min"):
+        assert (gates[option].value, gates[option].state, gates[option].passed) == (None, "fail", False), option
+    from pytest_consistency.report.terminal import gate_line
+
+    line = gate_line(gates["--mcnemar-p-min"], current).text
+    assert "not measurable in this session: cannot be decided: a run with curtailed tasks" in line, line
+
+
+def test_a_task_curtailed_at_a_decided_pass_is_not_newly_flaky_against_a_full_run() -> None:
+    """min_pass 0.8, n = 5: the baseline stopped at 4/4 (decided), the full run passed 4/5; same verdict."""
+    reps = curtailed({f"t{i}": "PPPP-" for i in range(3)})
+    for rep in reps:
+        rep.min_pass = 0.8
+    baseline = build_summary(reps)
+    current = build_summary(records({f"t{i}": "PPPFP" for i in range(3)}, min_pass=0.8))
+    assert [t.verdict for t in baseline.tasks] == [t.verdict for t in current.tasks] == ["pass"] * 3
+    comparison = compare(baseline, current, "base.json")
+    assert [change.status for change in comparison.tasks] == ["unchanged"] * 3
