@@ -17,7 +17,8 @@ verdict one unsharded run would give, or refuses (:class:`MergeError`, exit stat
   the one report that holds all its repetitions; a task whose repetitions ran in several such reports cannot be
   compared again without the hook, and is refused.
 - Reports of different routes (base URL, model, key fingerprint), of a task with different n, k, ``min_pass`` or
-  ``min_rate``, of
+  ``min_rate``, of sessions run with different options that change a verdict (``--consistency-repeat``,
+  ``--consistency-min-pass``, ``--consistency-min-rate``: the shards need not share a task for those to differ), of
   different analysis settings, of adaptive and full runs mixed, or the same repetition in two reports are refused
   unless ``allow_mixed``.
 
@@ -120,6 +121,14 @@ def merge_reports(
             problems.append(
                 f"{name} was analysed with {_analysis_label(report.analysis)}, {first_name} with "
                 f"{_analysis_label(first.analysis)}"
+            )
+        if _settings_label(report.run) != _settings_label(first.run) and None not in (
+            report.run.verdict_settings,
+            first.run.verdict_settings,
+        ):
+            problems.append(
+                f"{name} ran with {_settings_label(report.run)}, {first_name} with {_settings_label(first.run)}: "
+                "each changes a task's verdict, so every shard of one run must run with the same"
             )
         if report.run.adaptive_n_min != first.run.adaptive_n_min:
             problems.append(
@@ -280,6 +289,12 @@ def _analysis_label(analysis: Analysis) -> str:
 
 
 _SUITE_REGRESSION = {None: "on with a baseline", True: "on", False: "off"}
+
+
+def _settings_label(run: RunFacts) -> str:
+    """``--consistency-repeat=10``, ``no verdict option``: the options that change a verdict a report ran with."""
+    chosen = run.verdict_settings or {}
+    return " ".join(f"{flag}={value}" for flag, value in sorted(chosen.items())) or "no verdict option"
 
 
 def _adaptive_label(run: RunFacts) -> str:

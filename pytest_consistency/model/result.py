@@ -133,6 +133,15 @@ class TokenBudget:
         return self.spent > self.limit or bool(self.exceeded_in)
 
 
+#: The options whose value changes a task's verdict without the task's own marker saying so: every shard of a run
+#: must share them (``merge`` compares them), by their ``Settings`` attribute and flag.
+VERDICT_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("consistency_repeat", "--consistency-repeat"),
+    ("consistency_min_pass", "--consistency-min-pass"),
+    ("consistency_min_rate", "--consistency-min-rate"),
+)
+
+
 @dataclass(frozen=True)
 class RunFacts:
     """What the session knew besides its repetitions: the inputs of the summary other than the records."""
@@ -158,6 +167,9 @@ class RunFacts:
     #: The run this session belongs to (``--consistency-run-id``, else the CI's run, else random): the shards of one
     #: run share it, and a task's trace id is derived from it (docs/traces.md). None in a report of an older version.
     run_id: str | None = None
+    #: The options set that change a task's verdict (:data:`VERDICT_OPTIONS`: n, the default bar), by flag, as text;
+    #: an option not set is absent. A merge refuses shards that ran with different ones. None in an older report.
+    verdict_settings: dict[str, str] | None = None
 
     @property
     def shard_position(self) -> tuple[int, int] | None:

@@ -26,7 +26,7 @@ from pytest_consistency.config.options import BY_DEST
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
-from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.model.result import VERDICT_OPTIONS, Analysis, RunFacts, SessionSummary, TokenBudget
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.plugin.secrets import known_secrets
@@ -268,6 +268,11 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         other_failures=len(other),
         other_failed=other,
         adaptive_n_min=state.settings.consistency_n_min if state.board is not None else None,
+        verdict_settings={
+            flag: f"{value:g}" if isinstance(value, float) else str(value)
+            for attribute, flag in VERDICT_OPTIONS
+            if (value := state.settings.value(attribute)) is not None
+        },
         other_routes=[
             state.routes[name].settings(state.settings.consistency_retries_max)
             for name in sorted(used_routes(state))

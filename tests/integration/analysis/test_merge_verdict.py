@@ -163,3 +163,14 @@ def test_a_collection_error_every_shard_sees_counts_once(pytester: pytest.Pytest
     run = load_report(pytester, "merged.json")["summary"]["run"]
     assert run["other_failures"] == 1 and run["other_failed"] == ["test_broken.py"]
     assert "1 other test(s) or collection error(s) failed" in merged.stdout
+
+
+@pytest.mark.parametrize("option", ["--consistency-repeat=3", "--consistency-min-pass=0.6"])
+def test_shards_run_with_another_verdict_option_are_refused_naming_it(pytester: pytest.Pytester, option: str) -> None:
+    """Issue 41: the options changed verdicts in one shard only (no task in common) and the merge passed."""
+    pytester.makepyfile(pattern_suite(DEGRADED))  # min_pass 1.0 from the marker's default, n = 5
+    pytester.runpytest("--consistency-shard=1/2", "--consistency-report=s1.json", option)
+    pytester.runpytest("--consistency-shard=2/2", "--consistency-report=s2.json")
+    result = merge(pytester, "s1.json", "s2.json")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"s2.json ran with no verdict option, s1.json with {option}: each changes a task's verdict" in result.stderr

@@ -126,3 +126,18 @@ def test_a_resample_section_is_not_merged_and_the_merge_says_so() -> None:
     assert merged.resample is None
     assert any(w.startswith("s1.json is a resample session (a@2); merge does not combine") for w in merged.warnings)
     assert comparable(merged) == comparable(build_summary(records(PATTERNS, ANSWERS)))
+
+
+def test_shards_run_with_another_n_or_bar_are_refused_even_without_a_task_in_common() -> None:
+    """Issue 41: the merge compared n and min_pass only for a task two reports shared, so shards run with different
+    --consistency-repeat or --consistency-min-pass merged where the unsharded run would have failed."""
+    one = build_summary(records({"a": "PPPPF"}), run=RunFacts(shard="1/2", verdict_settings={}))
+    two = build_summary(records({"b": "PPPPP"}), run=RunFacts(shard="2/2", verdict_settings={}))
+    assert merge_reports([("s1.json", one), ("s2.json", two)]).task_count == 2
+    for flag, value in (("--consistency-repeat", "10"), ("--consistency-min-pass", "0.8")):
+        other = replace(two, run=replace(two.run, verdict_settings={flag: value}))
+        with pytest.raises(MergeError, match=rf"s2.json ran with {flag}={value}, s1.json with no verdict option"):
+            merge_reports([("s1.json", one), ("s2.json", other)])
+    # a report of an older version does not say: it is merged as before
+    old = replace(two, run=replace(two.run, verdict_settings=None))
+    assert merge_reports([("s1.json", one), ("s2.json", old)]).task_count == 2
