@@ -370,14 +370,32 @@ def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRe
 
 
 def marker_problem(item: pytest.Item, tracked: Tracked | None) -> str | None:
-    """A marker that would otherwise be ignored silently: stacked twice, or on a unittest.TestCase method."""
+    """A marker that would otherwise be ignored silently: stacked twice, on a unittest.TestCase method, on one
+    parameter set (``pytest.param(..., marks=...)``), or added to the item after collection made its repetitions.
+    Each message names what was done and what to do instead."""
     own = [m for m in getattr(item, "own_markers", []) if m.name == MARKER]
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and len(own) > 1 and any(m.name == MARKER for m in callspec.marks):
+        own = own[:1]  # the function's marker copied with the parameter set's: reported below
     if len(own) > 1:
         return f"applied {len(own)} times to one test; keep one marker (the arguments of the others would be lost)"
     if (tracked is None or tracked.spec is None) and marker_of(item) is not None:
+        if type(item).__name__ == "TestCaseFunction":
+            return (
+                "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
+                "write the task as a plain pytest test function or method"
+            )
+        if callspec is not None and any(m.name == MARKER for m in callspec.marks):
+            return (
+                "applied to one parameter set through pytest.param(..., marks=...): the repetitions are made when "
+                "the test function is collected, from a marker on the function, its class or its module; mark the "
+                "test function (every parameter set then repeats), or move the parameter sets that should repeat to "
+                "a test function of their own"
+            )
         return (
-            "not supported on unittest.TestCase methods (they cannot be parametrized into repetitions); "
-            "write the task as a plain pytest test function or method"
+            "added to the test after it was collected (item.add_marker, e.g. in pytest_collection_modifyitems), "
+            "when its repetitions had been made already: apply the marker where collection reads it, on the test "
+            "function, its class or its module (pytestmark)"
         )
     return None
 

@@ -338,3 +338,47 @@ def test_a_stream_without_usage_replays_the_tokens_it_recorded(pytester: pytest.
 
 def calls_of(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [call for task in report["tasks"] for rep in task["repetitions"] for call in rep["calls"]]
+
+
+@pytest.mark.parametrize(
+    ("source", "conftest", "expected"),
+    [
+        (
+            """
+import pytest
+
+@pytest.mark.parametrize("x", [1, pytest.param(2, marks=pytest.mark.repeat_consistency(n=3))])
+def test_task(x, consistency):
+    pass
+""",
+            "",
+            "applied to one parameter set through pytest.param(..., marks=...)*mark the test function*",
+        ),
+        (
+            "def test_task(consistency):\n    pass\n",
+            "import pytest\n\ndef pytest_collection_modifyitems(items):\n"
+            "    for item in items:\n        item.add_marker(pytest.mark.repeat_consistency(n=3))\n",
+            "added to the test after it was collected (item.add_marker*on the test function, its class or its module*",
+        ),
+        (
+            "import unittest\n\nimport pytest\n\n\nclass TestCase(unittest.TestCase):\n"
+            "    @pytest.mark.repeat_consistency(n=3)\n    def test_task(self):\n        pass\n",
+            "",
+            "*not supported on unittest.TestCase methods*",
+        ),
+    ],
+    ids=["pytest.param", "collection_modifyitems", "unittest"],
+)
+def test_a_marker_collection_cannot_repeat_is_refused_naming_what_was_done(
+    pytester: pytest.Pytester, source: str, conftest: str, expected: str
+) -> None:
+    """Issue 41: a marker through pytest.param or added in pytest_collection_modifyitems was refused with the message
+    meant for unittest.TestCase methods."""
+    pytester.makepyfile(test_task=source)
+    if conftest:
+        pytester.makeconftest(conftest)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*{expected}"])
+    if "unittest" not in expected:
+        assert "unittest" not in result.stdout.str()
