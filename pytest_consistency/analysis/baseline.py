@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
+from pytest_consistency.stats.gap_change import paired_gap_difference
 from pytest_consistency.stats.metrics import TaskCounts, overall
 from pytest_consistency.stats.significance import (
     benjamini_hochberg,
@@ -25,7 +26,6 @@ from pytest_consistency.stats.significance import (
     one_sided_p,
 )
 from pytest_consistency.stats.stratified import Stratum, stratified_drop
-from pytest_consistency.stats.suite import paired_gap_difference
 
 
 def _state(task: TaskResult) -> str:

@@ -133,7 +133,8 @@ def build_task(
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
-    if verdict in ("fail", "undecided") and all(r.outcome == "xfailed" for r in scored if not r.succeeded):
+    failures = [r.outcome for r in scored if not r.succeeded]
+    if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
 
     inconsistent = bool(disagrees) or 0 < passes < len(scored)

@@ -35,7 +35,7 @@ _HOMES = {
     "simulate_power": "power",
     "TARGETS": "choices",
     "SuiteIntervals": "suite",
-    "paired_gap_difference": "suite",
+    "paired_gap_difference": "gap_change",
     "suite_intervals": "suite",
 }
 

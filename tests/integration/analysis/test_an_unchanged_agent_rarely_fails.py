@@ -27,7 +27,13 @@ def benchmark() -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        # The script puts the checkout on sys.path (to run without an install); left there, pytester's later sessions
+        # find the checkout's egg-info as a second pytest_consistency distribution and warn that it cannot be rewritten.
+        sys.path[:] = path
     return module
 
 

@@ -12,6 +12,7 @@ tests/integration/analysis/test_regression_gating.py.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -22,7 +23,8 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
 @pytest.fixture(autouse=True)
 def gates_on_the_point(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_ADDOPTS", "--consistency-gate-on=point")
+    # Added to what tests/conftest.py set (-p no:flaky, which would take over pytest-rerunfailures' reruns).
+    monkeypatch.setenv("PYTEST_ADDOPTS", os.environ["PYTEST_ADDOPTS"] + " --consistency-gate-on=point")
 
 
 def assert_one_story(result: pytest.RunResult, report: dict[str, Any]) -> None:

@@ -82,6 +82,11 @@ REPLIES = ["the risk is low", "nothing", "risk: the deadline"]
 CLAUDE_REPLIES = ["risk one", "none", "risk two"]
 
 
+# The gap gate decided on the estimate: 2 of 3 passed is a gap of 66.7 pp, over 10 outright; on the one-sided bounds
+# three repetitions leave it undecided, and these tests are about a replay giving the recorded verdict, not about n.
+GAP_GATE = ("--consistency-gap-max=10", "--consistency-gate-on=point")
+
+
 def session(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
     """A pytest session in a subprocess, in cassette mode ``mode``, writing report.json."""
     return pytester.runpytest_subprocess(
@@ -128,7 +133,7 @@ def record_then_forget(
     fake.script(*[Step(text=text) for text in REPLIES])
     pytester.makepyfile(test_agent=source)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    recorded = session(pytester, "once", "--consistency-gap-max=10", *args)
+    recorded = session(pytester, "once", *GAP_GATE, *args)
     assert len(fake.requests) == 3, recorded.stdout.str()
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
@@ -150,7 +155,7 @@ def test_a_keyless_replay_gives_the_recorded_outcomes(
     assert next(iter(expected.values()))[0] == ["passed", "failed", "passed"]
     (logged.path / "env.log").unlink()
 
-    replayed = session(logged, "none", "--consistency-gap-max=10", "--route-drift-max=0", *workers)
+    replayed = session(logged, "none", *GAP_GATE, "--route-drift-max=0", *workers)
     out = replayed.stdout.str()
     assert replayed.ret == 1, out  # the same gap, the same failed gate: never a green run on figures never produced
     assert outcomes(logged) == expected, out
@@ -173,7 +178,7 @@ def test_a_keyless_replay_of_an_anthropic_client_gives_the_recorded_outcomes(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     claude.reset()
     for workers in ((), ("-n", "2")):
-        replayed = session(logged, "none", "--consistency-gap-max=10", "--route-drift-max=0", *workers)
+        replayed = session(logged, "none", *GAP_GATE, "--route-drift-max=0", *workers)
         assert replayed.ret == 1 and outcomes(logged) == expected, replayed.stdout.str()
         assert claude.requests == []
     assert all("'ANTHROPIC_API_KEY': None" in line for line in env_log(logged))
@@ -201,7 +206,7 @@ def test_a_client_that_reads_no_key_in_a_replay_is_an_error_that_says_why(
     record_then_forget(logged, fake, monkeypatch, OWN_VARIABLE_AGENT)
     monkeypatch.delenv("AGENT_LLM_KEY")
     for workers in ((), ("-n", "2")):
-        replayed = session(logged, "none", "--consistency-gap-max=10", "--route-drift-max=0", *workers)
+        replayed = session(logged, "none", *GAP_GATE, "--route-drift-max=0", *workers)
         out = replayed.stdout.str()
         assert replayed.ret == 1, out
         task = report(logged)["tasks"][0]

@@ -94,3 +94,10 @@ def test_an_expected_failure_is_xfail_whether_its_min_rate_verdict_is_fail_or_un
     summary = settled(build_summary(reps, analysis=Analysis(inconclusive="fail")))
     assert [t.verdict for t in summary.tasks] == ["xfail", "xfail"]
     assert summary.passed
+
+
+def test_an_undecided_task_without_a_single_failure_stays_undecided() -> None:
+    """xfail names where a test failed as expected; 5/5 at min_rate 0.8 has no failure to expect, so it is undecided
+    (it read 'xfail (expected failure)', every failure of none being xfailed)."""
+    summary = settled(build_summary(records({"a": "PPPPP"}, min_rate=0.8), analysis=Analysis()))
+    assert [t.verdict for t in summary.tasks] == ["undecided"]

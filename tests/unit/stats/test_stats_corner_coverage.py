@@ -20,8 +20,9 @@ from collections.abc import Iterator
 import pytest
 
 from pytest_consistency.stats.binomial import binomial_pmf
+from pytest_consistency.stats.gap_change import paired_gap_difference
 from pytest_consistency.stats.metrics import TaskCounts
-from pytest_consistency.stats.suite import paired_gap_difference, suite_intervals
+from pytest_consistency.stats.suite import suite_intervals
 
 NOMINAL = 0.95
 

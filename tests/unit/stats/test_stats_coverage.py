@@ -18,8 +18,9 @@ import random
 import pytest
 
 from pytest_consistency.stats.binomial import binomial_pmf, clopper_pearson
+from pytest_consistency.stats.gap_change import paired_gap_difference
 from pytest_consistency.stats.metrics import TaskCounts
-from pytest_consistency.stats.suite import SuiteIntervals, paired_gap_difference, suite_intervals
+from pytest_consistency.stats.suite import SuiteIntervals, suite_intervals
 
 NOMINAL = 0.95
 

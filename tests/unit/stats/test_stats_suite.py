@@ -9,6 +9,7 @@ from hypothesis import given
 from strategies import task_counts_lists
 
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
+from pytest_consistency.stats.gap_change import paired_gap_difference
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.metrics import TaskCounts, overall
 from pytest_consistency.stats.suite import (
@@ -17,7 +18,6 @@ from pytest_consistency.stats.suite import (
     SuiteIntervals,
     _estimator_values,
     _point_estimates,
-    paired_gap_difference,
     suite_intervals,
 )
 

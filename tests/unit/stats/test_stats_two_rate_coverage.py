@@ -31,14 +31,9 @@ np = pytest.importorskip("numpy")
 import two_rate_coverage as grid  # noqa: E402
 
 from pytest_consistency.stats.binomial import binomial_sf  # noqa: E402
+from pytest_consistency.stats.gap_change import _sign_flip_ends, paired_gap_difference  # noqa: E402
 from pytest_consistency.stats.metrics import TaskCounts  # noqa: E402
-from pytest_consistency.stats.suite import (  # noqa: E402
-    BENTKUS_DZINDZALIETA,
-    _estimator_values,
-    _sign_flip_ends,
-    paired_gap_difference,
-    suite_intervals,
-)
+from pytest_consistency.stats.suite import BENTKUS_DZINDZALIETA, _estimator_values, suite_intervals  # noqa: E402
 
 CONFIDENCES = (0.95, 0.90)
 SLACK = 1e-12

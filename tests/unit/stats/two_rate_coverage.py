@@ -35,8 +35,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from pytest_consistency.stats.gap_change import _sign_flip_ends
 from pytest_consistency.stats.metrics import TaskCounts
-from pytest_consistency.stats.suite import _estimator_values, _sign_flip_ends, suite_intervals
+from pytest_consistency.stats.suite import _estimator_values, suite_intervals
 
 METRICS: tuple[str, ...] = ("mean", "pass^k", "pass@k", "gap")
 TOLERANCE = 1e-12
