@@ -7,6 +7,7 @@ tenth of the plugin's import time.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,21 @@ if TYPE_CHECKING:
 MAX_CONFIG_BYTES = 1_000_000
 #: Deepest nesting of mappings and lists in the YAML config (the settings themselves use two levels).
 MAX_CONFIG_DEPTH = 20
+
+
+def _suggestion(key: tuple[str, ...], known: Iterable[tuple[str, ...]], sections: Iterable[tuple[str, ...]]) -> str:
+    """What to write instead of an unknown key: the closest setting when one is close (a misspelling), else the
+    settings beside it (the names valid at that level), never the whole list of every setting."""
+    import difflib
+
+    names = sorted({".".join(k) for k in (*known, *sections)})
+    close = difflib.get_close_matches(".".join(key), names, n=1, cutoff=0.75)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    depth = len(key) - 1
+    level = sorted({k[depth] for k in (*known, *sections) if len(k) > depth and k[:depth] == key[:depth]})
+    where = f"in '{'.'.join(key[:-1])}'" if depth else "at the top level"
+    return f"the settings {where} are " + ", ".join(level)
 
 
 class ConfigError(ValueError):
@@ -127,8 +143,7 @@ def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, .
             elif sub in known:
                 flat[sub] = construct(loader, value_node, f"{path}:{line}: {dotted}")
             else:
-                valid = sorted(".".join(p) for p in known)
-                raise ConfigError(f"{path}:{line}: unknown setting '{dotted}'; valid settings: " + ", ".join(valid))
+                raise ConfigError(f"{path}:{line}: unknown setting '{dotted}'; {_suggestion(sub, known, sections)}")
 
     try:
         _check_events(source, path)

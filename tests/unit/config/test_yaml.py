@@ -39,3 +39,27 @@ def test_a_wrong_nested_key_is_refused_with_its_line(tmp_path: Path, text: str, 
     path.write_text(text)
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
         load_yaml(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "gates:\n  consistency_gap_mx: 3\n",
+            "unknown setting 'gates.consistency_gap_mx'; did you mean 'gates.consistency_gap_max'?",
+        ),
+        ("repat: 5\n", "unknown setting 'repat'; did you mean 'repeat'?"),
+        ("route:\n  colour: red\n", "unknown setting 'route.colour'; the settings in 'route' are "),
+        ("colour: red\n", "unknown setting 'colour'; the settings at the top level are "),
+    ],
+)
+def test_an_unknown_key_gets_the_setting_meant_not_every_setting(tmp_path: Path, text: str, message: str) -> None:
+    """A misspelt key names the setting meant; a key far from any names the settings at its level. It listed all 52
+    settings, in which the one meant had to be found by eye."""
+    path = tmp_path / "consistency.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_yaml(path)
+    assert message in str(raised.value)
+    assert len(str(raised.value)) < 400, str(raised.value)
+    assert ("base_url" in str(raised.value)) == text.startswith("route:")  # the settings of its level, only
