@@ -433,14 +433,29 @@ class SessionSummary:
             data = upgraded(data)
             schema = data.get("schema")
         if schema != SCHEMA:
-            raise ReportFormatError(
-                f"{where}: schema {schema!r}, this version reads {SCHEMA!r}; "
-                "re-run the session with this version to write a current report"
-            )
+            raise ReportFormatError(f"{where}: {_schema_problem(schema)}")
         unknown = sorted(set(data) - {"schema", "summary", "tasks"})
         if unknown or not isinstance(data.get("summary"), dict):
             raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
         return from_data(cls, {**data["summary"], "tasks": data.get("tasks")}, where)
+
+
+def _schema_problem(schema: Any) -> str:
+    """Why a JSON object with this ``schema`` cannot be read, and what to do: another file (not a report at all), a
+    newer plugin (a report from a later version), or a new run (a report too old to upgrade)."""
+    family, _, version = str(schema).rpartition("/")
+    if not isinstance(schema, str) or family != SCHEMA.rpartition("/")[0] or not version.isdigit():
+        return (
+            f"not a pytest-consistency report ({'no schema' if schema is None else f'schema {schema!r}'}, a report's "
+            f"is {SCHEMA!r}); give the file "
+            "--consistency-report (or merge -o) wrote"
+        )
+    if int(version) > int(SCHEMA.rpartition("/")[2]):
+        return f"written by a newer pytest-consistency ({schema}, this version reads {SCHEMA}); upgrade to read it"
+    return (
+        f"schema {schema!r}, this version reads {SCHEMA!r}; re-run the session with this version to write a current "
+        "report"
+    )
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:

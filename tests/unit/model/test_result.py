@@ -64,6 +64,23 @@ def test_a_report_of_another_schema_is_refused_by_name() -> None:
 
 
 @pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (None, "x.json: not a pytest-consistency report (no schema, a report's is 'pytest-consistency/report/"),
+        ("other/1", "x.json: not a pytest-consistency report (schema 'other/1'"),
+        ("pytest-consistency/report/99", "x.json: written by a newer pytest-consistency"),
+    ],
+)
+def test_a_json_that_is_not_a_report_or_is_newer_is_not_told_to_re_run(schema: str | None, message: str) -> None:
+    """Re-running with this version cannot help a file that is no report, or a report from a later version; the
+    message said to, whatever the schema was."""
+    data = {"summary": {}, "tasks": []} if schema is None else {"schema": schema, "summary": {}, "tasks": []}
+    with pytest.raises(ReportFormatError) as raised:
+        SessionSummary.from_dict(data, where="x.json")
+    assert str(raised.value).startswith(message) and "re-run" not in str(raised.value), raised.value
+
+
+@pytest.mark.parametrize(
     ("edit", "message"),
     [
         (lambda d: d["summary"].pop("task_count"), r"missing field task_count"),
