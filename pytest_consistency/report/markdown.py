@@ -33,6 +33,7 @@ from pytest_consistency.model.result import Comparison, SessionSummary, TaskChan
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
 from pytest_consistency.report.terminal import (
     TARGET_TEXT,
+    arrows,
     bracket,
     caveats,
     detectable,
@@ -298,12 +299,12 @@ def comparison_lines(c: Comparison) -> list[str]:
     ]
     if c.suite_change is not None:
         strong = "**" if c.suite_regression else ""
-        lines.insert(3, f"- {strong}{inline(suite_change_text(c))}{strong}")
+        lines.insert(3, f"- {strong}{inline(arrows(suite_change_text(c)))}{strong}")
     lines += [f"- {inline(text)}" for text in caveats(c)]
     removed = [t.task_id for t in c.tasks if t.status == "removed"]
     if removed:
         lines.append(f"- {len(removed)} task(s) only in the baseline: " + _more(removed))
-    lines += [f"- route change: {inline(text)}" for text in c.route_changes]
+    lines += [f"- route change: {inline(arrows(text))}" for text in c.route_changes]
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         lines.append(

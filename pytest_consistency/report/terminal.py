@@ -330,6 +330,12 @@ def detectable(c: Comparison) -> str:
     )
 
 
+def arrows(text: str) -> str:
+    """The terminal's ASCII "old -> new" with the arrow of the Markdown and HTML pages (escaped there, "->" read
+    "-&gt;" in Markdown's source beside the "→" of the status columns)."""
+    return text.replace(" -> ", " → ")
+
+
 def suite_change_text(c: Comparison) -> str:
     """The suite-level test in one sentence: task-averaged pass rates, their change and interval, the exact p-value."""
     s = c.suite_change

@@ -25,6 +25,7 @@ from pytest_consistency.report.html.data import (
 from pytest_consistency.report.terminal import (
     GATE_WORD,
     TARGET_TEXT,
+    arrows,
     bracket,
     caveats,
     detectable,
@@ -181,7 +182,7 @@ def comparison_section(c: Comparison) -> str:
         ("minimum detectable drop", detectable(c)),
     ]
     if c.suite_change is not None:
-        facts.insert(4, ("suite-level change", suite_change_text(c).removeprefix("suite-level change: ")))
+        facts.insert(4, ("suite-level change", arrows(suite_change_text(c)).removeprefix("suite-level change: ")))
     facts += [("note", text) for text in caveats(c)]
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
@@ -215,7 +216,7 @@ def comparison_section(c: Comparison) -> str:
     if c.route_changes:
         parts.append(
             '<ul class="events">'
-            + "".join(f'<li class="warn">⚠ route change: {e(x)}</li>' for x in c.route_changes)
+            + "".join(f'<li class="warn">⚠ route change: {e(arrows(x))}</li>' for x in c.route_changes)
             + "</ul>"
         )
     parts.append("</section>")

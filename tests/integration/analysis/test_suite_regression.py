@@ -113,7 +113,7 @@ def test_a_uniformly_worse_agent_fails_the_suite_regression_gate_in_every_output
     assert props["consistency.gate.suite_regression_p.state"] == "fail"
 
     markdown = (pytester.path / "summary.md").read_text()
-    assert "**suite-level change: task-averaged pass rate 100.0 % -&gt; 80.0 %, -20.0 pp" in markdown
+    assert "**suite-level change: task-averaged pass rate 100.0 % → 80.0 %, -20.0 pp" in markdown
     assert "p = 9.54e-07: a significant DROP" in markdown
     assert "--consistency-suite-regression" in markdown
     page = (pytester.path / "page.html").read_text()

@@ -257,3 +257,14 @@ def test_a_cause_line_is_escaped_and_a_key_in_its_span_redacted() -> None:
     shown = render(hostile)
     assert "<img" not in shown and "[link](http://x)" not in shown
     assert "<img" not in html_of(shown) and 'href="http://x"' not in html_of(shown)
+
+
+def test_a_route_change_has_the_arrow_of_every_other_change() -> None:
+    """The analysis writes 'old -> new' (the terminal is ASCII); escaped for the page it read '-&gt;' beside the
+    '→' of the status column."""
+    base = summary_of({"a": "PPPPP"})
+    current = summary_of({"a": "PPPPP"})
+    compared = compare(base, current, label="base.json")
+    current.comparison = dataclasses.replace(compared, route_changes=["model: m -> m2"])
+    text = render(current)
+    assert "- route change: model: m → m2" in text and "&gt;" not in text
