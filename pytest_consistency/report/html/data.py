@@ -45,6 +45,9 @@ VERDICT_SYMBOL = {
     "incomplete": "○",
     "skipped": "–",
 }
+#: A task that passed its bar with failed repetitions (min_pass below 1): not the green tick of a task that never
+#: failed, whatever the bar tolerated (a 0/5 task at min_pass=0 passes).
+TOLERATED_SYMBOL = "◐"
 GATE_SYMBOL = {"pass": "✓", "fail": "✗", "undecided": "?"}
 #: The symbol of the class of repetitions that recorded no answer.
 NO_ANSWER = "∅"

@@ -14,6 +14,7 @@ from pytest_consistency.report.html.data import (
     LEAD_COLUMNS,
     NO_ANSWER,
     OUTCOMES,
+    TOLERATED_SYMBOL,
     UNKNOWN_OUTCOME,
     VERDICT_RANK,
     VERDICT_SYMBOL,
@@ -305,7 +306,8 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
     parts = [
         '<section class="gridwrap"><h2>Tasks × repetitions</h2>',
         '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
-        f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded. "
+        f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded; "
+        f"verdict {TOLERATED_SYMBOL}: the task met a min_pass below 1 with failed repetitions. "
         "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "
         "Sort by the column buttons.</p>",
         f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
@@ -327,6 +329,9 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         rate = bracket(task.pass_rate_interval, 100).strip() or "-"
         passes = f"{task.passes}/{task.scored}" if task.scored else "-"
         vcls = {"fail": "bad", "error": "bad", "pass": "good", "undecided": "warn"}.get(task.verdict, "dim")
+        symbol = VERDICT_SYMBOL.get(task.verdict, "?")
+        if task.verdict == "pass" and task.passes < task.scored:  # met a min_pass below 1 (0/5 at min_pass=0 too)
+            vcls, symbol = "warn", TOLERATED_SYMBOL
         if task.attribution:
             target = f"why-{index}" if inconsistent(task) else f"row-{index}"
             mark = "⚠ " if task.attribution == "route drift" else ""
@@ -346,7 +351,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
             f' data-cr="{CAUSE_RANK.get(task.cause or "", len(CAUSE_RANK))}">',
             f'<th class="tid" scope="row">{task_label(task.task_id)}</th>',
             f'<td class="num">{passes}</td><td class="num opt">{e(rate)}</td><td class="num opt">{gap or "-"}</td>',
-            f'<td class="v {vcls}">{VERDICT_SYMBOL.get(task.verdict, "?")} <span class="vw">{e(verdict)}</span></td>'
+            f'<td class="v {vcls}">{symbol} <span class="vw">{e(verdict)}</span></td>'
             f'<td class="opt">{attribution}</td><td class="opt">{cause}</td>',
         ]
         for position, rep in enumerate(task.repetitions):

@@ -321,3 +321,11 @@ def test_a_key_in_a_differing_span_is_redacted_on_the_page() -> None:
     assert clock.why is not None and CAUSE_SECRET in clock.why.sides[0].text  # the span holds it
     text = render(redacted(raw, CAUSE_SECRET))
     assert CAUSE_SECRET not in text and "&lt;redacted&gt; Now: 09:1<mark>1</mark>" in text
+
+
+def test_a_task_that_failed_every_time_is_no_green_tick_whatever_its_bar() -> None:
+    """0/5 at min_pass=0 passes its bar; it was a green tick beside the tasks that never failed."""
+    text = render(summary_of({"none": "FFFFF", "some": "PFPPP", "all": "PPPPP"}, min_pass=0.0))
+    cells = dict(re.findall(r'<th class="tid" scope="row">([^<]*)</th>.*?<td class="v ([a-z]+)">', text, re.S))
+    assert cells == {"none": "warn", "some": "warn", "all": "good"}, cells
+    assert text.count('<td class="v good">✓') == 1
