@@ -164,6 +164,17 @@ def untested_gates(summary: SessionSummary, thresholds: Mapping[str, float | Non
     return f"--consistency-baseline: {', '.join(flags)} cannot be decided: {c.untested}"
 
 
+def _nothing_shared(before: Mapping[str, TaskResult], after: Mapping[str, TaskResult]) -> str | None:
+    """Why nothing could be compared, when the two runs share no task id: another suite's report, or ids that moved."""
+    if not before or not after or before.keys() & after.keys():
+        return None
+    return (
+        f"the baseline shares no task with this run ({len(before)} task(s) there, e.g. {next(iter(before))!r}; "
+        f"{len(after)} here, e.g. {next(iter(after))!r}): a report of another suite, or task ids that changed (another "
+        "rootdir, a moved file); nothing was compared"
+    )
+
+
 def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha: float | None = None) -> Comparison:
     """The current run against the baseline; its tests at ``alpha`` (the session's alpha, or the level the gates are
     decided at: :func:`.gates.family_level`), so that what the comparison flags is what the gates decide."""
@@ -202,7 +213,7 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha
                 confounded=bool((old is not None and old.drifted) or (new is not None and new.drifted)),
             )
         )
-    notes: list[str] = []
+    notes: list[str] = [text for text in [_nothing_shared(before, after)] if text]
     # McNemar's event must be the same in both runs: "all n passed" is p^n, so with different n it is read on the
     # first m = min(n) scored repetitions of each task, whose chance of all passing is p^m in both runs.
     flips: list[tuple[bool, bool]] = []

@@ -97,3 +97,12 @@ def test_route_drift_marks_a_task_confounded_and_route_changes_are_listed() -> N
     t = change(result, "t")
     assert t.regression and t.confounded
     assert "model: m -> m2" in result.route_changes and "temperature: 0.0 -> 0.7" in result.route_changes
+
+
+def test_a_baseline_that_shares_no_task_says_it_is_another_suites() -> None:
+    """It printed '0 tasks in both runs; 0 significant regressions' and nothing else, as if all were well."""
+    result = compare(run({"test_a.py::one": "PPPPP"}), run({"test_b.py::two": "PPPPP"}), label="base.json")
+    assert result.common_tasks == 0
+    assert any("shares no task with this run" in note and "'test_a.py::one'" in note for note in result.notes)
+    overlapping = compare(run({"one": "PPPPP", "two": "PPPPP"}), run({"two": "PPPPP"}), label="base.json")
+    assert not any("shares no task" in note for note in overlapping.notes)
