@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_consistency.model.result import GateResult, SessionSummary, TaskResult
+from pytest_consistency.model.result import GateResult, SessionSummary, TaskChange, TaskResult
 
 ReasonKind = Literal[
     "gate", "task", "undecided_task", "error_task", "unscored", "other", "budget", "interrupted", "error"
@@ -138,3 +138,15 @@ def rate_verdict_text(task: TaskResult) -> str:
         else "no n is likely to decide it"
     )
     return f"undecided ({shown} holds min_rate {rate}; {plan})"
+
+
+def inconsistent(task: TaskResult) -> bool:
+    """Its repetitions disagree: some passed and some failed, or their answers differ."""
+    return bool(task.answers_disagree) or 0 < task.passes < task.scored
+
+
+def needs_a_look(task: TaskResult, change: TaskChange | None = None) -> bool:
+    """A task a reader must see: inconsistent, failed, undecided, regressed (or newly failing/flaky), or in error.
+    The rows the Markdown table keeps and ``-q`` keeps in the terminal."""
+    regressed = change is not None and (change.regression or change.status in ("newly failing", "newly flaky"))
+    return inconsistent(task) or task.verdict in ("fail", "undecided", "error") or regressed or bool(task.errors)

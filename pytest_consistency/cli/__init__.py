@@ -100,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
-    show.add_argument("-q", "--quiet", action="store_true", help="only the overall figures and gates")
+    show.add_argument(
+        "-q", "--quiet", action="count", default=0, help="-q: the tasks that need a look; -qq: the overall lines only"
+    )
     show.add_argument(
         "--format",
         choices=tuple(BUILTIN),
@@ -209,7 +211,7 @@ def run_show(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem("--consistency-otel-content goes with --format otlp-json")
     summary = _read([args.report])[0][1]
     if args.format == "terminal":
-        _print(render(summary, -1 if args.quiet else 0, _width()), out)
+        _print(render(summary, -min(args.quiet, 2), _width()), out)
         return 0
     if args.format == "otlp-json":
         from pytest_consistency.report.otlp import OtelUnavailable, OtlpJsonFormat

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pytest_consistency.analysis.answers import MISSING, canonical_json, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
-from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
+from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, needs_a_look, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
@@ -122,16 +122,6 @@ def answer_classes(task: TaskResult) -> list[AnswerClass]:
         [(r.answer_recorded, r.normalized if r.answer_recorded else MISSING) for r in scored], default_equivalent
     )
     return [AnswerClass(answer_text(scored[group[0]]), [scored[i] for i in group]) for group in classes]
-
-
-def inconsistent(task: TaskResult) -> bool:
-    return bool(task.answers_disagree) or 0 < task.passes < task.scored
-
-
-def needs_a_look(task: TaskResult, change: TaskChange | None) -> bool:
-    """Shown in the task table: inconsistent, failed, regressed (or newly failing/flaky), or in error."""
-    regressed = change is not None and (change.regression or change.status in ("newly failing", "newly flaky"))
-    return inconsistent(task) or task.verdict in ("fail", "undecided", "error") or regressed or bool(task.errors)
 
 
 def _rank(task: TaskResult, change: TaskChange | None) -> int:

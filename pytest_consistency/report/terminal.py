@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
-from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text, rate_verdict_text, tolerated_text
+from pytest_consistency.analysis.verdict import (
+    failure_reasons,
+    met_threshold_text,
+    needs_a_look,
+    rate_verdict_text,
+    tolerated_text,
+)
 from pytest_consistency.model.result import (
     Comparison,
     GateResult,
@@ -506,12 +512,22 @@ def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> lis
 
 
 def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list[Line]:
-    """All lines of the section; ``-q`` (verbosity < 0) keeps only the overall figures and gates."""
+    """All lines of the section. ``-q`` (verbosity -1) keeps the rows of the tasks that need a look (failed,
+    undecided, inconsistent, regressed, in error), as pytest's ``-q`` keeps its failures, and the overall figures and
+    gates; ``-qq`` the overall figures and gates only."""
     lines: list[Line] = []
     if verbosity >= 0 and summary.tasks:
         lines.extend(task_rows(summary, width))
         lines.append(Line(""))
         lines.extend(trajectory_lines(summary, verbosity, width))
+    elif verbosity == -1:
+        changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
+        shown = [t for t in summary.tasks if needs_a_look(t, changes.get(t.task_id))]
+        if shown:
+            hidden = len(summary.tasks) - len(shown)
+            lines.extend(task_rows(replace(summary, tasks=shown), width))
+            lines.extend([Line(f"(-q: {hidden} task(s) that need no look not shown)")] if hidden else [])
+            lines.append(Line(""))
     if summary.resample is not None:
         from pytest_consistency.report.resample import terminal_lines
 

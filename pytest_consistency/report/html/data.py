@@ -137,10 +137,6 @@ def answer_classes(task: TaskResult) -> Classes:
     return Classes(letters, members)
 
 
-def inconsistent(task: TaskResult) -> bool:
-    return bool(task.answers_disagree) or 0 < task.passes < task.scored
-
-
 class Strings:
     """Interned strings of the embedded data: each distinct string is stored once and referred to by index."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_consistency.analysis.trajectory.tree import Segment, segments
+from pytest_consistency.analysis.verdict import inconsistent
 from pytest_consistency.model.cause import Evidence, Finding
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import SessionSummary, TaskResult
@@ -22,7 +23,6 @@ from pytest_consistency.report.html.data import (
     answer_text,
     cut,
     e,
-    inconsistent,
     url_path,
 )
 

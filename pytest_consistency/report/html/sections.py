@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import why_not_measurable
-from pytest_consistency.analysis.verdict import failure_reasons, tolerated_text
+from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
 from pytest_consistency.report.html.data import (
     ATTRIBUTION_RANK,
@@ -21,7 +21,6 @@ from pytest_consistency.report.html.data import (
     Classes,
     e,
     fmt_num,
-    inconsistent,
 )
 from pytest_consistency.report.terminal import (
     GATE_WORD,

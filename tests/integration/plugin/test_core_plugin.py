@@ -126,11 +126,25 @@ def test_task_rows_report_and_default_verdict(pytester: pytest.Pytester) -> None
     assert [t["task_id"].split("[")[1] for t in report["tasks"]] == ["stable]", "flaky]", "broken]"]
 
 
-def test_quiet_keeps_only_overall_lines(pytester: pytest.Pytester) -> None:
+def test_quiet_keeps_the_tasks_that_need_a_look_and_very_quiet_only_the_overall_lines(
+    pytester: pytest.Pytester,
+) -> None:
+    """-q hid the whole task table, the failed and flaky tasks with it; pytest's own -q keeps its failures."""
     pytester.makepyfile(test_tasks=pattern_suite(PATTERNS, ANSWERS))
-    result = pytester.runpytest("-q")
-    assert "passes  answers" not in result.stdout.str()  # no task table
-    result.stdout.fnmatch_lines(["consistency gap 20.0 pp * answer disagreement 33.3 pp"])
+    quiet = pytester.runpytest("-q").stdout
+    quiet.fnmatch_lines(
+        [
+            "task * passes  answers*",
+            "*flaky* 3/5 *",
+            "*broken* 0/5 *",
+            "(-q: 1 task(s) that need no look not shown)",
+            "consistency gap 20.0 pp * answer disagreement 33.3 pp",
+        ]
+    )
+    assert "stable" not in quiet.str().split("== consistency ==")[-1]
+    very_quiet = pytester.runpytest("-qq").stdout
+    assert "passes  answers" not in very_quiet.str()
+    very_quiet.fnmatch_lines(["consistency gap 20.0 pp * answer disagreement 33.3 pp"])
 
 
 def test_min_pass_tolerates_failed_repetitions_but_keeps_them_visible(pytester: pytest.Pytester) -> None:
