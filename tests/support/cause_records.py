@@ -134,3 +134,53 @@ def three_steps(
         call(second, tool("sum", call_id="call_2")),
         call(third, final or text("total-42")),
     ]
+
+
+def timed(record: CallRecord, started: float, latency_ms: float) -> CallRecord:
+    """``record`` sent at ``started`` (epoch seconds) and answered ``latency_ms`` later, as capture (or a cassette)
+    records it."""
+    record.started_at, record.latency_ms = started, latency_ms
+    return record
+
+
+def question(city: str, api: str = "chat") -> dict[str, Any]:
+    """One of the questions a forecaster agent sends together (threads, ``asyncio.gather``), in ``api``'s shape."""
+    system, user = "You are a forecaster.", f"weather in {city}?"
+    if api == "responses":
+        return {"model": "m", "instructions": system, "input": [{"role": "user", "content": user}]}
+    if api == "anthropic":
+        return {"model": "m", "system": system, "max_tokens": 8, "messages": [{"role": "user", "content": user}]}
+    return {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def summary_request(forecasts: dict[str, str], api: str = "chat") -> dict[str, Any]:
+    """The request that follows the questions: their answers, in the agent's own (sorted) order."""
+    body = question("all", api)
+    line = "; ".join(f"{city}: {forecasts[city]}" for city in sorted(forecasts))
+    key = "input" if api == "responses" else "messages"
+    body[key][-1]["content"] = f"summarise: {line}"
+    return body
+
+
+def forecaster(
+    order: list[str],
+    forecasts: dict[str, str],
+    final: str = "ok",
+    api: str = "chat",
+    start: float = 1000.0,
+    latencies: list[float] | None = None,
+    offsets: list[float] | None = None,
+) -> list[CallRecord]:
+    """The questions of ``order`` sent together (each ``offsets[i]`` seconds after ``start``, answered
+    ``latencies[i]`` ms later: by default 1 ms apart and 200 ms long, so they overlap), recorded in the order they
+    were sent, then the summary (sent after every answer came back) decided ``final``."""
+    offsets = offsets if offsets is not None else [0.001 * i for i in range(len(order))]
+    latencies = latencies if latencies is not None else [200.0] * len(order)
+    calls = [
+        timed(call(question(city, api), text(forecasts[city]), api=api), start + offset, latency)
+        for city, offset, latency in zip(order, offsets, latencies, strict=True)
+    ]
+    ended = max(start + offset + latency / 1000 for offset, latency in zip(offsets, latencies, strict=True))
+    calls.sort(key=lambda record: record.started_at or 0.0)
+    calls.append(timed(call(summary_request(forecasts, api), text(final), api=api), ended + 0.01, 100.0))
+    return calls

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,9 @@ class FakeOpenAI(LoopbackServer):
         self.trace_release: threading.Event | None = None
         self.trace_arrived = threading.Event()
         self.lock = threading.Lock()
+        #: While set, answers a request whose body it gives a step for (requests sent together, whichever arrives
+        #: first), before the script is asked.
+        self.answer: Callable[[dict[str, Any]], Step | None] | None = None
         fake = self
 
         class Handler(QuietHandler):
@@ -80,8 +84,9 @@ class FakeOpenAI(LoopbackServer):
                     return self._send(404, {"error": {"message": "not found"}})
                 if self.path.endswith("/traces/ingest"):
                     return self._send(200, {})  # the Agents SDK's trace export: accepted, no scripted step used
+                chosen = fake.answer(body) if fake.answer is not None else None
                 with fake.lock:
-                    step = fake.steps.popleft() if fake.steps else Step()
+                    step = chosen or (fake.steps.popleft() if fake.steps else Step())
                 time.sleep(step.delay)
                 if step.status != 200:
                     headers = step.headers or {"retry-after-ms": "5"}
@@ -229,3 +234,4 @@ class FakeOpenAI(LoopbackServer):
     def reset(self) -> None:
         self.script()
         self.requests.clear()
+        self.answer = None

@@ -1,16 +1,17 @@
 """A repetition as the cause analysis reads it: per step, its route, its request and its decision; then its end.
 
 Why these three, in this order: a step is one answered sampling call and the attempts before it (a retry, a failed
-attempt, a call to another endpoint). What the model saw first passed through the route (which base URL, key,
-model and gateway deployment answered), then the request the agent sent, and only then did the model decide. So
-the first of them that differs between two repetitions is the earliest thing that made them differ: a route
-that differs outranks a request that differs at the same step, and a request outranks the decision it led to.
-After the last step, how the repetition ended (passed or not, its answer's class) is what is left to differ.
+attempt, a call to another endpoint), or several calls sent together (``trajectory.steps``). What the model saw
+first passed through the route (which base URL, key, model and gateway deployment answered), then the request the
+agent sent, and only then did the model decide. So the first of them that differs between two repetitions is the
+earliest thing that made them differ: a route that differs outranks a request that differs at the same step, and a
+request outranks the decision it led to. After the last step, how the repetition ended (passed or not, its answer's
+class) is what is left to differ.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,16 +64,51 @@ def step_route(attempts: Sequence[Attempt]) -> tuple[Attempt, ...]:
     return (*sampling, *others)
 
 
+def parallel_route(attempts: Sequence[Attempt]) -> tuple[Attempt, ...]:
+    """The route of a step of overlapping calls: its sampling attempts as a multiset (sorted, whichever call left
+    first), then the distinct routes of its other calls, as :func:`step_route`."""
+    sampling = sorted((a for a in attempts if a[SAMPLING]), key=repr)
+    others = sorted({a for a in attempts if not a[SAMPLING]}, key=repr)
+    return (*sampling, *others)
+
+
+#: What a request is compared on when what it sent is not known in every repetition (see ``find.events``).
+UNKNOWN = "?"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One answered call of a step: what it sent, the part of it compared as the agent's request (``part``), its
+    decision's aligned key and label."""
+
+    sent: Sent | None
+    part: Hashable
+    key: str
+    label: str
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a repetition: the routes of its attempts (the answered one last), what it sent, its decision
-    key (aligned with the other repetitions', so equivalent texts share one key)."""
+    key (aligned with the other repetitions', so equivalent texts share one key).
+
+    A step of overlapping calls (``members``, more than one) compares its requests and its decisions as sets: ``sent``
+    is its first member's, ``request`` the multiset of its members' requests, ``decision`` the multiset of (request,
+    decision) pairs (which question got which answer)."""
 
     route: tuple[Attempt, ...]
     sent: Sent | None
     decision: str
     #: The decision as a person reads it (``tool search(...)``, ``text: ...``).
     label: str = ""
+    members: tuple[Member, ...] = ()
+    #: What is compared as the agent's request.
+    request: Hashable = None
+
+    @property
+    def known(self) -> bool:
+        """Whether what every call of the step sent was recorded."""
+        return all(member.sent is not None for member in self.members) if self.members else self.sent is not None
 
 
 @dataclass(frozen=True)
@@ -93,20 +129,50 @@ def answered(call: CallRecord) -> bool:
     return call.decision is not None and call.error is None
 
 
-def run_of(repeat: int, calls: Sequence[CallRecord], keys: Sequence[str], passed: bool, answer: int | None) -> Run:
-    """A repetition's run: its calls grouped into steps (``keys`` are its aligned decision keys, one per step)."""
-    steps: list[Step] = []
-    pending: list[Attempt] = []
+def run_of(
+    repeat: int,
+    calls: Sequence[CallRecord],
+    keys: Sequence[str],
+    passed: bool,
+    answer: int | None,
+    classes: Mapping[str, str] | None = None,
+) -> Run:
+    """A repetition's run: its calls grouped into steps as the trajectory groups them (``keys`` are its aligned
+    decision keys, one per step; ``classes`` the key each text decision stands for, for the members of a step of
+    overlapping calls, see ``trajectory.align.text_classes``)."""
+    from pytest_consistency.analysis.trajectory.steps import step_calls
+
+    classes = classes or {}
+    grouped, after = step_calls(calls)
     texts: dict[str, str] = {}
     for call in calls:
         if call.texts:
             texts.update(call.texts)
-        pending.append(attempt_route(call))
-        if answered(call):
-            label = call.decision.detail() if call.decision is not None else ""
-            steps.append(Step(step_route(pending), call.sent, keys[len(steps)], label))
-            pending = []
-    return Run(repeat, tuple(steps), step_route(pending), passed, answer, texts)
+    steps: list[Step] = []
+    for index, group in enumerate(grouped):
+        members = []
+        for call in group.answered:
+            decision = call.decision
+            assert decision is not None
+            part = call.sent.digest if call.sent is not None else UNKNOWN
+            key = classes.get(decision.key(), decision.key())
+            members.append(Member(call.sent, part, key, decision.detail()))
+        attempts = [attempt_route(call) for call in group.attempts]
+        if len(members) == 1:
+            (member,) = members
+            step = Step(step_route(attempts), member.sent, keys[index], member.label, (member,), member.part)
+        else:
+            pairs = sorted((repr(m.part), m.key) for m in members)
+            step = Step(
+                parallel_route(attempts),
+                members[0].sent,
+                "together:" + repr(pairs),
+                group.decision.detail(),
+                tuple(members),
+                tuple(sorted((m.part for m in members), key=repr)),
+            )
+        steps.append(step)
+    return Run(repeat, tuple(steps), step_route([attempt_route(call) for call in after]), passed, answer, texts)
 
 
 def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:

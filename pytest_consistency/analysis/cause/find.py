@@ -2,12 +2,12 @@
 outcomes.
 
 Each repetition is read as a sequence of events (:mod:`.events`): for every step its route, its canonical request
-and its decision, then how it ended (the attempts after its last step, its outcome and answer class). The
-repetitions share a prefix of these events; an event at which they do not all agree is a branch, and its kind names
-the cause:
+and its decision, then how it ended (the
+attempts after its last step, its outcome and answer class). The repetitions share a prefix of these events; an
+event at which they do not all agree is a branch, and its kind names the cause:
 
-- the route of a step (or of the attempts after the last one) -> ``route``, which wins over a request or decision
-  that differs at the same step (the line says so);
+- the route of a step (or of the attempts after the last one) -> ``route``, which wins over a
+  request or decision that differs at the same step (the line says so);
 - the request of step 1 -> ``input``; of a later step -> ``environment`` when what differs is a new turn (a tool
   result, a user turn) after the same decisions, ``input`` when the agent changed what it sends every time (the
   system prompt, the tools, a sampling parameter, the history it resends);
@@ -34,10 +34,11 @@ of shards.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds, route_values
+from pytest_consistency.analysis.cause.events import SAMPLING, UNKNOWN, Member, Run, Step, route_kinds, route_values
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
@@ -55,8 +56,8 @@ def events(run: Run, unknown: frozenset[int]) -> list[tuple[str, Hashable]]:
     request there."""
     out: list[tuple[str, Hashable]] = []
     for index, step in enumerate(run.steps):
-        sent = "?" if index in unknown or step.sent is None else step.sent.digest
-        out += [(ROUTE, step.route), (REQUEST, sent), (DECISION, step.decision)]
+        request = UNKNOWN if index in unknown else step.request
+        out += [(ROUTE, step.route), (REQUEST, request), (DECISION, step.decision)]
     out += [(END, run.trailing), (OUTCOME, (run.passed, run.answer))]
     return out
 
@@ -67,7 +68,7 @@ Branch = tuple[int, list[list[Run]]]
 def branches(runs: Sequence[Run]) -> list[Branch]:
     """Every point where repetitions part (position, groups, the largest first), the first one first: the prefix
     tree of their events walked depth first, positions ascending."""
-    unknown = frozenset(i for run in runs for i, step in enumerate(run.steps) if step.sent is None)
+    unknown = frozenset(i for run in runs for i, step in enumerate(run.steps) if not step.known)
     seqs = {run.repeat: events(run, unknown) for run in runs}
     found: list[Branch] = []
     stack: list[tuple[list[Run], int]] = [(list(runs), 0)]
@@ -157,14 +158,14 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     if slot == 0:
         outranked = None
         group_steps = [g[0].steps[index] for g in groups if index < len(g[0].steps)]
-        if len({s.sent.digest if s.sent else None for s in group_steps}) > 1:
+        if len({s.request for s in group_steps}) > 1:
             outranked = "request"
         elif len({s.decision for s in group_steps}) > 1:
             outranked = "decision"
         return _route(step, step_a.route, step_b.route, repeats, groups, outranked)
     if slot == 1:
         return _request(step, a, b, step_a, step_b)
-    return _sampling(step, step_a, step_b, repeats, task_id)
+    return _sampling(step, step_a, step_b, repeats, task_id, together(a, b, step))
 
 
 def _route(
@@ -232,16 +233,36 @@ def _parts(sent: Sent | None) -> dict[str, str]:
     return dict(sent.standing) if sent else {}
 
 
+def differing_members(step_a: Step, step_b: Step) -> tuple[Member | None, Member | None]:
+    """Of two steps whose requests differ, the first member of each whose request the other step did not send (None
+    for a step that sent nothing the other did not: it sent fewer)."""
+    parts_a = Counter(member.part for member in step_a.members)
+    parts_b = Counter(member.part for member in step_b.members)
+    only_a, only_b = parts_a - parts_b, parts_b - parts_a
+    first_a = next((member for member in step_a.members if member.part in only_a), None)
+    first_b = next((member for member in step_b.members if member.part in only_b), None)
+    return first_a, first_b
+
+
 def _request(step: int, a: Run, b: Run, step_a: Step, step_b: Step) -> Finding:
     repeats = (a.repeat, b.repeat)
     sent_a, sent_b = step_a.sent, step_b.sent
+    counted = None
+    if len(step_a.members) > 1 or len(step_b.members) > 1:  # requests sent together: the ones the other did not send
+        member_a, member_b = differing_members(step_a, step_b)
+        if member_a is None or member_b is None:
+            counted = f"the number of requests sent together ({len(step_a.members)} vs {len(step_b.members)})"
+        else:
+            sent_a, sent_b = member_a.sent, member_b.sent
     standing_a, standing_b = _parts(sent_a), _parts(sent_b)
     standing = [key for key in sorted(set(standing_a) | set(standing_b)) if standing_a.get(key) != standing_b.get(key)]
     sides: tuple[Evidence, ...] = ()
     where = "the request"
     history = bool(sent_a and sent_b and sent_a.history != sent_b.history)
     new_turn = False
-    if standing:
+    if counted is not None:
+        where, new_turn = counted, True
+    elif standing:
         key = standing[0]
         where = f"`{key}`"
         sides = evidence(repeats, a.texts.get(standing_a.get(key, "")), b.texts.get(standing_b.get(key, "")))
@@ -298,10 +319,33 @@ def _stopped(step: int, ended: Run, went_on: Run) -> Finding:
     )
 
 
-def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], task_id: str) -> Finding:
+def decided(step_a: Step, step_b: Step) -> tuple[str, str, Sent | None]:
+    """How two steps' differing decisions read, and what was sent for them: of steps of requests sent together,
+    the first request each answered otherwise."""
+    if len(step_a.members) > 1 or len(step_b.members) > 1:
+        for member in step_a.members:
+            other = next((o for o in step_b.members if o.part == member.part and o.key != member.key), None)
+            if other is not None:
+                return member.label or member.key, other.label or other.key, member.sent
+    return step_a.label or step_a.decision, step_b.label or step_b.decision, step_a.sent
+
+
+def together(a: Run, b: Run, step: int) -> bool:
+    """Whether either repetition sent calls together at or before ``step``: a resample replays calls one by one,
+    and its steps are not these."""
+    return any(len(s.members) > 1 for run in (a, b) for s in run.steps[:step])
+
+
+def _sampling(
+    step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], task_id: str, grouped: bool = False
+) -> Finding:
     provider = str(step_a.route[-1][0]) if step_a.route else "openai"
-    target = f"--consistency-resample='{task_id}@{step}'"
-    sent = step_a.sent
+    target = (
+        "more repetitions (--consistency-resample replays calls one by one, and cannot hold calls sent together)"
+        if grouped
+        else f"--consistency-resample='{task_id}@{step}'"
+    )
+    label_a, label_b, sent = decided(step_a, step_b)
     sampling = sent.sampling if sent else ()
     params = dict(sampling)
     unpinned: list[str] = []
@@ -313,10 +357,7 @@ def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], t
     if provider not in NO_SEED and "seed" not in params:
         unpinned.append("seed (not sent)")
     sent_text = ", ".join(f"{k}={v}" for k, v in sampling) or "no sampling parameter"
-    detail = (
-        f"the same request got different decisions ({step_a.label or step_a.decision} vs "
-        f"{step_b.label or step_b.decision}); sent {sent_text}"
-    )
+    detail = f"the same request got different decisions ({label_a} vs {label_b}); sent {sent_text}"
     if unpinned:
         detail += f"; not pinned: {', '.join(unpinned)}"
         advice = (
