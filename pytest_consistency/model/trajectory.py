@@ -154,6 +154,14 @@ class Decision:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(call.name for call in self.tool_calls)
 
+    def words(self) -> str:
+        """The digest of what the model wrote: its text (whole, as the key), its tool calls (names and normalised
+        arguments, in order) and its refusal, without its ids or why it stopped. The model's turn an agent sends
+        back in its next request gives the same digest when sent back as written (``capture.canonical``), so what
+        the model wrote is told apart from what the agent changed."""
+        text = self.text_digest or self.text
+        return digest(json.dumps([text, [call.key() for call in self.tool_calls], self.refusal or ""]))
+
 
 @dataclass(frozen=True)
 class Parallel(Decision):
@@ -184,6 +192,9 @@ class Parallel(Decision):
 
     def detail(self) -> str:
         return clip("together: " + " | ".join(member.detail() for member in self.members), 2 * MAX_LABEL)
+
+    def words(self) -> str:
+        return digest(json.dumps([member.words() for member in self.members]))
 
 
 def together(keys: list[str]) -> str:

@@ -184,3 +184,81 @@ def forecaster(
     calls.sort(key=lambda record: record.started_at or 0.0)
     calls.append(timed(call(summary_request(forecasts, api), text(final), api=api), ended + 0.01, 100.0))
     return calls
+
+
+def worded(words: str, name: str = "search", call_id: str = "call_1") -> Decision:
+    """A tool call the model introduced with a sentence of its own (``Let me look that up.``)."""
+    return Decision.of(words, (ToolCall(name, "{}", call_id),), "tool_calls")
+
+
+def first_request(api: str = "chat", system: str = "You are a bookkeeper.") -> dict[str, Any]:
+    """A first request with the ``search`` tool, in ``api``'s shape."""
+    if api == "responses":
+        tools: list[dict[str, Any]] = [{"type": "function", "name": "search", "parameters": {"type": "object"}}]
+        return {
+            "model": "m",
+            "instructions": system,
+            "input": [{"role": "user", "content": "total for march?"}],
+            "tools": tools,
+        }
+    if api == "anthropic":
+        tools = [{"name": "search", "input_schema": {"type": "object"}}]
+        return {
+            "model": "m",
+            "system": system,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "total for march?"}],
+            "tools": tools,
+        }
+    return chat(system)
+
+
+def resent(
+    first: dict[str, Any], words: str, result: str = "42 invoices", api: str = "chat", call_id: str = "call_1"
+) -> dict[str, Any]:
+    """The next request: ``first`` plus the model's turn sent back as the model wrote it (its ``words`` and its
+    ``search`` call), then the tool's result, in ``api``'s shape."""
+    body = copy.deepcopy(first)
+    if api == "responses":
+        body["input"] += [
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": words}]},
+            {"type": "function_call", "call_id": call_id, "name": "search", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": call_id, "output": result},
+        ]
+    elif api == "anthropic":
+        body["messages"] += [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": words},
+                    {"type": "tool_use", "id": call_id, "name": "search", "input": {}},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]},
+        ]
+    else:
+        body["messages"] += [
+            {
+                "role": "assistant",
+                "content": words,
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": result},
+        ]
+    return body
+
+
+def chatty(
+    words: str,
+    answer: str = "total-42",
+    api: str = "chat",
+    result: str = "42 invoices",
+    sent_back: str | None = None,
+    call_id: str = "call_1",
+) -> list[CallRecord]:
+    """Two steps: the model calls ``search`` with a sentence of its own (``words``), the agent sends its turn back
+    (``sent_back``: what it sent back of the sentence, when not the sentence itself) with the tool's result, the
+    model answers ``answer``."""
+    first = first_request(api)
+    later = resent(first, words if sent_back is None else sent_back, result, api, call_id)
+    return [call(first, worded(words, call_id=call_id), api=api), call(later, text(answer), api=api)]

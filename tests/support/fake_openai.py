@@ -37,6 +37,9 @@ class Step:
     #: Tool calls to answer with, as (name, arguments JSON text): the reply then has no text. Streamed, each call's
     #: arguments arrive in two deltas after a first delta with its id and name, as the OpenAI API sends them.
     tool_calls: tuple[tuple[str, str], ...] = ()
+    #: With ``tool_calls``: the sentence the model writes before its calls (chat: the message's content; Responses: a
+    #: message item before the function calls). Streamed in one delta before the calls'.
+    words: str | None = None
 
 
 class FakeOpenAI(LoopbackServer):
@@ -128,7 +131,7 @@ class FakeOpenAI(LoopbackServer):
                     for i, (name, arguments) in enumerate(step.tool_calls)
                 ]
                 if not body.get("stream"):
-                    message = {"role": "assistant", "content": None, "tool_calls": calls}
+                    message = {"role": "assistant", "content": step.words, "tool_calls": calls}
                     choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
                     payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
                     return self._send(200, payload, step.headers)
@@ -141,9 +144,10 @@ class FakeOpenAI(LoopbackServer):
                     deltas += [
                         {"index": i, "function": {"arguments": piece}} for piece in (arguments[:half], arguments[half:])
                     ]
+                said = [{"content": step.words}] if step.words else []
                 events = [
-                    {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [d]}}]}
-                    for d in deltas
+                    {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+                    for delta in [*said, *({"tool_calls": [d]} for d in deltas)]
                 ]
                 events.append(
                     {
@@ -158,22 +162,33 @@ class FakeOpenAI(LoopbackServer):
 
             def _responses(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
                 usage = {"input_tokens": pin, "output_tokens": pout, "total_tokens": pin + pout}
-                text = {"type": "output_text", "text": step.text, "annotations": []}
+                said = step.words if step.tool_calls else step.text
+                text = {"type": "output_text", "text": said, "annotations": []}
+                message = {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [text],
+                }
+                calls = [
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{i}",
+                        "call_id": f"call_{i}",
+                        "name": name,
+                        "arguments": arguments,
+                        "status": "completed",
+                    }
+                    for i, (name, arguments) in enumerate(step.tool_calls)
+                ]
                 response = {
                     "id": "resp_1",
                     "object": "response",
                     "created_at": 1,
                     "model": model,
                     "status": "completed",
-                    "output": [
-                        {
-                            "type": "message",
-                            "id": "msg_1",
-                            "role": "assistant",
-                            "status": "completed",
-                            "content": [text],
-                        }
-                    ],
+                    "output": ([message] if said is not None else []) + calls,
                     "usage": usage,
                     "parallel_tool_calls": False,
                     "tool_choice": "auto",
@@ -184,7 +199,7 @@ class FakeOpenAI(LoopbackServer):
                 events = [
                     {
                         "type": "response.output_text.delta",
-                        "delta": step.text,
+                        "delta": said or "",
                         "item_id": "msg_1",
                         "output_index": 0,
                         "content_index": 0,

@@ -1,12 +1,14 @@
-"""A repetition as the cause analysis reads it: per step, its route, its request and its decision; then its end.
+"""A repetition as the cause analysis reads it: per step, the model's words it sends back, its route, its request
+and its decision; then its end.
 
-Why these three, in this order: a step is one answered sampling call and the attempts before it (a retry, a failed
-attempt, a call to another endpoint), or several calls sent together (``trajectory.steps``). What the model saw
-first passed through the route (which base URL, key, model and gateway deployment answered), then the request the
-agent sent, and only then did the model decide. So the first of them that differs between two repetitions is the
-earliest thing that made them differ: a route that differs outranks a request that differs at the same step, and a
-request outranks the decision it led to. After the last step, how the repetition ended (passed or not, its answer's
-class) is what is left to differ.
+Why these, in this order: a step is one answered sampling call and the attempts before it (a retry, a failed
+attempt, a call to another endpoint), or several calls sent together (``trajectory.steps``). What the model wrote
+at earlier steps and the agent sends back was decided before anything of this step. Then the step's calls passed
+through the route (which base URL, key, model and gateway deployment answered), then the request the agent sent,
+and only then did the model decide. So the first of them that differs between two repetitions is the earliest
+thing that made them differ: a route that differs outranks a request that differs at the same step, and a request
+outranks the decision it led to. After the last step, how the repetition ended (passed or not, its answer's class)
+is what is left to differ.
 """
 
 from __future__ import annotations
@@ -78,13 +80,16 @@ UNKNOWN = "?"
 
 @dataclass(frozen=True)
 class Member:
-    """One answered call of a step: what it sent, the part of it compared as the agent's request (``part``), its
-    decision's aligned key and label."""
+    """One answered call of a step: what it sent, the part of it compared as the agent's request (``part``), the
+    model's words it sent back (``resent``, see :func:`run_of`), its decision's aligned key, label, text and words."""
 
     sent: Sent | None
     part: Hashable
+    resent: tuple[tuple[str, str], ...]
     key: str
     label: str
+    text: str
+    words: str
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,10 @@ class Step:
     #: The decision as a person reads it (``tool search(...)``, ``text: ...``).
     label: str = ""
     members: tuple[Member, ...] = ()
-    #: What is compared as the agent's request.
+    #: What is compared as the agent's request, and the model's words its request(s) sent back (digests of what the
+    #: model wrote at earlier steps, in the order sent back).
     request: Hashable = None
+    resent: Hashable = ()
 
     @property
     def known(self) -> bool:
@@ -129,6 +136,24 @@ def answered(call: CallRecord) -> bool:
     return call.decision is not None and call.error is None
 
 
+def compared(sent: Sent | None, written: set[str]) -> tuple[Hashable, tuple[tuple[str, str], ...]]:
+    """What of a request is the agent's, and the model's turns it sent back.
+
+    A model's turn the request sends back as the model wrote it (its words are among ``written``, what this
+    repetition's model wrote at its earlier steps) is the model's: it is held apart (``Sent.model``), to be compared
+    where the model wrote it, and the request is compared as the agent sent it (``Sent.own``, each model's turn a
+    placeholder) with the turns it wrote itself or changed (their position and digest). A request that sent back
+    none of its model's turns as written is compared whole, as before."""
+    if sent is None:
+        return UNKNOWN, ()
+    if sent.model and sent.own:
+        model = tuple(pair for pair in sent.model if pair[0] in written)
+        if model:
+            agent = tuple((index, turn) for index, (words, turn) in enumerate(sent.model) if words not in written)
+            return ("own", sent.own, agent), model
+    return sent.digest, ()
+
+
 def run_of(
     repeat: int,
     calls: Sequence[CallRecord],
@@ -149,18 +174,21 @@ def run_of(
         if call.texts:
             texts.update(call.texts)
     steps: list[Step] = []
+    written: set[str] = set()
     for index, group in enumerate(grouped):
         members = []
         for call in group.answered:
             decision = call.decision
             assert decision is not None
-            part = call.sent.digest if call.sent is not None else UNKNOWN
+            part, resent = compared(call.sent, written)
             key = classes.get(decision.key(), decision.key())
-            members.append(Member(call.sent, part, key, decision.detail()))
+            members.append(Member(call.sent, part, resent, key, decision.detail(), decision.text, decision.words()))
         attempts = [attempt_route(call) for call in group.attempts]
         if len(members) == 1:
             (member,) = members
-            step = Step(step_route(attempts), member.sent, keys[index], member.label, (member,), member.part)
+            step = Step(
+                step_route(attempts), member.sent, keys[index], member.label, (member,), member.part, member.resent
+            )
         else:
             pairs = sorted((repr(m.part), m.key) for m in members)
             step = Step(
@@ -170,8 +198,10 @@ def run_of(
                 group.decision.detail(),
                 tuple(members),
                 tuple(sorted((m.part for m in members), key=repr)),
+                tuple(sorted(m.resent for m in members)),
             )
         steps.append(step)
+        written.update(member.words for member in members)
     return Run(repeat, tuple(steps), step_route([attempt_route(call) for call in after]), passed, answer, texts)
 
 

@@ -1,11 +1,13 @@
 """The cause of one inconsistent task: the first thing that differed between its repetitions and explains their
 outcomes.
 
-Each repetition is read as a sequence of events (:mod:`.events`): for every step its route, its canonical request
-and its decision, then how it ended (the
+Each repetition is read as a sequence of events (:mod:`.events`): for every step the model's words its request
+sends back, its route, its canonical request and its decision, then how it ended (the
 attempts after its last step, its outcome and answer class). The repetitions share a prefix of these events; an
 event at which they do not all agree is a branch, and its kind names the cause:
 
+- the model's words sent back (what it wrote at an earlier step, resent as written) -> ``sampling`` at the step
+  that wrote them; a model's turn the agent changed or dropped -> ``input``;
 - the route of a step (or of the attempts after the last one) -> ``route``, which wins over a
   request or decision that differs at the same step (the line says so);
 - the request of step 1 -> ``input``; of a later step -> ``environment`` when what differs is a new turn (a tool
@@ -42,9 +44,9 @@ from pytest_consistency.analysis.cause.events import SAMPLING, UNKNOWN, Member, 
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
-#: Events per step: route, request, decision.
-PER_STEP = 3
-ROUTE, REQUEST, DECISION, END, OUTCOME = "route", "request", "decision", "end", "outcome"
+#: Events per step: the model's words its request sent back (written at earlier steps), route, request, decision.
+PER_STEP = 4
+RESENT, ROUTE, REQUEST, DECISION, END, OUTCOME = "resent", "route", "request", "decision", "end", "outcome"
 #: Causes "also" found that a line lists at most.
 MAX_OTHERS = 4
 #: Parameters a provider does not take (no ``seed`` in the Messages API): not advised as unpinned.
@@ -53,11 +55,11 @@ NO_SEED = frozenset({"anthropic"})
 
 def events(run: Run, unknown: frozenset[int]) -> list[tuple[str, Hashable]]:
     """The events of one repetition; a step in ``unknown`` (a repetition did not record its request) compares no
-    request there."""
+    request there, nor the model's words it sent back."""
     out: list[tuple[str, Hashable]] = []
     for index, step in enumerate(run.steps):
-        request = UNKNOWN if index in unknown else step.request
-        out += [(ROUTE, step.route), (REQUEST, request), (DECISION, step.decision)]
+        request, resent = (UNKNOWN, UNKNOWN) if index in unknown else (step.request, step.resent)
+        out += [(RESENT, resent), (ROUTE, step.route), (REQUEST, request), (DECISION, step.decision)]
     out += [(END, run.trailing), (OUTCOME, (run.passed, run.answer))]
     return out
 
@@ -156,6 +158,8 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     step_a, step_b = a.steps[index], b.steps[index]
     step = index + 1
     if slot == 0:
+        return _resent(step, a, b, step_a, step_b, task_id)
+    if slot == 1:
         outranked = None
         group_steps = [g[0].steps[index] for g in groups if index < len(g[0].steps)]
         if len({s.request for s in group_steps}) > 1:
@@ -163,7 +167,7 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
         elif len({s.decision for s in group_steps}) > 1:
             outranked = "decision"
         return _route(step, step_a.route, step_b.route, repeats, groups, outranked)
-    if slot == 1:
+    if slot == 2:
         return _request(step, a, b, step_a, step_b)
     return _sampling(step, step_a, step_b, repeats, task_id, together(a, b, step))
 
@@ -328,6 +332,81 @@ def decided(step_a: Step, step_b: Step) -> tuple[str, str, Sent | None]:
             if other is not None:
                 return member.label or member.key, other.label or other.key, member.sent
     return step_a.label or step_a.decision, step_b.label or step_b.decision, step_a.sent
+
+
+def _resent(step: int, a: Run, b: Run, step_a: Step, step_b: Step, task_id: str) -> Finding:
+    """The model's turns two requests sent back differ: ``sampling`` at the step whose model wrote the first that
+    differs (what it wrote is its decision); else the agent sent back other turns than its model wrote (or fewer):
+    ``input``."""
+    repeats = (a.repeat, b.repeat)
+    turns_a, turns_b = _flat(step_a.resent), _flat(step_b.resent)
+    if turns_a and len(turns_a) == len(turns_b):
+        at = next(i for i, pair in enumerate(zip(turns_a, turns_b, strict=True)) if pair[0] != pair[1])
+        wrote_a, wrote_b = _writer(a, step, turns_a[at][0]), _writer(b, step, turns_b[at][0])
+        if wrote_a is not None and wrote_b is not None:
+            index = min(wrote_a[0], wrote_b[0])
+            grouped = together(a, b, index + 1)
+            return _worded(index + 1, a.steps[index], b.steps[index], wrote_a[1], wrote_b[1], repeats, task_id, grouped)
+    return Finding(
+        cause="input",
+        step=step,
+        repeats=repeats,
+        where="the model's turns the agent sent back",
+        detail=(
+            f"after the same decisions, the agent sent back other turns than its model wrote at step {step}: "
+            f"{len(turns_a)} as written (repetition {a.repeat}) vs {len(turns_b)} (repetition {b.repeat})"
+        ),
+        advice="send the model's turns back as it wrote them, or leave them out alike in every repetition",
+    )
+
+
+def _flat(resent: Any) -> tuple[tuple[str, str], ...]:
+    """The ``(words, turn)`` digests of a step's ``resent`` (a step of requests sent together has one tuple of them
+    per request)."""
+    out: list[tuple[str, str]] = []
+    for item in resent if isinstance(resent, tuple) else ():
+        if item and isinstance(item[0], tuple):
+            out.extend(item)
+        elif item:
+            out.append(item)
+    return tuple(out)
+
+
+def _writer(run: Run, before: int, words: str) -> tuple[int, Member] | None:
+    """The step (index) and call of ``run`` before step ``before`` whose model wrote ``words``."""
+    for index, step in enumerate(run.steps[: before - 1]):
+        for member in step.members:
+            if member.words == words:
+                return index, member
+    return None
+
+
+def _worded(
+    step: int,
+    step_a: Step,
+    step_b: Step,
+    member_a: Member,
+    member_b: Member,
+    repeats: tuple[int, int],
+    task_id: str,
+    grouped: bool = False,
+) -> Finding:
+    """``sampling`` at the step whose model wrote the same decision otherwise, sent back later."""
+    found = _sampling(step, step_a, step_b, repeats, task_id, grouped)
+    sides: tuple[Evidence, ...] = ()
+    if member_a.words != member_b.words:
+        sides = evidence(repeats, member_a.text, member_b.text)
+        said = f"in other words: {quoted(sides)}" if sides else "in other words"
+    else:  # the same text and calls: what differs is what else it wrote (its reasoning)
+        said = "with other reasoning"
+    params = found.detail.partition("; sent ")[2]
+    detail = (
+        f"the same request got the same decision ({member_a.label}) {said}; the agent sent the model's turn back, "
+        f"so later requests differ; sent {params}"
+    )
+    return Finding(
+        **{**_fields(found), "where": f"what the model wrote at step {step}", "detail": detail, "sides": sides}
+    )
 
 
 def together(a: Run, b: Run, step: int) -> bool:
