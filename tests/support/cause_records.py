@@ -262,3 +262,18 @@ def chatty(
     first = first_request(api)
     later = resent(first, words if sent_back is None else sent_back, result, api, call_id)
     return [call(first, worded(words, call_id=call_id), api=api), call(later, text(answer), api=api)]
+
+
+def embedding(model: str = "embed", **route: Any) -> CallRecord:
+    """An embeddings call (not a sampling call: nothing is decided, nothing canonicalised), as capture records it."""
+    return CallRecord(
+        method="POST",
+        url="http://127.0.0.1:9/v1/embeddings",
+        base_url=route.pop("base_url", "http://127.0.0.1:9/v1"),
+        key_fingerprint=route.pop("key", "sha256:aaaa"),
+        model_requested=model,
+        model_served=model,
+        status=200,
+        provider="openai",
+        **route,
+    )

@@ -87,6 +87,12 @@ class FakeOpenAI(LoopbackServer):
                     return self._send(404, {"error": {"message": "not found"}})
                 if self.path.endswith("/traces/ingest"):
                     return self._send(200, {})  # the Agents SDK's trace export: accepted, no scripted step used
+                if self.path.endswith("/embeddings"):  # no scripted step used: a vector per input
+                    inputs = body.get("input")
+                    count = len(inputs) if isinstance(inputs, list) else 1
+                    data = [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]} for i in range(count)]
+                    usage = {"prompt_tokens": 2 * count, "total_tokens": 2 * count}
+                    return self._send(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
                 chosen = fake.answer(body) if fake.answer is not None else None
                 with fake.lock:
                     step = chosen or (fake.steps.popleft() if fake.steps else Step())

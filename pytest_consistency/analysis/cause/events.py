@@ -1,14 +1,15 @@
-"""A repetition as the cause analysis reads it: per step, the model's words it sends back, its route, its request
-and its decision; then its end.
+"""A repetition as the cause analysis reads it: per step, the model's words it sends back, the endpoints it called,
+its route, its request and its decision; then its end.
 
 Why these, in this order: a step is one answered sampling call and the attempts before it (a retry, a failed
 attempt, a call to another endpoint), or several calls sent together (``trajectory.steps``). What the model wrote
-at earlier steps and the agent sends back was decided before anything of this step. Then the step's calls passed
-through the route (which base URL, key, model and gateway deployment answered), then the request the agent sent,
-and only then did the model decide. So the first of them that differs between two repetitions is the earliest
-thing that made them differ: a route that differs outranks a request that differs at the same step, and a request
-outranks the decision it led to. After the last step, how the repetition ended (passed or not, its answer's class)
-is what is left to differ.
+at earlier steps and the agent sends back was decided before anything of this step. Then the agent called its
+endpoints (a chat call, an embedding), each kind through its route (which base URL, key, model and gateway
+deployment answered: routes are compared per endpoint kind, a chat call and an embedding are not one route), then
+the request the agent sent, and only then did the model decide. So the first of them that differs between two
+repetitions is the earliest thing that made them differ: a route that differs outranks a request that differs at
+the same step, and a request outranks the decision it led to. After the last step, how the repetition ended
+(passed or not, its answer's class) is what is left to differ.
 """
 
 from __future__ import annotations
@@ -35,12 +36,32 @@ ROUTE_KINDS = {
 }
 
 Attempt = tuple[Any, ...]
-#: The index of an attempt's "sampling call" flag (see :func:`attempt_route`).
-SAMPLING = 9
+#: The index of an attempt's "sampling call" flag and of its endpoint kind (see :func:`attempt_route`).
+SAMPLING, KIND = 9, 10
+
+#: The endpoint kinds a call's URL ends with (longest first: ``/chat/completions`` before ``/completions``). A call to
+#: another kind of endpoint is another request, not another route: routes are compared per kind.
+ENDPOINTS: tuple[tuple[str, str], ...] = (
+    ("/chat/completions", "chat"),
+    ("/responses", "responses"),
+    ("/messages", "messages"),
+    ("/completions", "completions"),
+    ("/embeddings", "embeddings"),
+)
+
+
+def endpoint_kind(url: str) -> str:
+    """The kind of endpoint a call went to (:data:`ENDPOINTS`), else its URL's last path segment (``models``)."""
+    path = url.split("?", 1)[0].rstrip("/")
+    for suffix, kind in ENDPOINTS:
+        if path.endswith(suffix):
+            return kind
+    return path.rsplit("/", 1)[-1] or path
 
 
 def attempt_route(call: CallRecord) -> Attempt:
-    """One attempt's route: the fields of :data:`ROUTE_FIELDS`, then its error kind (None when answered)."""
+    """One attempt's route: the fields of :data:`ROUTE_FIELDS`, its gateway's retries, its error kind (None when
+    answered), whether it is a sampling call, its endpoint kind."""
     gateway = call.gateway
     fallbacks = gateway.get("x-litellm-attempted-fallbacks", "").strip()
     return (
@@ -54,7 +75,14 @@ def attempt_route(call: CallRecord) -> Attempt:
         gateway.get("x-litellm-attempted-retries", "").strip() not in ("", "0"),
         error_kind(call),
         call.sent is not None or call.decision is not None,
+        endpoint_kind(call.url),
     )
+
+
+def calls_of(attempts: Sequence[Attempt]) -> tuple[str, ...]:
+    """The kinds of endpoint a step's attempts called (chat, embeddings, ...), once each: what the agent asked for,
+    compared before the route (an agent that embeds twice where another embeds once asked for the same)."""
+    return tuple(sorted({a[KIND] for a in attempts}))
 
 
 def step_route(attempts: Sequence[Attempt]) -> tuple[Attempt, ...]:
@@ -111,6 +139,8 @@ class Step:
     #: model wrote at earlier steps, in the order sent back).
     request: Hashable = None
     resent: Hashable = ()
+    #: The kinds of endpoint its attempts called (:func:`calls_of`).
+    calls: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -129,6 +159,8 @@ class Run:
     answer: int | None
     #: Texts of what its calls sent, by digest.
     texts: dict[str, str]
+    #: The kinds of endpoint the attempts after its last step called.
+    trailing_calls: tuple[str, ...] = ()
 
 
 def answered(call: CallRecord) -> bool:
@@ -187,7 +219,14 @@ def run_of(
         if len(members) == 1:
             (member,) = members
             step = Step(
-                step_route(attempts), member.sent, keys[index], member.label, (member,), member.part, member.resent
+                step_route(attempts),
+                member.sent,
+                keys[index],
+                member.label,
+                (member,),
+                member.part,
+                member.resent,
+                calls_of(attempts),
             )
         else:
             pairs = sorted((repr(m.part), m.key) for m in members)
@@ -199,30 +238,53 @@ def run_of(
                 tuple(members),
                 tuple(sorted((m.part for m in members), key=repr)),
                 tuple(sorted(m.resent for m in members)),
+                calls_of(attempts),
             )
         steps.append(step)
         written.update(member.words for member in members)
-    return Run(repeat, tuple(steps), step_route([attempt_route(call) for call in after]), passed, answer, texts)
+    trailing = [attempt_route(call) for call in after]
+    return Run(repeat, tuple(steps), step_route(trailing), passed, answer, texts, calls_of(trailing))
+
+
+def by_kind(attempts: Sequence[Attempt]) -> dict[str, list[Attempt]]:
+    """``attempts`` by their endpoint kind."""
+    out: dict[str, list[Attempt]] = {}
+    for attempt in attempts:
+        out.setdefault(attempt[KIND], []).append(attempt)
+    return out
 
 
 def route_kinds(left: Sequence[Attempt], right: Sequence[Attempt]) -> list[str]:
     """The drift kinds in which two steps' routes differ: a field of an attempt, the number of attempts
-    (``retries``), their errors (``errors``), a gateway's own retries."""
+    (``retries``), their errors (``errors``), a gateway's own retries. Compared per endpoint kind, for the kinds both
+    called: a chat call and an embedding call are not one route (their models differ by design), and a kind only one
+    side called is another request (see ``find``), not another route."""
     kinds: list[str] = []
+    ours, theirs = by_kind(left), by_kind(right)
+    common = [(ours[kind], theirs[kind]) for kind in sorted(ours) if kind in theirs]
 
     def add(kind: str) -> None:
         if kind not in kinds:
             kinds.append(kind)
 
     for index, name in enumerate(ROUTE_FIELDS):
-        if route_values(left, index) != route_values(right, index):
+        if any(route_values(mine, index) != route_values(other, index) for mine, other in common):
             add(ROUTE_KINDS[name])
-    tried = (sum(1 for a in left if a[SAMPLING]), sum(1 for a in right if a[SAMPLING]))
-    if tried[0] != tried[1] or {a[7] for a in left} != {a[7] for a in right}:
-        add("retries")
-    if sorted(str(a[8]) for a in left if a[8]) != sorted(str(a[8]) for a in right if a[8]):
-        add("errors")
+    for mine, other in common:
+        tried = (sum(1 for a in mine if a[SAMPLING]), sum(1 for a in other if a[SAMPLING]))
+        if tried[0] != tried[1] or {a[7] for a in mine} != {a[7] for a in other}:
+            add("retries")
+        if sorted(str(a[8]) for a in mine if a[8]) != sorted(str(a[8]) for a in other if a[8]):
+            add("errors")
     return kinds
+
+
+def differing(left: Sequence[Attempt], right: Sequence[Attempt], index: int) -> tuple[list[Attempt], list[Attempt]]:
+    """The attempts of the endpoint kinds whose route field ``index`` differs between two steps (both called them):
+    what a route fact shows (the embedding model that changed, not the chat model beside it)."""
+    ours, theirs = by_kind(left), by_kind(right)
+    kinds = [k for k in sorted(ours) if k in theirs and route_values(ours[k], index) != route_values(theirs[k], index)]
+    return [a for k in kinds for a in ours[k]], [a for k in kinds for a in theirs[k]]
 
 
 def route_values(attempts: Sequence[Attempt], index: int) -> set[Any]:

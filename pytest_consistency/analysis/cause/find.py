@@ -2,13 +2,15 @@
 outcomes.
 
 Each repetition is read as a sequence of events (:mod:`.events`): for every step the model's words its request
-sends back, its route, its canonical request and its decision, then how it ended (the
+sends back, the endpoints it called, its route, its canonical request and its decision, then how it ended (the
 attempts after its last step, its outcome and answer class). The repetitions share a prefix of these events; an
 event at which they do not all agree is a branch, and its kind names the cause:
 
 - the model's words sent back (what it wrote at an earlier step, resent as written) -> ``sampling`` at the step
   that wrote them; a model's turn the agent changed or dropped -> ``input``;
-- the route of a step (or of the attempts after the last one) -> ``route``, which wins over a
+- the endpoints a step called (an embedding in some repetitions only) -> what the request rule below says of the
+  step's requests: ``environment`` when a new turn differs too, else ``input``; never ``route``;
+- the route of a step (or of the attempts after the last one), per endpoint kind -> ``route``, which wins over a
   request or decision that differs at the same step (the line says so);
 - the request of step 1 -> ``input``; of a later step -> ``environment`` when what differs is a new turn (a tool
   result, a user turn) after the same decisions, ``input`` when the agent changed what it sends every time (the
@@ -40,13 +42,24 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from pytest_consistency.analysis.cause.events import SAMPLING, UNKNOWN, Member, Run, Step, route_kinds, route_values
+from pytest_consistency.analysis.cause.events import (
+    SAMPLING,
+    UNKNOWN,
+    Member,
+    Run,
+    Step,
+    differing,
+    route_kinds,
+    route_values,
+)
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
-#: Events per step: the model's words its request sent back (written at earlier steps), route, request, decision.
-PER_STEP = 4
-RESENT, ROUTE, REQUEST, DECISION, END, OUTCOME = "resent", "route", "request", "decision", "end", "outcome"
+#: Events per step: the model's words its request sent back (written at earlier steps), the kinds of endpoint it
+#: called, route, request, decision.
+PER_STEP = 5
+RESENT, CALLS, ROUTE, REQUEST, DECISION = "resent", "calls", "route", "request", "decision"
+END, OUTCOME = "end", "outcome"
 #: Causes "also" found that a line lists at most.
 MAX_OTHERS = 4
 #: Parameters a provider does not take (no ``seed`` in the Messages API): not advised as unpinned.
@@ -59,8 +72,9 @@ def events(run: Run, unknown: frozenset[int]) -> list[tuple[str, Hashable]]:
     out: list[tuple[str, Hashable]] = []
     for index, step in enumerate(run.steps):
         request, resent = (UNKNOWN, UNKNOWN) if index in unknown else (step.request, step.resent)
-        out += [(RESENT, resent), (ROUTE, step.route), (REQUEST, request), (DECISION, step.decision)]
-    out += [(END, run.trailing), (OUTCOME, (run.passed, run.answer))]
+        out += [(RESENT, resent), (CALLS, step.calls), (ROUTE, step.route), (REQUEST, request)]
+        out.append((DECISION, step.decision))
+    out += [(CALLS, run.trailing_calls), (END, run.trailing), (OUTCOME, (run.passed, run.answer))]
     return out
 
 
@@ -147,7 +161,10 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     index, slot = divmod(position, PER_STEP)
     if index >= min(steps_a, steps_b):  # at least one of them has no step here: it ended (or both did)
         if steps_a == steps_b:
-            if position - PER_STEP * steps_a == 0:  # the attempts after the last step
+            after = position - PER_STEP * steps_a
+            if after == 0:  # the kinds of endpoint called after the last step
+                return _calls(index + 1, a, b, None, None)
+            if after == 1:  # the attempts after the last step
                 return _route(index + 1, a.trailing, b.trailing, repeats, groups, None)
             return _outside(a, b, groups, total)
         ended, went_on = (a, b) if steps_a < steps_b else (b, a)
@@ -160,6 +177,8 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     if slot == 0:
         return _resent(step, a, b, step_a, step_b, task_id)
     if slot == 1:
+        return _calls(step, a, b, step_a, step_b)
+    if slot == 2:
         outranked = None
         group_steps = [g[0].steps[index] for g in groups if index < len(g[0].steps)]
         if len({s.request for s in group_steps}) > 1:
@@ -167,7 +186,7 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
         elif len({s.decision for s in group_steps}) > 1:
             outranked = "decision"
         return _route(step, step_a.route, step_b.route, repeats, groups, outranked)
-    if slot == 2:
+    if slot == 3:
         return _request(step, a, b, step_a, step_b)
     return _sampling(step, step_a, step_b, repeats, task_id, together(a, b, step))
 
@@ -223,7 +242,8 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
     for kind in kinds:
         if kind in _FACTS:
             index, name = _FACTS[kind]
-            values = [", ".join(sorted(str(x) for x in route_values(attempts, index))) for _, attempts in sides]
+            shown_sides = differing(sides[0][1], sides[1][1], index)  # of the endpoint kinds where it differs
+            values = [", ".join(sorted(str(x) for x in route_values(attempts, index))) for attempts in shown_sides]
         elif kind in ("retries", "errors"):
             name = "attempts"
             values = [str(sum(1 for a in attempts if a[SAMPLING])) for _, attempts in sides]
@@ -231,6 +251,44 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
             continue
         shown.append(f"{name} {values[0]} (repetition {sides[0][0]}) vs {values[1]} (repetition {sides[1][0]})")
     return "; ".join(dict.fromkeys(shown))
+
+
+def _calls(step: int, a: Run, b: Run, step_a: Step | None, step_b: Step | None) -> Finding:
+    """The repetitions called other kinds of endpoint at a step (or after their last, ``step_a`` None): the agent
+    sent other requests, so the step rule for requests that differ decides. A new turn of the model's request that
+    differs too (a tool result the agent embedded in one repetition only) is ``environment``, as it would be without
+    the call; else it is ``input``: what made the agent call another endpoint in some repetitions only (a cache an
+    earlier repetition filled, a branch on a value that varies) is the agent's, never the route."""
+    if step_a is not None and step_b is not None and step_a.known and step_b.known and step_a.request != step_b.request:
+        found = _request(step, a, b, step_a, step_b)
+        if found.cause == "environment":
+            return found
+    calls_a = step_a.calls if step_a is not None else a.trailing_calls
+    calls_b = step_b.calls if step_b is not None else b.trailing_calls
+    sides = sorted([(a.repeat, calls_a, calls_b), (b.repeat, calls_b, calls_a)])
+    shown = " vs ".join(
+        f"{', '.join(k for k in mine if k not in other) or 'none'} (repetition {repeat})"
+        for repeat, mine, other in sides
+    )
+    only = sorted({k for _, mine, other in sides for k in mine if k not in other})
+    if step_a is None:
+        lead = "after the same decisions, the agent made other calls after its last model call"
+    elif step == 1:
+        lead = "the first requests differ"
+    else:
+        lead = f"after the same decisions, the agent sent a different request at step {step}"
+    return Finding(
+        cause="input",
+        step=step,
+        repeats=(a.repeat, b.repeat),
+        where="the endpoints called",
+        detail=f"{lead} in the endpoints called: {shown}",
+        advice=(
+            f"make the agent call the same endpoints in every repetition: what makes it call {', '.join(only)} in some "
+            "only (a cache an earlier repetition filled, a branch on a value that varies) is part of what it is "
+            "given; clear it per repetition, or freeze it"
+        ),
+    )
 
 
 def _parts(sent: Sent | None) -> dict[str, str]:
