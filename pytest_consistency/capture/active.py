@@ -79,6 +79,10 @@ class ActiveRepetition:
     normalize_request: Callable[[Any, str], Any] | None = field(default=None, repr=False)
     #: Digests of the request texts the repetition's calls already keep: a text is kept once per repetition.
     texts_kept: set[str] = field(default_factory=set, repr=False)
+    #: While recording: the start and latency each attempt's cassette entry keeps, by the attempt's
+    #: ``x-consistency-sent-at`` value (set by the cassette's request filter, taken by the attempt's record), so the
+    #: recording session's calls carry the values its replays will read.
+    recorded_timings: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_consistency.model.cause import MAX_PART_TEXT, Sent
-from pytest_consistency.model.trajectory import clip
+from pytest_consistency.model.trajectory import Decision, ToolCall, clip, normalise_arguments
 from pytest_consistency.route.providers import Provider
 
 #: Keys whose string value is an id generated per run (a tool call's, an item's, the one a tool result answers).
@@ -103,6 +103,73 @@ def _tool_names(turns: list[Any]) -> dict[str, str]:
     return names
 
 
+#: What stands for a model's turn sent back in the request as the agent's own (``Sent.own``).
+MODEL_TURN = canonical_text("<model turn>")
+#: Parts of a message's content that hold the model's text.
+TEXT_PARTS = frozenset({"text", "output_text"})
+#: Content blocks that are the model's tool calls (Anthropic's ``tool_use``, a server tool's).
+TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+
+
+def is_model_turn(turn: Any) -> bool:
+    """A turn the model wrote, sent back: an assistant message, or a Responses output item (a function or built-in
+    tool call, a reasoning item)."""
+    if not isinstance(turn, dict):
+        return False
+    kind = turn.get("type")
+    if turn.get("role") == "assistant" or kind == "reasoning":
+        return True
+    return isinstance(kind, str) and kind.endswith("_call")
+
+
+def model_turns(turns: list[Any], items: bool) -> list[tuple[int, int]]:
+    """The ``[start, end)`` ranges of the model's turns among ``turns``: each assistant message, or with ``items``
+    (the Responses API, whose output is a list of items) each run of consecutive output items."""
+    found: list[tuple[int, int]] = []
+    for index, turn in enumerate(turns):
+        if not is_model_turn(turn):
+            continue
+        if items and found and found[-1][1] == index:
+            found[-1] = (found[-1][0], index + 1)
+        else:
+            found.append((index, index + 1))
+    return found
+
+
+def words_of(turns: list[Any]) -> Decision:
+    """The words of one of the model's turns sent back: the text, tool calls and refusal a decision is read from,
+    joined as the response's reader joins them (what :meth:`Decision.words` digests)."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    refusals: list[str] = []
+    for turn in turns:
+        kind = turn.get("type")
+        if kind == "function_call":
+            calls.append(ToolCall(str(turn.get("name") or ""), normalise_arguments(turn.get("arguments"))))
+        elif isinstance(kind, str) and kind.endswith("_call"):  # a built-in tool's call (web_search_call, ...)
+            calls.append(ToolCall(kind.removesuffix("_call"), normalise_arguments(turn.get("action") or {})))
+        content = turn.get("content")
+        for part in [content] if isinstance(content, str) else content if isinstance(content, list) else ():
+            if isinstance(part, str):
+                texts.append(part)
+            elif not isinstance(part, dict):
+                continue
+            elif part.get("type") in TEXT_PARTS and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                refusals.append(part["refusal"])
+            elif part.get("type") in TOOL_BLOCKS:
+                calls.append(ToolCall(str(part.get("name") or ""), normalise_arguments(part.get("input") or {})))
+        functions = [c.get("function") for c in turn.get("tool_calls") or () if isinstance(c, dict)]
+        functions.append(turn.get("function_call"))  # the legacy single call
+        for function in functions:
+            if isinstance(function, dict):
+                calls.append(ToolCall(str(function.get("name") or ""), normalise_arguments(function.get("arguments"))))
+        if isinstance(turn.get("refusal"), str):
+            refusals.append(turn["refusal"])
+    return Decision.of(" ".join(texts), tuple(calls), None, " ".join(refusals) or None)
+
+
 def turn_label(turn: Any, names: dict[str, str]) -> str:
     """How a new turn is named: ``the user turn``, ``the tool result of search``, ``the system message``."""
     if not isinstance(turn, dict):
@@ -173,11 +240,31 @@ def sent_of(
         texts.setdefault(part, _text(turn.get("content", turn) if isinstance(turn, dict) else turn))
     sampling = tuple((key, canonical_text(body[key])) for key in SAMPLING_KEYS if key in body)
     keyed = all(isinstance(key, str) for key in whole)  # else JSON's own key conversion applies: dump it whole
+    own = ""
+    model: tuple[tuple[str, str], ...] = ()
+    ranges = model_turns(turns, path.endswith("/responses")) if conversation is not None else []
+    if ranges and keyed:
+        # The model's turns apart (``model``: their words, and each turn whole) and the rest as the agent sent it
+        # (``own``): the cause compares the words with what the repetition's model wrote, and when they are, holds
+        # the turns as the model's decisions. No turn is written again: the placeholder stands in its text.
+        own_texts = list(turn_texts)
+        pairs = []
+        for start, end in reversed(ranges):
+            words = words_of(turns[start:end]).words()
+            pairs.append((words, digest("[" + ",".join(turn_texts[start:end]) + "]")))
+            own_texts[start:end] = [MODEL_TURN]
+        own_fields = [
+            f"{_key_text(key)}:[{','.join(own_texts)}]" if conversation is not None and key == conversation.key else f
+            for key, f in zip(sorted(body), fields, strict=True)
+        ]
+        own, model = digest("{" + ",".join(own_fields) + "}"), tuple(reversed(pairs))
     sent = Sent(
         digest=digest("{" + ",".join(fields) + "}" if keyed else canonical_text(whole)),
         standing=tuple(standing),
         history=digest("[" + ",".join(turn_texts[:new_at]) + "]") if new_at else "",
         new=tuple(new),
         sampling=sampling,
+        own=own,
+        model=model,
     )
     return sent, texts

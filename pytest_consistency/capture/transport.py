@@ -86,8 +86,10 @@ class Attempt:
             except BaseException as exc:
                 self.failed(exc)
                 raise
+        #: The attempt's ``x-consistency-sent-at`` while recording: the key of the timings its cassette entry keeps.
+        self.sent_at: str | None = None
         if state is not None and state.recording:  # lets the cassette store the start and latency measured now
-            request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
+            self.sent_at = request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""
@@ -101,7 +103,7 @@ class Attempt:
             self.started = time.perf_counter()
             self.record.started_at = time.time()
             if wire.SENT_AT_HEADER in request.headers:
-                request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
+                self.sent_at = request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
 
     def failed(self, exc: BaseException) -> None:
         self.record.error = wire.exception_kind(exc)
@@ -112,10 +114,20 @@ class Attempt:
 
     def tap(self, response: Any) -> wire.ResponseTap:
         wire.complete_headers(self.record, response)
+        recorded = self.recorded()
+        if recorded is not None:  # the start and latency its replays will read: the record groups as they will
+            self.record.started_at, self.record.latency_ms = recorded
         self.tap_ = wire.ResponseTap(self.record, response.headers, self.started, self._done)
         if self.held is not None and self.tap_.sse:  # a stream's slot ends with its headers: see Throttle.acquire
             self.held.release()
         return self.tap_
+
+    def recorded(self) -> tuple[float, float] | None:
+        """The start and latency the cassette keeps of this attempt, when it was just recorded (not replayed)."""
+        state = self.state
+        if self.sent_at is None or state is None or self.record.replayed:
+            return None
+        return state.recorded_timings.pop(self.sent_at, None)
 
     def finish(self) -> None:
         """The repetition ended with this response unread or unclosed: charge what it cost, as an estimate."""

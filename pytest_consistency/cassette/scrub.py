@@ -129,7 +129,11 @@ class Scrubber:
         if sent_at is not None:  # measured now, at each filtering: recording filters after the response arrived
             perf, _, wall = str(sent_at).partition(" ")
             with contextlib.suppress(ValueError):
-                headers[RECORDED_LATENCY_HEADER] = f"{(time.perf_counter() - float(perf)) * 1000:.3f}"
+                latency = f"{(time.perf_counter() - float(perf)) * 1000:.3f}"
+                headers[RECORDED_LATENCY_HEADER] = latency
+                state = current()
+                if wall and state is not None:  # the last filtering is the one the cassette keeps: see Attempt.tap
+                    state.recorded_timings[str(sent_at)] = (float(wall), float(latency))
             if wall:
                 headers[RECORDED_STARTED_HEADER] = wall
         request.uri = uri

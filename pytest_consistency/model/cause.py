@@ -32,6 +32,12 @@ class Sent:
     and what answered them); ``new`` each new turn (the user's, a tool result), ``(label, digest)``; ``sampling`` the
     sampling parameters as sent (``(name, JSON text)``; a parameter not sent is absent). A report keeps only
     ``sampling`` of a task it holds whole (``digest`` is then empty: :func:`..analysis.summary.lightened`).
+
+    ``model`` holds each model's turn the request sends back, in order, as ``(words, turn)``: the digest of its
+    words (its text, tool calls and refusal, as :meth:`..trajectory.Decision.words` digests a decision) and of the
+    turn whole (its reasoning too); ``own`` is the digest of the whole request with each such turn held as a
+    placeholder: what the agent sent of its own, when the turns are what its model wrote (the cause compares their
+    words with the repetition's decisions). Both empty for a request without such a turn.
     """
 
     digest: str
@@ -39,6 +45,8 @@ class Sent:
     history: str = ""
     new: tuple[tuple[str, str], ...] = ()
     sampling: tuple[tuple[str, str], ...] = ()
+    own: str = ""
+    model: tuple[tuple[str, str], ...] = ()
 
 
 def _pairs(data: Any) -> tuple[tuple[str, str], ...]:
@@ -55,6 +63,8 @@ def sent_from_data(data: Any) -> Sent:
         str(data.get("history", "")),
         _pairs(data.get("new")),
         _pairs(data.get("sampling")),
+        str(data.get("own", "")),
+        _pairs(data.get("model")),
     )
 
 

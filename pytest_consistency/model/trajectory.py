@@ -154,6 +154,53 @@ class Decision:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(call.name for call in self.tool_calls)
 
+    def words(self) -> str:
+        """The digest of what the model wrote: its text (whole, as the key), its tool calls (names and normalised
+        arguments, in order) and its refusal, without its ids or why it stopped. The model's turn an agent sends
+        back in its next request gives the same digest when sent back as written (``capture.canonical``), so what
+        the model wrote is told apart from what the agent changed."""
+        text = self.text_digest or self.text
+        return digest(json.dumps([text, [call.key() for call in self.tool_calls], self.refusal or ""]))
+
+
+@dataclass(frozen=True)
+class Parallel(Decision):
+    """The decisions of one step whose calls overlapped in time (sent together from threads or ``asyncio.gather``):
+    a set, whatever order the calls left or came back in. ``members`` are the calls' decisions ordered by what each
+    was asked (``questions``, aligned), then by key: the same members give the same key, label and tool calls
+    whichever call was sent first."""
+
+    members: tuple[Decision, ...] = ()
+    questions: tuple[str, ...] = ()
+
+    @classmethod
+    def of_calls(cls, pairs: list[tuple[str, Decision]]) -> Parallel:
+        """The step of ``(question, decision)`` pairs, one per overlapping call."""
+        ordered = sorted(pairs, key=lambda pair: (pair[0], pair[1].key()))
+        members = tuple(decision for _, decision in ordered)
+        return cls(
+            tool_calls=tuple(call for member in members for call in member.tool_calls),
+            members=members,
+            questions=tuple(question for question, _ in ordered),
+        )
+
+    def key(self) -> str:
+        return together([member.key() for member in self.members])
+
+    def label(self) -> str:
+        return clip("together: " + " | ".join(member.label() for member in self.members), MAX_LABEL)
+
+    def detail(self) -> str:
+        return clip("together: " + " | ".join(member.detail() for member in self.members), 2 * MAX_LABEL)
+
+    def words(self) -> str:
+        return digest(json.dumps([member.words() for member in self.members]))
+
+
+def together(keys: list[str]) -> str:
+    """The key of a step of overlapping calls from its members' keys, in the members' order."""
+    return "together:" + json.dumps(keys, ensure_ascii=False)
+
 
 @dataclass(frozen=True)
 class Message:

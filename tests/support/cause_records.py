@@ -134,3 +134,146 @@ def three_steps(
         call(second, tool("sum", call_id="call_2")),
         call(third, final or text("total-42")),
     ]
+
+
+def timed(record: CallRecord, started: float, latency_ms: float) -> CallRecord:
+    """``record`` sent at ``started`` (epoch seconds) and answered ``latency_ms`` later, as capture (or a cassette)
+    records it."""
+    record.started_at, record.latency_ms = started, latency_ms
+    return record
+
+
+def question(city: str, api: str = "chat") -> dict[str, Any]:
+    """One of the questions a forecaster agent sends together (threads, ``asyncio.gather``), in ``api``'s shape."""
+    system, user = "You are a forecaster.", f"weather in {city}?"
+    if api == "responses":
+        return {"model": "m", "instructions": system, "input": [{"role": "user", "content": user}]}
+    if api == "anthropic":
+        return {"model": "m", "system": system, "max_tokens": 8, "messages": [{"role": "user", "content": user}]}
+    return {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def summary_request(forecasts: dict[str, str], api: str = "chat") -> dict[str, Any]:
+    """The request that follows the questions: their answers, in the agent's own (sorted) order."""
+    body = question("all", api)
+    line = "; ".join(f"{city}: {forecasts[city]}" for city in sorted(forecasts))
+    key = "input" if api == "responses" else "messages"
+    body[key][-1]["content"] = f"summarise: {line}"
+    return body
+
+
+def forecaster(
+    order: list[str],
+    forecasts: dict[str, str],
+    final: str = "ok",
+    api: str = "chat",
+    start: float = 1000.0,
+    latencies: list[float] | None = None,
+    offsets: list[float] | None = None,
+) -> list[CallRecord]:
+    """The questions of ``order`` sent together (each ``offsets[i]`` seconds after ``start``, answered
+    ``latencies[i]`` ms later: by default 1 ms apart and 200 ms long, so they overlap), recorded in the order they
+    were sent, then the summary (sent after every answer came back) decided ``final``."""
+    offsets = offsets if offsets is not None else [0.001 * i for i in range(len(order))]
+    latencies = latencies if latencies is not None else [200.0] * len(order)
+    calls = [
+        timed(call(question(city, api), text(forecasts[city]), api=api), start + offset, latency)
+        for city, offset, latency in zip(order, offsets, latencies, strict=True)
+    ]
+    ended = max(start + offset + latency / 1000 for offset, latency in zip(offsets, latencies, strict=True))
+    calls.sort(key=lambda record: record.started_at or 0.0)
+    calls.append(timed(call(summary_request(forecasts, api), text(final), api=api), ended + 0.01, 100.0))
+    return calls
+
+
+def worded(words: str, name: str = "search", call_id: str = "call_1") -> Decision:
+    """A tool call the model introduced with a sentence of its own (``Let me look that up.``)."""
+    return Decision.of(words, (ToolCall(name, "{}", call_id),), "tool_calls")
+
+
+def first_request(api: str = "chat", system: str = "You are a bookkeeper.") -> dict[str, Any]:
+    """A first request with the ``search`` tool, in ``api``'s shape."""
+    if api == "responses":
+        tools: list[dict[str, Any]] = [{"type": "function", "name": "search", "parameters": {"type": "object"}}]
+        return {
+            "model": "m",
+            "instructions": system,
+            "input": [{"role": "user", "content": "total for march?"}],
+            "tools": tools,
+        }
+    if api == "anthropic":
+        tools = [{"name": "search", "input_schema": {"type": "object"}}]
+        return {
+            "model": "m",
+            "system": system,
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "total for march?"}],
+            "tools": tools,
+        }
+    return chat(system)
+
+
+def resent(
+    first: dict[str, Any], words: str, result: str = "42 invoices", api: str = "chat", call_id: str = "call_1"
+) -> dict[str, Any]:
+    """The next request: ``first`` plus the model's turn sent back as the model wrote it (its ``words`` and its
+    ``search`` call), then the tool's result, in ``api``'s shape."""
+    body = copy.deepcopy(first)
+    if api == "responses":
+        body["input"] += [
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": words}]},
+            {"type": "function_call", "call_id": call_id, "name": "search", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": call_id, "output": result},
+        ]
+    elif api == "anthropic":
+        body["messages"] += [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": words},
+                    {"type": "tool_use", "id": call_id, "name": "search", "input": {}},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]},
+        ]
+    else:
+        body["messages"] += [
+            {
+                "role": "assistant",
+                "content": words,
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": result},
+        ]
+    return body
+
+
+def chatty(
+    words: str,
+    answer: str = "total-42",
+    api: str = "chat",
+    result: str = "42 invoices",
+    sent_back: str | None = None,
+    call_id: str = "call_1",
+) -> list[CallRecord]:
+    """Two steps: the model calls ``search`` with a sentence of its own (``words``), the agent sends its turn back
+    (``sent_back``: what it sent back of the sentence, when not the sentence itself) with the tool's result, the
+    model answers ``answer``."""
+    first = first_request(api)
+    later = resent(first, words if sent_back is None else sent_back, result, api, call_id)
+    return [call(first, worded(words, call_id=call_id), api=api), call(later, text(answer), api=api)]
+
+
+def embedding(model: str = "embed", **route: Any) -> CallRecord:
+    """An embeddings call (not a sampling call: nothing is decided, nothing canonicalised), as capture records it."""
+    return CallRecord(
+        method="POST",
+        url="http://127.0.0.1:9/v1/embeddings",
+        base_url=route.pop("base_url", "http://127.0.0.1:9/v1"),
+        key_fingerprint=route.pop("key", "sha256:aaaa"),
+        model_requested=model,
+        model_served=model,
+        status=200,
+        provider="openai",
+        **route,
+    )

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,9 @@ class Step:
     #: Tool calls to answer with, as (name, arguments JSON text): the reply then has no text. Streamed, each call's
     #: arguments arrive in two deltas after a first delta with its id and name, as the OpenAI API sends them.
     tool_calls: tuple[tuple[str, str], ...] = ()
+    #: With ``tool_calls``: the sentence the model writes before its calls (chat: the message's content; Responses: a
+    #: message item before the function calls). Streamed in one delta before the calls'.
+    words: str | None = None
 
 
 class FakeOpenAI(LoopbackServer):
@@ -50,6 +54,9 @@ class FakeOpenAI(LoopbackServer):
         self.trace_release: threading.Event | None = None
         self.trace_arrived = threading.Event()
         self.lock = threading.Lock()
+        #: While set, answers a request whose body it gives a step for (requests sent together, whichever arrives
+        #: first), before the script is asked.
+        self.answer: Callable[[dict[str, Any]], Step | None] | None = None
         fake = self
 
         class Handler(QuietHandler):
@@ -80,8 +87,15 @@ class FakeOpenAI(LoopbackServer):
                     return self._send(404, {"error": {"message": "not found"}})
                 if self.path.endswith("/traces/ingest"):
                     return self._send(200, {})  # the Agents SDK's trace export: accepted, no scripted step used
+                if self.path.endswith("/embeddings"):  # no scripted step used: a vector per input
+                    inputs = body.get("input")
+                    count = len(inputs) if isinstance(inputs, list) else 1
+                    data = [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]} for i in range(count)]
+                    usage = {"prompt_tokens": 2 * count, "total_tokens": 2 * count}
+                    return self._send(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
+                chosen = fake.answer(body) if fake.answer is not None else None
                 with fake.lock:
-                    step = fake.steps.popleft() if fake.steps else Step()
+                    step = chosen or (fake.steps.popleft() if fake.steps else Step())
                 time.sleep(step.delay)
                 if step.status != 200:
                     headers = step.headers or {"retry-after-ms": "5"}
@@ -123,7 +137,7 @@ class FakeOpenAI(LoopbackServer):
                     for i, (name, arguments) in enumerate(step.tool_calls)
                 ]
                 if not body.get("stream"):
-                    message = {"role": "assistant", "content": None, "tool_calls": calls}
+                    message = {"role": "assistant", "content": step.words, "tool_calls": calls}
                     choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
                     payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
                     return self._send(200, payload, step.headers)
@@ -136,9 +150,10 @@ class FakeOpenAI(LoopbackServer):
                     deltas += [
                         {"index": i, "function": {"arguments": piece}} for piece in (arguments[:half], arguments[half:])
                     ]
+                said = [{"content": step.words}] if step.words else []
                 events = [
-                    {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [d]}}]}
-                    for d in deltas
+                    {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+                    for delta in [*said, *({"tool_calls": [d]} for d in deltas)]
                 ]
                 events.append(
                     {
@@ -153,22 +168,33 @@ class FakeOpenAI(LoopbackServer):
 
             def _responses(self, body: dict[str, Any], step: Step, model: str, pin: int, pout: int) -> None:
                 usage = {"input_tokens": pin, "output_tokens": pout, "total_tokens": pin + pout}
-                text = {"type": "output_text", "text": step.text, "annotations": []}
+                said = step.words if step.tool_calls else step.text
+                text = {"type": "output_text", "text": said, "annotations": []}
+                message = {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [text],
+                }
+                calls = [
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{i}",
+                        "call_id": f"call_{i}",
+                        "name": name,
+                        "arguments": arguments,
+                        "status": "completed",
+                    }
+                    for i, (name, arguments) in enumerate(step.tool_calls)
+                ]
                 response = {
                     "id": "resp_1",
                     "object": "response",
                     "created_at": 1,
                     "model": model,
                     "status": "completed",
-                    "output": [
-                        {
-                            "type": "message",
-                            "id": "msg_1",
-                            "role": "assistant",
-                            "status": "completed",
-                            "content": [text],
-                        }
-                    ],
+                    "output": ([message] if said is not None else []) + calls,
                     "usage": usage,
                     "parallel_tool_calls": False,
                     "tool_choice": "auto",
@@ -179,7 +205,7 @@ class FakeOpenAI(LoopbackServer):
                 events = [
                     {
                         "type": "response.output_text.delta",
-                        "delta": step.text,
+                        "delta": said or "",
                         "item_id": "msg_1",
                         "output_index": 0,
                         "content_index": 0,
@@ -229,3 +255,4 @@ class FakeOpenAI(LoopbackServer):
     def reset(self) -> None:
         self.script()
         self.requests.clear()
+        self.answer = None

@@ -37,15 +37,24 @@ def task_finding(
     # (a suite whose every task is consistent never needs it; issue 30).
     from pytest_consistency.analysis.cause.events import run_of
     from pytest_consistency.analysis.cause.find import find_cause
-    from pytest_consistency.analysis.trajectory.align import canonical_keys
+    from pytest_consistency.analysis.trajectory.align import step_key, text_classes
     from pytest_consistency.analysis.trajectory.steps import decisions_of
 
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
     if len(scored) < 2:
         return None
-    keys = canonical_keys([decisions_of(r.calls) for r in scored], same_text)
+    decisions = [decisions_of(r.calls) for r in scored]
+    classes = text_classes(decisions, same_text)
     runs = [
-        run_of(r.repeat, r.calls, k, r.succeeded, answer_class.get(r.repeat)) for r, k in zip(scored, keys, strict=True)
+        run_of(
+            r.repeat,
+            r.calls,
+            [step_key(decision, classes) for decision in run],
+            r.succeeded,
+            answer_class.get(r.repeat),
+            classes,
+        )
+        for r, run in zip(scored, decisions, strict=True)
     ]
     return find_cause(runs, task_id)
 

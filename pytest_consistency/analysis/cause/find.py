@@ -1,13 +1,17 @@
 """The cause of one inconsistent task: the first thing that differed between its repetitions and explains their
 outcomes.
 
-Each repetition is read as a sequence of events (:mod:`.events`): for every step its route, its canonical request
-and its decision, then how it ended (the attempts after its last step, its outcome and answer class). The
-repetitions share a prefix of these events; an event at which they do not all agree is a branch, and its kind names
-the cause:
+Each repetition is read as a sequence of events (:mod:`.events`): for every step the model's words its request
+sends back, the endpoints it called, its route, its canonical request and its decision, then how it ended (the
+attempts after its last step, its outcome and answer class). The repetitions share a prefix of these events; an
+event at which they do not all agree is a branch, and its kind names the cause:
 
-- the route of a step (or of the attempts after the last one) -> ``route``, which wins over a request or decision
-  that differs at the same step (the line says so);
+- the model's words sent back (what it wrote at an earlier step, resent as written) -> ``sampling`` at the step
+  that wrote them; a model's turn the agent changed or dropped -> ``input``;
+- the endpoints a step called (an embedding in some repetitions only) -> what the request rule below says of the
+  step's requests: ``environment`` when a new turn differs too, else ``input``; never ``route``;
+- the route of a step (or of the attempts after the last one), per endpoint kind -> ``route``, which wins over a
+  request or decision that differs at the same step (the line says so);
 - the request of step 1 -> ``input``; of a later step -> ``environment`` when what differs is a new turn (a tool
   result, a user turn) after the same decisions, ``input`` when the agent changed what it sends every time (the
   system prompt, the tools, a sampling parameter, the history it resends);
@@ -34,16 +38,28 @@ of shards.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from pytest_consistency.analysis.cause.events import SAMPLING, Run, Step, route_kinds, route_values
+from pytest_consistency.analysis.cause.events import (
+    SAMPLING,
+    UNKNOWN,
+    Member,
+    Run,
+    Step,
+    differing,
+    route_kinds,
+    route_values,
+)
 from pytest_consistency.analysis.cause.spans import evidence, quoted
 from pytest_consistency.model.cause import Cause, Evidence, Finding, Sent
 
-#: Events per step: route, request, decision.
-PER_STEP = 3
-ROUTE, REQUEST, DECISION, END, OUTCOME = "route", "request", "decision", "end", "outcome"
+#: Events per step: the model's words its request sent back (written at earlier steps), the kinds of endpoint it
+#: called, route, request, decision.
+PER_STEP = 5
+RESENT, CALLS, ROUTE, REQUEST, DECISION = "resent", "calls", "route", "request", "decision"
+END, OUTCOME = "end", "outcome"
 #: Causes "also" found that a line lists at most.
 MAX_OTHERS = 4
 #: Parameters a provider does not take (no ``seed`` in the Messages API): not advised as unpinned.
@@ -52,12 +68,13 @@ NO_SEED = frozenset({"anthropic"})
 
 def events(run: Run, unknown: frozenset[int]) -> list[tuple[str, Hashable]]:
     """The events of one repetition; a step in ``unknown`` (a repetition did not record its request) compares no
-    request there."""
+    request there, nor the model's words it sent back."""
     out: list[tuple[str, Hashable]] = []
     for index, step in enumerate(run.steps):
-        sent = "?" if index in unknown or step.sent is None else step.sent.digest
-        out += [(ROUTE, step.route), (REQUEST, sent), (DECISION, step.decision)]
-    out += [(END, run.trailing), (OUTCOME, (run.passed, run.answer))]
+        request, resent = (UNKNOWN, UNKNOWN) if index in unknown else (step.request, step.resent)
+        out += [(RESENT, resent), (CALLS, step.calls), (ROUTE, step.route), (REQUEST, request)]
+        out.append((DECISION, step.decision))
+    out += [(CALLS, run.trailing_calls), (END, run.trailing), (OUTCOME, (run.passed, run.answer))]
     return out
 
 
@@ -67,7 +84,7 @@ Branch = tuple[int, list[list[Run]]]
 def branches(runs: Sequence[Run]) -> list[Branch]:
     """Every point where repetitions part (position, groups, the largest first), the first one first: the prefix
     tree of their events walked depth first, positions ascending."""
-    unknown = frozenset(i for run in runs for i, step in enumerate(run.steps) if step.sent is None)
+    unknown = frozenset(i for run in runs for i, step in enumerate(run.steps) if not step.known)
     seqs = {run.repeat: events(run, unknown) for run in runs}
     found: list[Branch] = []
     stack: list[tuple[list[Run], int]] = [(list(runs), 0)]
@@ -144,7 +161,10 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     index, slot = divmod(position, PER_STEP)
     if index >= min(steps_a, steps_b):  # at least one of them has no step here: it ended (or both did)
         if steps_a == steps_b:
-            if position - PER_STEP * steps_a == 0:  # the attempts after the last step
+            after = position - PER_STEP * steps_a
+            if after == 0:  # the kinds of endpoint called after the last step
+                return _calls(index + 1, a, b, None, None)
+            if after == 1:  # the attempts after the last step
                 return _route(index + 1, a.trailing, b.trailing, repeats, groups, None)
             return _outside(a, b, groups, total)
         ended, went_on = (a, b) if steps_a < steps_b else (b, a)
@@ -155,16 +175,20 @@ def classify(position: int, groups: list[list[Run]], task_id: str = "TASK", tota
     step_a, step_b = a.steps[index], b.steps[index]
     step = index + 1
     if slot == 0:
+        return _resent(step, a, b, step_a, step_b, task_id)
+    if slot == 1:
+        return _calls(step, a, b, step_a, step_b)
+    if slot == 2:
         outranked = None
         group_steps = [g[0].steps[index] for g in groups if index < len(g[0].steps)]
-        if len({s.sent.digest if s.sent else None for s in group_steps}) > 1:
+        if len({s.request for s in group_steps}) > 1:
             outranked = "request"
         elif len({s.decision for s in group_steps}) > 1:
             outranked = "decision"
         return _route(step, step_a.route, step_b.route, repeats, groups, outranked)
-    if slot == 1:
+    if slot == 3:
         return _request(step, a, b, step_a, step_b)
-    return _sampling(step, step_a, step_b, repeats, task_id)
+    return _sampling(step, step_a, step_b, repeats, task_id, together(a, b, step))
 
 
 def _route(
@@ -218,7 +242,8 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
     for kind in kinds:
         if kind in _FACTS:
             index, name = _FACTS[kind]
-            values = [", ".join(sorted(str(x) for x in route_values(attempts, index))) for _, attempts in sides]
+            shown_sides = differing(sides[0][1], sides[1][1], index)  # of the endpoint kinds where it differs
+            values = [", ".join(sorted(str(x) for x in route_values(attempts, index))) for attempts in shown_sides]
         elif kind in ("retries", "errors"):
             name = "attempts"
             values = [str(sum(1 for a in attempts if a[SAMPLING])) for _, attempts in sides]
@@ -228,20 +253,78 @@ def _route_facts(kinds: Sequence[str], left: Sequence[Any], right: Sequence[Any]
     return "; ".join(dict.fromkeys(shown))
 
 
+def _calls(step: int, a: Run, b: Run, step_a: Step | None, step_b: Step | None) -> Finding:
+    """The repetitions called other kinds of endpoint at a step (or after their last, ``step_a`` None): the agent
+    sent other requests, so the step rule for requests that differ decides. A new turn of the model's request that
+    differs too (a tool result the agent embedded in one repetition only) is ``environment``, as it would be without
+    the call; else it is ``input``: what made the agent call another endpoint in some repetitions only (a cache an
+    earlier repetition filled, a branch on a value that varies) is the agent's, never the route."""
+    if step_a is not None and step_b is not None and step_a.known and step_b.known and step_a.request != step_b.request:
+        found = _request(step, a, b, step_a, step_b)
+        if found.cause == "environment":
+            return found
+    calls_a = step_a.calls if step_a is not None else a.trailing_calls
+    calls_b = step_b.calls if step_b is not None else b.trailing_calls
+    sides = sorted([(a.repeat, calls_a, calls_b), (b.repeat, calls_b, calls_a)])
+    shown = " vs ".join(
+        f"{', '.join(k for k in mine if k not in other) or 'none'} (repetition {repeat})"
+        for repeat, mine, other in sides
+    )
+    only = sorted({k for _, mine, other in sides for k in mine if k not in other})
+    if step_a is None:
+        lead = "after the same decisions, the agent made other calls after its last model call"
+    elif step == 1:
+        lead = "the first requests differ"
+    else:
+        lead = f"after the same decisions, the agent sent a different request at step {step}"
+    return Finding(
+        cause="input",
+        step=step,
+        repeats=(a.repeat, b.repeat),
+        where="the endpoints called",
+        detail=f"{lead} in the endpoints called: {shown}",
+        advice=(
+            f"make the agent call the same endpoints in every repetition: what makes it call {', '.join(only)} in some "
+            "only (a cache an earlier repetition filled, a branch on a value that varies) is part of what it is "
+            "given; clear it per repetition, or freeze it"
+        ),
+    )
+
+
 def _parts(sent: Sent | None) -> dict[str, str]:
     return dict(sent.standing) if sent else {}
+
+
+def differing_members(step_a: Step, step_b: Step) -> tuple[Member | None, Member | None]:
+    """Of two steps whose requests differ, the first member of each whose request the other step did not send (None
+    for a step that sent nothing the other did not: it sent fewer)."""
+    parts_a = Counter(member.part for member in step_a.members)
+    parts_b = Counter(member.part for member in step_b.members)
+    only_a, only_b = parts_a - parts_b, parts_b - parts_a
+    first_a = next((member for member in step_a.members if member.part in only_a), None)
+    first_b = next((member for member in step_b.members if member.part in only_b), None)
+    return first_a, first_b
 
 
 def _request(step: int, a: Run, b: Run, step_a: Step, step_b: Step) -> Finding:
     repeats = (a.repeat, b.repeat)
     sent_a, sent_b = step_a.sent, step_b.sent
+    counted = None
+    if len(step_a.members) > 1 or len(step_b.members) > 1:  # requests sent together: the ones the other did not send
+        member_a, member_b = differing_members(step_a, step_b)
+        if member_a is None or member_b is None:
+            counted = f"the number of requests sent together ({len(step_a.members)} vs {len(step_b.members)})"
+        else:
+            sent_a, sent_b = member_a.sent, member_b.sent
     standing_a, standing_b = _parts(sent_a), _parts(sent_b)
     standing = [key for key in sorted(set(standing_a) | set(standing_b)) if standing_a.get(key) != standing_b.get(key)]
     sides: tuple[Evidence, ...] = ()
     where = "the request"
     history = bool(sent_a and sent_b and sent_a.history != sent_b.history)
     new_turn = False
-    if standing:
+    if counted is not None:
+        where, new_turn = counted, True
+    elif standing:
         key = standing[0]
         where = f"`{key}`"
         sides = evidence(repeats, a.texts.get(standing_a.get(key, "")), b.texts.get(standing_b.get(key, "")))
@@ -298,10 +381,108 @@ def _stopped(step: int, ended: Run, went_on: Run) -> Finding:
     )
 
 
-def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], task_id: str) -> Finding:
+def decided(step_a: Step, step_b: Step) -> tuple[str, str, Sent | None]:
+    """How two steps' differing decisions read, and what was sent for them: of steps of requests sent together,
+    the first request each answered otherwise."""
+    if len(step_a.members) > 1 or len(step_b.members) > 1:
+        for member in step_a.members:
+            other = next((o for o in step_b.members if o.part == member.part and o.key != member.key), None)
+            if other is not None:
+                return member.label or member.key, other.label or other.key, member.sent
+    return step_a.label or step_a.decision, step_b.label or step_b.decision, step_a.sent
+
+
+def _resent(step: int, a: Run, b: Run, step_a: Step, step_b: Step, task_id: str) -> Finding:
+    """The model's turns two requests sent back differ: ``sampling`` at the step whose model wrote the first that
+    differs (what it wrote is its decision); else the agent sent back other turns than its model wrote (or fewer):
+    ``input``."""
+    repeats = (a.repeat, b.repeat)
+    turns_a, turns_b = _flat(step_a.resent), _flat(step_b.resent)
+    if turns_a and len(turns_a) == len(turns_b):
+        at = next(i for i, pair in enumerate(zip(turns_a, turns_b, strict=True)) if pair[0] != pair[1])
+        wrote_a, wrote_b = _writer(a, step, turns_a[at][0]), _writer(b, step, turns_b[at][0])
+        if wrote_a is not None and wrote_b is not None:
+            index = min(wrote_a[0], wrote_b[0])
+            grouped = together(a, b, index + 1)
+            return _worded(index + 1, a.steps[index], b.steps[index], wrote_a[1], wrote_b[1], repeats, task_id, grouped)
+    return Finding(
+        cause="input",
+        step=step,
+        repeats=repeats,
+        where="the model's turns the agent sent back",
+        detail=(
+            f"after the same decisions, the agent sent back other turns than its model wrote at step {step}: "
+            f"{len(turns_a)} as written (repetition {a.repeat}) vs {len(turns_b)} (repetition {b.repeat})"
+        ),
+        advice="send the model's turns back as it wrote them, or leave them out alike in every repetition",
+    )
+
+
+def _flat(resent: Any) -> tuple[tuple[str, str], ...]:
+    """The ``(words, turn)`` digests of a step's ``resent`` (a step of requests sent together has one tuple of them
+    per request)."""
+    out: list[tuple[str, str]] = []
+    for item in resent if isinstance(resent, tuple) else ():
+        if item and isinstance(item[0], tuple):
+            out.extend(item)
+        elif item:
+            out.append(item)
+    return tuple(out)
+
+
+def _writer(run: Run, before: int, words: str) -> tuple[int, Member] | None:
+    """The step (index) and call of ``run`` before step ``before`` whose model wrote ``words``."""
+    for index, step in enumerate(run.steps[: before - 1]):
+        for member in step.members:
+            if member.words == words:
+                return index, member
+    return None
+
+
+def _worded(
+    step: int,
+    step_a: Step,
+    step_b: Step,
+    member_a: Member,
+    member_b: Member,
+    repeats: tuple[int, int],
+    task_id: str,
+    grouped: bool = False,
+) -> Finding:
+    """``sampling`` at the step whose model wrote the same decision otherwise, sent back later."""
+    found = _sampling(step, step_a, step_b, repeats, task_id, grouped)
+    sides: tuple[Evidence, ...] = ()
+    if member_a.words != member_b.words:
+        sides = evidence(repeats, member_a.text, member_b.text)
+        said = f"in other words: {quoted(sides)}" if sides else "in other words"
+    else:  # the same text and calls: what differs is what else it wrote (its reasoning)
+        said = "with other reasoning"
+    params = found.detail.partition("; sent ")[2]
+    detail = (
+        f"the same request got the same decision ({member_a.label}) {said}; the agent sent the model's turn back, "
+        f"so later requests differ; sent {params}"
+    )
+    return Finding(
+        **{**_fields(found), "where": f"what the model wrote at step {step}", "detail": detail, "sides": sides}
+    )
+
+
+def together(a: Run, b: Run, step: int) -> bool:
+    """Whether either repetition sent calls together at or before ``step``: a resample replays calls one by one,
+    and its steps are not these."""
+    return any(len(s.members) > 1 for run in (a, b) for s in run.steps[:step])
+
+
+def _sampling(
+    step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], task_id: str, grouped: bool = False
+) -> Finding:
     provider = str(step_a.route[-1][0]) if step_a.route else "openai"
-    target = f"--consistency-resample='{task_id}@{step}'"
-    sent = step_a.sent
+    target = (
+        "more repetitions (--consistency-resample replays calls one by one, and cannot hold calls sent together)"
+        if grouped
+        else f"--consistency-resample='{task_id}@{step}'"
+    )
+    label_a, label_b, sent = decided(step_a, step_b)
     sampling = sent.sampling if sent else ()
     params = dict(sampling)
     unpinned: list[str] = []
@@ -313,10 +494,7 @@ def _sampling(step: int, step_a: Step, step_b: Step, repeats: tuple[int, int], t
     if provider not in NO_SEED and "seed" not in params:
         unpinned.append("seed (not sent)")
     sent_text = ", ".join(f"{k}={v}" for k, v in sampling) or "no sampling parameter"
-    detail = (
-        f"the same request got different decisions ({step_a.label or step_a.decision} vs "
-        f"{step_b.label or step_b.decision}); sent {sent_text}"
-    )
+    detail = f"the same request got different decisions ({label_a} vs {label_b}); sent {sent_text}"
     if unpinned:
         detail += f"; not pinned: {', '.join(unpinned)}"
         advice = (

@@ -9,38 +9,61 @@ by name and normalised arguments.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pytest_consistency.analysis.answers import distinct_classes
-from pytest_consistency.model.trajectory import Decision
+from pytest_consistency.model.trajectory import Decision, Parallel, together
 
 #: What an ended repetition "decides" at the steps it did not take.
 END = "<end>"
 
 
+def text_classes(
+    runs: Sequence[Sequence[Decision]], same_text: Callable[[str, str], bool] | None = None
+) -> dict[str, str]:
+    """The key each text decision's key stands for: the first of its class among the texts ``same_text`` finds
+    equivalent (the members of a step of overlapping calls included). Empty without ``same_text`` or with fewer
+    than two texts: every key stands for itself.
+
+    Texts are grouped once per task (one representative per class, as answers are), so a hook that is only
+    symmetric gives a stable grouping.
+    """
+    if same_text is None:
+        return {}
+    texts: dict[str, str] = {}
+    for run in runs:
+        for step in run:
+            for decision in step.members if isinstance(step, Parallel) else (step,):
+                key = decision.key()
+                if key.startswith("text:") and key not in texts:
+                    texts[key] = decision.text
+    if len(texts) < 2:
+        return {}
+    ordered = list(texts)
+    classes = distinct_classes([(True, texts[k]) for k in ordered], same_text)
+    return {ordered[i]: ordered[members[0]] for members in classes for i in members}
+
+
+def step_key(decision: Decision, classes: Mapping[str, str]) -> str:
+    """A step's key with its texts as their class's (:func:`text_classes`); a step of overlapping calls by its
+    members', ordered by what each was asked, then by key."""
+    if isinstance(decision, Parallel):
+        members = sorted(
+            (question, classes.get(member.key(), member.key()))
+            for question, member in zip(decision.questions, decision.members, strict=True)
+        )
+        return together([key for _, key in members])
+    key = decision.key()
+    return classes.get(key, key)
+
+
 def canonical_keys(
     runs: Sequence[Sequence[Decision]], same_text: Callable[[str, str], bool] | None = None
 ) -> list[tuple[str, ...]]:
-    """Each repetition's decision keys, text decisions that ``same_text`` finds equivalent given one key.
-
-    Texts are grouped once per task (one representative per class, as answers are), so a hook that is only
-    symmetric gives a stable grouping; without ``same_text`` the key is the normalised text itself.
-    """
-    keys = [tuple(decision.key() for decision in run) for run in runs]
-    if same_text is None:
-        return keys
-    texts: dict[str, str] = {}
-    for run in runs:
-        for decision in run:
-            key = decision.key()
-            if key.startswith("text:") and key not in texts:
-                texts[key] = decision.text
-    if len(texts) < 2:
-        return keys
-    ordered = list(texts)
-    classes = distinct_classes([(True, texts[k]) for k in ordered], same_text)
-    canonical = {ordered[i]: ordered[members[0]] for members in classes for i in members}
-    return [tuple(canonical.get(key, key) for key in run) for run in keys]
+    """Each repetition's decision keys, text decisions that ``same_text`` finds equivalent given one key; without
+    ``same_text`` the key is the normalised text itself."""
+    classes = text_classes(runs, same_text)
+    return [tuple(step_key(decision, classes) for decision in run) for run in runs]
 
 
 def first_divergence(keys: Sequence[Sequence[str]]) -> int | None:
