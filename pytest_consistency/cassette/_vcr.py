@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_consistency.cassette import _vcr_inflight, _vcr_reset
+from pytest_consistency.cassette import _vcr_inflight, _vcr_reset, bounds
 
 #: Options of vcrpy's merged configuration that belong to its context manager, not to the cassette.
 _NOT_CASSETTE = ("path_transformer", "func_path_generator", "record_on_exception")
@@ -89,11 +89,63 @@ def load_cassette(recorder: Any, path: Path, before_record_request: Callable[[An
     return Cassette.load(**config)
 
 
-def serializer(name: str) -> Any:
-    """vcrpy's serializer of the cassette format ``name`` (``yaml`` or ``json``)."""
+class Bounded:
+    """vcrpy's serializer of one format, reading only a cassette within the bounds (``bounds``): YAML without anchors
+    or aliases, refused from the events of vcrpy's own loader before it builds anything, and no nesting past
+    ``bounds.MAX_DEPTH``. Writes as vcrpy's does, but never an alias: vcrpy's dumper writes one for an object
+    that two exchanges share (``&id001`` / ``*id001``), which the next replay would refuse."""
+
+    def __init__(self, serializer: Any, loader: Any, dumper: Any = None) -> None:
+        self.serializer = serializer
+        #: The YAML loader vcrpy reads with (None for JSON, which has no references).
+        self.loader = loader
+        #: vcrpy's YAML dumper without aliases (None for JSON).
+        self.dumper = dumper
+
+    def deserialize(self, text: str) -> Any:
+        if self.loader is not None:
+            bounds.refuse_references(text, self.loader)
+        data = self.serializer.deserialize(text)
+        bounds.refuse_depth(data)
+        return data
+
+    def serialize(self, cassette_dict: Any) -> str:
+        if self.dumper is None:
+            return self.serializer.serialize(cassette_dict)  # type: ignore[no-any-return]
+        import yaml
+
+        return yaml.dump(cassette_dict, Dumper=self.dumper)  # what vcrpy's serialize does, with its dumper's subclass
+
+
+@functools.cache
+def serializer(name: str) -> Bounded:
+    """The serializer of the cassette format ``name`` (``yaml`` or ``json``): vcrpy's, within the bounds. Its YAML
+    loader and dumper are vcrpy's (libyaml's ``CSafeLoader`` where installed, refusing the ``!!python`` tags that
+    build objects; a dumper that writes none the loader refuses), the private ``_CassetteLoader`` and
+    ``_CassetteDumper``: vcrpy has no public name for them."""
     from vcr.serializers import jsonserializer, yamlserializer
 
-    return jsonserializer if name == "json" else yamlserializer
+    if name == "json":
+        return Bounded(jsonserializer, None)
+
+    class Dumper(yamlserializer._CassetteDumper):  # type: ignore[misc,name-defined]
+        def ignore_aliases(self, data: Any) -> bool:
+            return True  # a cassette is a tree (no cycle), so an object written twice is written out twice
+
+    return Bounded(yamlserializer, yamlserializer._CassetteLoader, Dumper)
+
+
+def bounded(given: Any) -> Any:
+    """``given`` within the bounds: vcrpy's own serializers (what vcrpy hands a persister) are swapped for ours."""
+    if isinstance(given, Bounded):
+        return given
+    from vcr.serializers import jsonserializer, yamlserializer
+
+    if given is yamlserializer:
+        return serializer("yaml")
+    if given is jsonserializer:
+        return serializer("json")
+    return given
 
 
 def deserialize(text: str, serializer: Any) -> Any:

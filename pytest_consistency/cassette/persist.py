@@ -23,15 +23,11 @@ from typing import Any
 from pytest_consistency.capture.wire import RECORDED_RETRY_HEADER
 from pytest_consistency.cassette import _vcr
 from pytest_consistency.cassette import rescrub as late_secrets
+from pytest_consistency.cassette.bounds import UnboundedCassette, shown
 from pytest_consistency.cassette.messages import CassetteError, SecretInCassetteError
 from pytest_consistency.cassette.paths import serializer_name
 from pytest_consistency.cassette.scrub import Scrubber, header
 from pytest_consistency.secrets.literals import find_secret
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def field_problem(request: Any, response: Any) -> str | None:
@@ -47,21 +43,21 @@ def field_problem(request: Any, response: Any) -> str | None:
     if problem is not None:
         return problem
     if type(response) is not dict:
-        return f"response is {_shown(response)}, not a mapping of status, headers and body"
+        return f"response is {shown(response)}, not a mapping of status, headers and body"
     status = response.get("status")
     if type(status) is not dict:
-        return f"response.status is {_shown(status)}, not a mapping of code and message"
+        return f"response.status is {shown(status)}, not a mapping of code and message"
     code = status.get("code")
     if type(code) is not int:
-        return f"response.status.code is {_shown(code)}, not a number (an HTTP status such as 200)"
+        return f"response.status.code is {shown(code)}, not a number (an HTTP status such as 200)"
     if "message" not in status:
         return "response.status.message is missing (the reason phrase, such as OK; vcrpy reads it)"
     message = status["message"]
     if message is not None and type(message) is not str:
-        return f"response.status.message is {_shown(message)}, not text (the reason phrase, such as OK)"
+        return f"response.status.message is {shown(message)}, not text (the reason phrase, such as OK)"
     headers = response.get("headers")
     if type(headers) is not dict:
-        return f"response.headers is {_shown(headers)}, not a mapping of names to lists of values"
+        return f"response.headers is {shown(headers)}, not a mapping of names to lists of values"
     for name, values in headers.items():
         if type(values) is list:
             for value in values:
@@ -69,13 +65,14 @@ def field_problem(request: Any, response: Any) -> str | None:
                     break
             else:
                 continue
-        return f"response.headers.{name} is {_shown(values)}, not a list of strings (such as ['text/plain'])"
+        label = name if type(name) is str and len(name) <= 60 else shown(name)
+        return f"response.headers.{label} is {shown(values)}, not a list of strings (such as ['text/plain'])"
     body = response.get("body")
     if type(body) is not dict:
-        return f"response.body is {_shown(body)}, not a mapping with the body's string"
+        return f"response.body is {shown(body)}, not a mapping with the body's string"
     string = body.get("string")  # an aiohttp recording may have none
     if string is not None and not isinstance(string, (bytes, str)):
-        return f"response.body.string is {_shown(string)}, not text"
+        return f"response.body.string is {shown(string)}, not text"
     return None
 
 
@@ -86,17 +83,17 @@ def _request_problem(request: Any) -> str | None:
                 return f"request.{name} is missing"
         method, uri, body = request["method"], request["uri"], request.get("body")
         if type(uri) is not str:
-            return f"request.uri is {_shown(uri)}, not a URL"
+            return f"request.uri is {shown(uri)}, not a URL"
         if type(request["headers"]) is not dict:
-            return f"request.headers is {_shown(request['headers'])}, not a mapping of names to lists of values"
+            return f"request.headers is {shown(request['headers'])}, not a mapping of names to lists of values"
         text = body is None or isinstance(body, (bytes, str)) or hasattr(body, "read") or hasattr(body, "__next__")
     else:  # vcrpy's Request: text is bytes by now, a file or iterator body (old vcrpy files) a list
         method, body = getattr(request, "method", None), getattr(request, "_body", None)
         text = body is None or isinstance(body, (bytes, list))
     if type(method) is not str:
-        return f"request.method is {_shown(method)}, not an HTTP method such as POST"
+        return f"request.method is {shown(method)}, not an HTTP method such as POST"
     if not text:
-        return f"request.body is {_shown(body)}, not text"
+        return f"request.body is {shown(body)}, not text"
     return None
 
 
@@ -112,13 +109,13 @@ def _raw_problem(text: str, serializer: Any) -> str | None:
         return None  # vcrpy's own message says it (an old cassette, no interactions)
     for index, interaction in enumerate(interactions):
         if type(interaction) is not dict:
-            return f"interactions[{index}] is {_shown(interaction)}, not a mapping of request and response"
+            return f"interactions[{index}] is {shown(interaction)}, not a mapping of request and response"
         for name in ("request", "response"):
             if name not in interaction:
                 return f"interactions[{index}].{name} is missing"
         request = interaction["request"]
         if type(request) is not dict:
-            return f"interactions[{index}].request is {_shown(request)}, not a mapping"
+            return f"interactions[{index}].request is {shown(request)}, not a mapping"
         problem = field_problem(request, interaction["response"])
         if problem is not None:
             return f"interactions[{index}].{problem}"
@@ -142,6 +139,7 @@ class Persister:
 
     def load_cassette(self, cassette_path: Any, serializer: Any) -> Any:
         CassetteNotFoundError = _vcr.cassette_not_found()
+        serializer = _vcr.bounded(serializer)  # vcrpy hands its own: a cassette is read within the bounds
         if str(cassette_path) in self.parsed:
             return self.parsed.pop(str(cassette_path))
         path = Path(cassette_path)
@@ -181,16 +179,21 @@ class Persister:
                     headers[RECORDED_RETRY_HEADER] = [json.dumps(sent, sort_keys=True)]
         except (CassetteNotFoundError, CassetteError):
             raise
+        except UnboundedCassette as exc:  # refused before anything was built: nothing to look into
+            raise CassetteError(f"cassette {path} is refused: {exc.problem}; {self.rerecord}") from None
         except Exception as exc:
             field = _raw_problem(text, serializer)
             if field is not None:
                 raise CassetteError(f"cassette {path} is not a valid cassette: {field}; {self.rerecord}") from None
-            what = getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}"
+            what = str(getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}")
+            if len(what) > 300:  # a parser's or vcrpy's message may quote the file
+                what = what[:297] + "..."
             raise CassetteError(f"cassette {path} is not a valid cassette ({what}); {self.rerecord}") from None
         return (requests, responses, *rest)
 
     def save_cassette(self, cassette_path: Any, cassette_dict: Any, serializer: Any) -> None:
         path = Path(cassette_path)
+        serializer = _vcr.bounded(serializer)  # writes no alias, which the next replay would refuse
         try:
             text = _vcr.serialize(cassette_dict, serializer)
         except TypeError:

@@ -15,6 +15,7 @@ Options come from the plugin's own table (:mod:`.options`), so a gate added ther
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -215,10 +216,13 @@ def run_show(args: argparse.Namespace, out: Any) -> int:
         return 0
     if args.format == "otlp-json":
         from pytest_consistency.report.otlp import OtelUnavailable, OtlpJsonFormat
+        from pytest_consistency.report.otlp.environment import OtelSetupError
+        from pytest_consistency.report.otlp.export import check_environment
 
         try:
+            check_environment(os.environ, export=False)  # what the spans read: the resource's variables
             text = OtlpJsonFormat(content=args.consistency_otel_content).render(summary)
-        except OtelUnavailable as exc:
+        except (OtelUnavailable, OtelSetupError) as exc:
             raise UsageProblem(f"--format otlp-json: {exc}") from None
         out.write(visible(text))
         return 0

@@ -92,8 +92,7 @@ def configure(config: pytest.Config) -> None:
         from pytest_consistency.config.shard import run_id_of
 
         state.run_id = run_id_of(state.settings.consistency_run_id, os.environ)
-        if state.settings.consistency_otel:
-            check_otel()
+        check_otel(state.settings.consistency_otel, state.settings.consistency_output)
     config.stash[STATE] = state
     for name, role in roles(config):
         config.pluginmanager.register(role, name)
@@ -116,18 +115,23 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
     return found
 
 
-def check_otel() -> None:
-    """``--consistency-otel`` fails before any test runs when the SDK is missing or the OTEL_* variables ask for an
-    export it cannot make; the export itself runs at the end of the session."""
+def check_otel(export: bool, output: str | None) -> None:
+    """``--consistency-otel`` and the ``otlp-json`` output fail before any test runs when the SDK is missing or an
+    ``OTEL_*`` variable they read cannot be used (the export reads the collector's, the file only the spans'); the
+    export and the file themselves are made at the end of the session."""
+    option = "--consistency-otel" if export else "--consistency-output"
+    if not export and (output or "").partition("=")[0].strip() != "otlp-json":
+        return
     from pytest_consistency.report.otlp import NEEDS_EXTRA, sdk_missing
-    from pytest_consistency.report.otlp.export import OtelSetupError, target_of
+    from pytest_consistency.report.otlp.environment import OtelSetupError
+    from pytest_consistency.report.otlp.export import check_environment
 
     if sdk_missing():
-        raise pytest.UsageError(f"--consistency-otel: {NEEDS_EXTRA}")
+        raise pytest.UsageError(f"{option}: {NEEDS_EXTRA}")
     try:
-        target_of(os.environ)
+        check_environment(os.environ, export=export)
     except OtelSetupError as exc:
-        raise pytest.UsageError(f"--consistency-otel: {exc}") from None
+        raise pytest.UsageError(f"{option}: {exc}") from None
 
 
 def refuse_figure_gates(state: PluginState) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from pytest_consistency.cassette.bounds import refuse_depth, refuse_references
+
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -34,11 +36,17 @@ def interactions(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8")
         # A JSON cassette (--consistency-cassette-format=json) is read as JSON: PyYAML refuses (libyaml) or misreads
         # (two lone surrogates) the \u escapes of a character beyond the BMP.
-        data = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_LOADER)
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            refuse_references(text, _LOADER)  # the bounds every cassette is read within (cassette.bounds)
+            data = yaml.load(text, Loader=_LOADER)
+        refuse_depth(data)
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-        raise PrefixError(f"cannot read cassette {path}: {type(exc).__name__}: {exc}") from None
+        why = str(exc) if len(str(exc)) <= 300 else str(exc)[:297] + "..."
+        raise PrefixError(f"cannot read cassette {path}: {type(exc).__name__}: {why}") from None
     found = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(found, list) or not all(isinstance(i, dict) and "request" in i for i in found):
         raise PrefixError(f"{path} is not a vcrpy cassette (no list of interactions)")

@@ -76,10 +76,11 @@ def export_session(
     environ: Mapping[str, str] | None = None,
 ) -> str:
     """Send the session's spans to the collector the environment names; the one line to print about it."""
+    from pytest_consistency.report.otlp.environment import sdk_disabled
     from pytest_consistency.report.otlp.export import line_of, send, target_of
 
     env = os.environ if environ is None else environ
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":  # the SDK's own switch, honoured as it would be
+    if sdk_disabled(env):  # the SDK's own switch, honoured as it would be
         return "otel: OTEL_SDK_DISABLED=true: nothing exported"
     target = target_of(env)
     spans = sdk_spans(summary, secrets, content, env)

@@ -27,6 +27,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from pytest_consistency.report.otlp.environment import (
+    ENDPOINT_VARIABLES,
+    PROTOCOL_VARIABLES,
+    TIMEOUT_VARIABLES,
+    OtelSetupError,
+    check_compression,
+    check_detectors,
+    check_files,
+    check_headers,
+    check_resource,
+    checked_endpoint,
+    sdk_disabled,
+)
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
@@ -37,12 +51,6 @@ FLUSH_SECONDS = 1.5
 FIRST_BATCH = 256
 BATCH = 2048
 DEFAULT_ENDPOINT = "http://localhost:4318"
-PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-TIMEOUT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
-
-
-class OtelSetupError(ValueError):
-    """The environment asks for an export this plugin cannot make (a protocol it does not speak, a bad value)."""
 
 
 class SpanSink(Protocol):
@@ -117,7 +125,8 @@ class Target:
 
 
 def target_of(environ: Mapping[str, str]) -> Target:
-    """The export's target, or :class:`OtelSetupError` naming the variable that is wrong and how to fix it."""
+    """The export's target, or :class:`OtelSetupError` naming the variable that is wrong and how to fix it (the
+    rest of what the export reads is checked by ``environment.check_environment``)."""
     protocol, variable = "http/protobuf", None
     for name in PROTOCOL_VARIABLES:
         if environ.get(name, "").strip():
@@ -128,15 +137,13 @@ def target_of(environ: Mapping[str, str]) -> Target:
             f"{variable}={protocol!r}: --consistency-otel exports over {' or '.join(EXPORTERS)}; set {variable} to "
             "one of them and point OTEL_EXPORTER_OTLP_ENDPOINT at the collector's OTLP/HTTP port (4318)"
         )
-    endpoint = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
-    if not endpoint:
-        base = environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
-        endpoint = f"{base.removesuffix('/')}/v1/traces"
-    if urlsplit(endpoint).scheme not in ("http", "https"):
-        raise OtelSetupError(
-            f"OTLP endpoint {Target(endpoint, protocol, 0).shown!r} is not an http(s) URL; set "
-            "OTEL_EXPORTER_OTLP_ENDPOINT to the collector's base URL, e.g. http://localhost:4318"
-        )
+    traces, base = ENDPOINT_VARIABLES
+    if environ.get(traces, "").strip():
+        endpoint = checked_endpoint(traces, environ[traces])
+    else:
+        given = environ.get(base, "")
+        endpoint = checked_endpoint(base, given) if given.strip() else DEFAULT_ENDPOINT
+        endpoint = f"{endpoint.removesuffix('/')}/v1/traces"
     budget = FLUSH_SECONDS
     for name in TIMEOUT_VARIABLES:
         raw = environ.get(name, "").strip()
@@ -146,9 +153,25 @@ def target_of(environ: Mapping[str, str]) -> Target:
             except ValueError:
                 raise OtelSetupError(f"{name}={raw!r} is not a number of seconds; set it to e.g. 2") from None
             if not 0 < budget < float("inf"):
-                raise OtelSetupError(f"{name}={raw!r}: the timeout must be a positive number of seconds, e.g. 2")
+                raise OtelSetupError(
+                    f"{name}={raw!r}: the timeout must be a positive number of seconds; set it to e.g. 2"
+                )
             break
     return Target(endpoint, protocol, budget)
+
+
+def check_environment(environ: Mapping[str, str], export: bool) -> None:
+    """Every ``OTEL_*`` value a session reads, checked before it starts (``environment``): the spans' (the
+    resource), and with ``export`` the collector's too, unless ``OTEL_SDK_DISABLED`` turns the export off. Raises
+    :class:`OtelSetupError` for the first that cannot be used."""
+    check_resource(environ)
+    check_detectors(environ)
+    if not export or sdk_disabled(environ):
+        return
+    target_of(environ)
+    check_headers(environ)
+    check_compression(environ)
+    check_files(environ)
 
 
 @dataclass

@@ -481,7 +481,7 @@ def test_a_dead_collector_is_one_line_and_no_change_of_the_exit_status(
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL='grpc'"),
         ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL='grpc'"),
         ("OTEL_EXPORTER_OTLP_TIMEOUT", "soon", "OTEL_EXPORTER_OTLP_TIMEOUT='soon'"),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317", "set OTEL_EXPORTER_OTLP_ENDPOINT"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "localhost:4317", "OTEL_EXPORTER_OTLP_ENDPOINT='localhost:4317' is not"),
     ],
 )
 def test_an_export_it_cannot_make_is_a_usage_error_before_any_test_runs(

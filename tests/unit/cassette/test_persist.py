@@ -2,9 +2,10 @@
 ``FilesystemPersister.load_cassette`` (which reads the file in text mode), on the shapes where the two could part.
 
 And a file that users commit and attackers can edit is read safely: YAML goes through vcrpy's serializer, whose loader
-is libyaml's ``CSafeLoader`` (PyYAML's ``SafeLoader`` without libyaml); a tag that would run code is refused, anchors
-and aliases are read as the safe loader reads them, and every file that does not load is a ``CassetteError`` naming
-it, never an error inside the agent's call. (Moved from the tests of the hand-written YAML reader it replaced.)"""
+is libyaml's ``CSafeLoader`` (PyYAML's ``SafeLoader`` without libyaml); a tag that would run code is refused, so are
+anchors and aliases and deep nesting (``cassette.bounds``, issue 41), and every file that does not load is a
+``CassetteError`` naming it, never an error inside the agent's call. (Moved from the tests of the hand-written YAML
+reader it replaced.)"""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def committed_yaml() -> list[Path]:
 
 
 def test_yaml_is_read_by_libyamls_safe_loader_where_libyaml_is_installed() -> None:
-    loader = _vcr.serializer("yaml")._CassetteLoader
+    loader = _vcr.serializer("yaml").loader
+    assert loader is yamlserializer._CassetteLoader
     assert issubclass(loader, yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
     assert not issubclass(loader, (yaml.FullLoader, yaml.UnsafeLoader))
 
@@ -112,6 +114,8 @@ HOSTILE = {
     "anchor and alias": "a: &x 1\nb: *x\n",
     "merge key": "base: &b\n  k: v\nother:\n  <<: *b\n",
     "alias bomb": "a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\nd: [*c, *c, *c]\n",
+    "anchor alone": BASE.replace("message: OK", "message: &m OK"),
+    "alias in a status code": "s: &s 200\n" + BASE.replace("code: 200", "code: *s"),
     "binary body": "body:\n  string: !!binary |\n    aGVsbG8=\nversion: 1\n",
     "python tag": "interactions: !!python/object/apply:os.system ['echo pwned']\nversion: 1\n",
     "python name": "interactions: !!python/name:os.system\nversion: 1\n",
@@ -156,16 +160,39 @@ def test_hostile_yaml_is_read_safely_or_is_a_cassette_error_naming_the_file(tmp_
     assert name == "cassette", f"{name} loaded as a cassette: {loaded}"
 
 
+@pytest.mark.parametrize(
+    "name", ["anchor and alias", "merge key", "alias bomb", "anchor alone", "alias in a status code"]
+)
+def test_an_anchor_or_alias_is_refused_naming_the_file_and_where(tmp_path: Path, name: str) -> None:
+    """vcrpy never writes one; the safe loader would read them, so they are refused before it does (issue 41)."""
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(HOSTILE[name], encoding="utf-8")
+    with pytest.raises(CassetteError) as raised:
+        Persister(Scrubber(None), "re-record").load_cassette(path, _vcr.serializer("yaml"))
+    assert str(raised.value).startswith(f"cassette {path} is refused: a YAML anchor ("), raised.value
+    assert " at line " in str(raised.value) and "a cassette holds no anchors or aliases" in str(raised.value)
+
+
+def test_a_field_of_the_wrong_type_is_quoted_within_bounds(tmp_path: Path) -> None:
+    """A message names the field with the beginning of its value, however large the value is."""
+    path = tmp_path / "rep-1.yaml"
+    path.write_text(BASE.replace("code: 200", "code: [" + ", ".join(["'" + "x" * 1000 + "'"] * 1000) + "]"))
+    with pytest.raises(CassetteError) as raised:
+        Persister(Scrubber(None), "re-record").load_cassette(path, _vcr.serializer("yaml"))
+    assert "interactions[0].response.status.code is ['xxx" in str(raised.value)
+    assert len(str(raised.value)) < 300, raised.value
+
+
 @pytest.mark.parametrize("name", ["python tag", "python name", "python new", "unknown tag"])
 def test_a_tag_that_would_build_an_object_is_refused_by_the_loader_itself(name: str) -> None:
     with pytest.raises(yaml.constructor.ConstructorError):
         _vcr.serializer("yaml").deserialize(HOSTILE[name])
 
 
-@pytest.mark.parametrize("name", ["anchor and alias", "merge key", "alias bomb", "python tuple", "binary body"])
+@pytest.mark.parametrize("name", ["python tuple", "binary body"])
 def test_what_the_safe_loader_can_build_is_built_as_it_builds_it(name: str) -> None:
-    """Anchors and aliases, merge keys and binary are YAML's own (the safe loader reads them); vcrpy adds the benign
-    ``python/tuple`` (and ``python/str``) its old cassettes hold."""
+    """Binary is YAML's own (the safe loader reads it); vcrpy adds the benign ``python/tuple`` (and ``python/str``)
+    its old cassettes hold. Anchors and aliases, which it would read too, are refused (above)."""
     text = HOSTILE[name]
     value = _vcr.serializer("yaml").deserialize(text)
     if name == "python tuple":

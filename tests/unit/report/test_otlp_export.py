@@ -133,9 +133,13 @@ def test_a_bad_timeout_is_an_error_naming_the_variable(variable: str, raw: str) 
         {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "unix:///var/run/otel.sock"},
     ],
 )
-def test_an_endpoint_that_is_not_http_is_an_error(environ: dict[str, str]) -> None:
-    with pytest.raises(OtelSetupError, match=r"is not an http\(s\) URL; set OTEL_EXPORTER_OTLP_ENDPOINT"):
+def test_an_endpoint_that_is_not_http_is_an_error_naming_its_variable(environ: dict[str, str]) -> None:
+    ((variable, value),) = environ.items()
+    with pytest.raises(OtelSetupError) as raised:
         target_of(environ)
+    message = str(raised.value)
+    assert message.startswith(f"{variable}={value!r} is not an http(s) URL"), message
+    assert "; set " in message and "OTEL_EXPORTER_OTLP_ENDPOINT" in message and "the collector's base URL" in message
 
 
 def test_an_endpoints_credentials_are_never_shown() -> None:

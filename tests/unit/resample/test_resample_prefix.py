@@ -69,3 +69,21 @@ def test_a_json_source_is_read_as_json_with_characters_beyond_the_bmp_intact(tmp
     path.write_text("{not json")
     with pytest.raises(PrefixError, match="cannot read cassette"):
         interactions(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("l0: &l0 [lol, lol]\nl1: &l1 [*l0, *l0]\ninteractions: [{request: *l1}]\n", "a YAML anchor ('&l0')"),
+        ("interactions:\n- request: &r {uri: x}\n", "a YAML anchor ('&r')"),
+        ("interactions: [{request: " + "[" * 40 + "]" * 40 + "}]\n", "nested more than 32 levels"),
+    ],
+    ids=["billion laughs", "anchor alone", "deep"],
+)
+def test_a_hostile_source_is_refused_within_the_cassettes_bounds(tmp_path: Path, text: str, words: str) -> None:
+    """A resample reads the source cassette with PyYAML itself: within the bounds every cassette is read in."""
+    source = tmp_path / "rep-1.yaml"
+    source.write_text(text)
+    with pytest.raises(PrefixError, match="cannot read cassette") as raised:
+        interactions(source)
+    assert words in str(raised.value) and len(str(raised.value)) < 600, raised.value
