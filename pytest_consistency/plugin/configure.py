@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -150,6 +151,9 @@ def report_header(config: pytest.Config) -> list[str]:
 
 
 def unconfigure(config: pytest.Config) -> None:
+    standin = sys.modules.get("pytest_consistency.capture.standin")  # loaded only if a stand-in key was handed out
+    if standin is not None:
+        standin.unguard()
     observer = config.stash[STATE].observer if STATE in config.stash else None
     if observer is not None:
         observer.close()

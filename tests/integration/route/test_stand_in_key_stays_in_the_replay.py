@@ -117,9 +117,7 @@ def tasks_of(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
     return {t["task_id"].split("::")[-1]: t for t in report(pytester)["tasks"]}
 
 
-WORKERS = pytest.mark.parametrize(
-    "workers", [(), ("-n", "2", "--dist", "loadfile")], ids=["serial", "xdist"]
-)
+WORKERS = pytest.mark.parametrize("workers", [(), ("-n", "2", "--dist", "loadfile")], ids=["serial", "xdist"])
 
 
 @WORKERS
@@ -231,10 +229,14 @@ def start_child(how):
         subprocess.run(run, env={{**os.environ, "TOOL": "1"}}, check=True)
     elif how == "environ-copy":
         subprocess.run(run, env=os.environ.copy(), check=True)
-    elif how == "environ":
-        subprocess.run(run, env=os.environ, check=True)
-    elif how == "posix-spawn":
-        subprocess.run(run, close_fds=False, check=True)
+    elif how == "by-name":
+        names = ("PATH", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+        subprocess.run(run, env={{name: os.environ[name] for name in names}}, check=True)
+    elif how == "renamed":
+        key = os.environ["OPENAI_API_KEY"]
+        env = {{"PATH": os.environ["PATH"], "OPENAI_BASE_URL": os.environ["OPENAI_BASE_URL"], "AGENT_KEY": key}}
+        renamed = CHILD.replace('"OPENAI_API_KEY"', '"AGENT_KEY"')
+        subprocess.run([sys.executable, "-c", renamed, LOG], env=env, check=True)
     elif how == "system":
         assert os.system(" ".join(map(shlex.quote, run))) == 0
 
@@ -247,8 +249,9 @@ def test_task(consistency, how):
     consistency.record(reply.choices[0].message.content)
 """
 
-#: Every way a child gets its environment without the agent naming the key: none of them may hand it over.
-INHERITING = ["inherit", "copy", "environ-copy", "environ", "posix-spawn", "system"]
+#: Every way a child gets an environment that is a copy of the agent's, whole or in part, the key's variable among
+#: it or renamed: the child gets it without the stand-in key.
+INHERITING = ["inherit", "copy", "environ-copy", "by-name", "renamed", "system"]
 
 
 @WORKERS
@@ -274,22 +277,29 @@ def test_a_child_process_of_a_keyless_replay_never_inherits_the_stand_in_key(
     assert result.ret == 0, out  # the replay itself is untouched: the recorded outcomes
 
 
-#: The agent hands the key to the child itself: by name in the child's environment, or on its command line.
+#: The agent hands the child its environment itself (which holds the stand-in key while it replays), or the key
+#: inside another value, or on the command line: the stand-in key cannot be left out, so the child is not started.
 HANDING = """
 import os, subprocess, sys
 import openai, pytest
 
-@pytest.mark.parametrize("how", ["by-name", "argv"])
+@pytest.mark.parametrize("how", ["environ", "posix-spawn", "embedded", "argv", "shell"])
 @pytest.mark.repeat_consistency(n=2, min_pass=0)
 def test_task(consistency, how):
     client = openai.OpenAI()
     reply = client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "plan"}])
     run = [sys.executable, "-c", "import sys; open(sys.argv[1], 'a').write('started\\\\n')", "started.log"]
     try:
-        if how == "by-name":
-            subprocess.run(run, env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": client.api_key}, check=True)
-        else:
+        if how == "environ":
+            subprocess.run(run, env=os.environ, check=True)
+        elif how == "posix-spawn":  # subprocess hands os.environ to os.posix_spawn itself
+            subprocess.run(run, close_fds=False, check=True)
+        elif how == "embedded":
+            subprocess.run(run, env={"PATH": os.environ["PATH"], "AUTH": "Bearer " + client.api_key}, check=True)
+        elif how == "argv":
             subprocess.run([*run, "--key", client.api_key], check=True)
+        else:
+            os.system(" ".join(run[:1] + ["-c", repr(run[2]), run[3], "--key", client.api_key]))
     except Exception as exc:
         print("child failed:", type(exc).__name__)
     consistency.record(reply.choices[0].message.content)
@@ -300,11 +310,12 @@ def test_task(consistency, how):
 def test_a_child_handed_the_stand_in_key_is_never_started(
     pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
 ) -> None:
-    """An agent that passes its client's key on to a child (by name, or as an argument) would give it the stand-in
-    key: the child is not started, and the repetition is an infrastructure error naming what carried the key."""
+    """A child handed ``os.environ`` itself (also by subprocess, with ``close_fds=False``), or the key inside another
+    value or on its command line, would get the stand-in key, which cannot be left out there: the child is not
+    started, and the repetition is an infrastructure error naming the child."""
     pytester.makepyfile(test_agent=HANDING)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    fake.script(*[Step(text=f"plan {i}") for i in range(4)])
+    fake.script(*[Step(text=f"plan {i}") for i in range(10)])
     assert session(pytester, "once").ret == 0
     (pytester.path / "started.log").unlink()
     fake.reset()
