@@ -18,6 +18,8 @@ from collections.abc import Collection, Iterable
 
 from pytest_consistency.model.records import CallRecord
 
+#: The reason of a repetition during which the replay's stand-in key was refused (a request, a child process).
+STAND_IN_REASON = "stand-in key refused"
 #: Exception classes (module-qualified) whose presence makes a failure the setup's, with the reason shown.
 REASONS = {
     "pytest_consistency.cassette.messages.SecretInCassetteError": "cassette write refused (it still held a secret)",
@@ -25,6 +27,7 @@ REASONS = {
     "pytest_consistency.shared.ledger.TokenBudgetExceeded": "token budget refused a call",
     "pytest_consistency.capture.network.NetworkBlocked": "replay tried to reach the network",
     "pytest_consistency.capture.transport.LiveCallRefused": "replay tried to reach the network",
+    "pytest_consistency.capture.standin.StandInKeyRefused": "stand-in key refused",
     "pytest_consistency.shared.throttle.ThrottleTimeout": "no throttle slot within the timeout",
     "pytest_consistency.analysis.answers.NormalizeError": "pytest_consistency_normalize_answer raised",
     "vcr.errors.CannotOverwriteExistingCassetteException": "replay mismatch (no recorded response)",

@@ -100,6 +100,19 @@ class ActiveRepetition:
 
 _active: ActiveRepetition | None = None
 
+#: Requests and child processes refused for carrying the replay's stand-in key (``standin``), since the last report
+#: took them (``take_refusals``): the test phase during which one happened is the setup's failure.
+refusals: list[str] = []
+
+
+def take_refusals() -> list[str]:
+    """The refusals noted since the last call, each once, in order."""
+    if not refusals:
+        return []
+    taken = list(dict.fromkeys(refusals))
+    del refusals[:]
+    return taken
+
 
 def activate(state: ActiveRepetition | None) -> None:
     global _active

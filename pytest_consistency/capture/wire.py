@@ -367,6 +367,8 @@ def exception_kind(exc: BaseException) -> str:
         return "replay_mismatch"
     if "budget" in name:
         return "token_budget"
+    if "standinkey" in name:
+        return "stand_in_key"
     if "timeout" in name:
         return "timeout"
     return "connection"

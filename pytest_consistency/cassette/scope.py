@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_consistency.capture import wire
 from pytest_consistency.capture.active import current
+from pytest_consistency.capture.standin import refusing
 from pytest_consistency.cassette import _vcr
 from pytest_consistency.cassette.matchers import body_matcher, match_key
 from pytest_consistency.cassette.matching import MatchRules
@@ -68,7 +69,7 @@ def use_cassette(
     recorder = make_vcr(mode, scrubber, persister, serializer_name(path), rules)
 
     def load() -> Any:
-        return _vcr.load_cassette(recorder, path, scrubber.filter)
+        return _vcr.load_cassette(recorder, path, refusing(scrubber.filter))
 
     state = current()
     cassette: Any

@@ -11,6 +11,7 @@ registered by name when the session is configured (``configure.roles``, as pytes
   the repetitions it refuses or curtails (``lifecycle``);
 - ``consistency-outcome``: what each report carries to the controller (``outcome``);
 - ``consistency-secrets``: every credential redacted from pytest's own text and the outputs (``secrets``);
+- ``consistency-logs``: the same on every handler of pytest's logging plugin, from the first record (``logs``);
 - ``consistency-controller`` and ``consistency-junit``, where every report arrives: collect, summarise, gate,
   print and write (``controller``, ``finish``); ``consistency-tolerance``, registered by the controller at the first
   failed report, tells pytest which failures a task's verdict tolerates (``controller``).
@@ -34,6 +35,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_consistency.config.settings import add_options
 
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """pytest's logs redacted from the first record of the session, a conftest's import included (``logs``)."""
+    from pytest_consistency.plugin.logs import install
+
+    install(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:

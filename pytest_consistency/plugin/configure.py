@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pytest_consistency.config import settings
 from pytest_consistency.config.marker import MARKER_DOC
 from pytest_consistency.plugin import fixtures
 from pytest_consistency.plugin.collection import Collection
+from pytest_consistency.plugin.logs import LogRedaction, uninstall
 from pytest_consistency.plugin.secrets import SecretsHooks
 from pytest_consistency.plugin.state import (
     BOARD_KEY,
@@ -107,6 +109,7 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
         ("consistency-collection", Collection()),
         ("consistency-fixtures", fixtures.Fixtures.for_config(config)),
         ("consistency-secrets", SecretsHooks(config)),
+        ("consistency-logs", LogRedaction(config)),
     ]
     if not is_worker(config):  # the controller's modules too: a worker never imports them
         from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
@@ -154,6 +157,10 @@ def report_header(config: pytest.Config) -> list[str]:
 
 
 def unconfigure(config: pytest.Config) -> None:
+    uninstall(config)
+    standin = sys.modules.get("pytest_consistency.capture.standin")  # loaded only if a stand-in key was handed out
+    if standin is not None:
+        standin.unguard()
     observer = config.stash[STATE].observer if STATE in config.stash else None
     if observer is not None:
         observer.close()

@@ -132,6 +132,10 @@ class RepetitionScope:
             # key before any request: it gets a stand-in key where none is set, until the repetition ends.
             variables = stand_in_variables(state.routes.values(), os.environ)
             active.stand_in = stack.enter_context(stand_in_keys(variables)) if variables else ()
+            if active.stand_in:  # and it never leaves the replay: refused at the network and to children
+                from pytest_consistency.capture.standin import guard
+
+                guard()
         scope = self.scope_of(item, tracked, state, active, mode)
         try:
             stack.enter_context(scope(path))

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_consistency.analysis.infrastructure import call_reason, exception_reason
-from pytest_consistency.capture.active import ActiveRepetition
+from pytest_consistency.analysis.infrastructure import STAND_IN_REASON, call_reason, exception_reason
+from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.collect import ATTRIBUTE, HANDLE, MARKED, adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
@@ -34,6 +34,11 @@ class Outcome:
         report = yield
         state = self.state
         tracked = state.items.get(item)
+        refused = take_refusals() if refusals else ()  # the stand-in key, refused during this phase
+        if tracked is None or tracked.active is None or tracked.spec is None:
+            if refused and not report.failed:  # not a repetition: the test phase itself fails, naming the refusal
+                report.outcome = "failed"
+                report.longrepr = "\n".join(refused)
         if tracked is None or tracked.active is None:
             return report
         active, spec = tracked.active, tracked.spec
@@ -71,6 +76,9 @@ class Outcome:
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)
                     report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+        if refused and not (infrastructure or "").startswith(STAND_IN_REASON):
+            # The stand-in key refused (a request, a child), whatever the agent did with the error.
+            infrastructure = f"{STAND_IN_REASON}: {refused[0].splitlines()[0][:300]}"
         if state.board is not None and active.marked:
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:

@@ -114,16 +114,34 @@ def _stand_in_plan(routes: tuple[Route, ...]) -> tuple[tuple[str, tuple[str, ...
 @contextmanager
 def stand_in_keys(names: Iterable[str]) -> Iterator[tuple[str, ...]]:
     """Put the stand-in key in each unset (or empty) variable of ``names`` for the duration; afterwards each one
-    that still holds it is restored as it was (unset, or empty). Yields the variables filled."""
+    that still holds it is restored as it was (unset, or empty). Yields the variables filled.
+
+    Only in Python's view of the environment (``os.environ``, which the SDKs read the key from), never in the
+    process's own (no ``putenv``): a child process started without an environment of its own gets the process's,
+    which never holds it (``capture.standin`` sees to the children handed an environment)."""
     previous = {name: value for name in names if not (value := os.environ.get(name))}
     for name in previous:
-        os.environ[name] = REPLAY_KEY
+        _python_only(name, REPLAY_KEY)
     try:
         yield tuple(previous)
     finally:
         for name, value in previous.items():
             if os.environ.get(name) == REPLAY_KEY:
-                if value is None:
-                    del os.environ[name]
-                else:
-                    os.environ[name] = value
+                _python_only(name, value)
+
+
+def _python_only(name: str, value: str | None) -> None:
+    """Set (or, with None, remove) ``name`` in ``os.environ`` without touching the process's C environment."""
+    environ = os.environ
+    data = getattr(environ, "_data", None)
+    if not isinstance(data, dict):  # not CPython's mapping: the process's environment too (children: standin)
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+        return
+    key = environ.encodekey(name)  # type: ignore[attr-defined]
+    if value is None:
+        data.pop(key, None)
+    else:
+        data[key] = environ.encodevalue(value)  # type: ignore[attr-defined]

@@ -78,15 +78,16 @@ def run_with_one_worker(pytester: pytest.Pytester, test: str) -> dict[str, dict[
 def test_a_worker_of_an_unmarked_session_imports_no_controller_or_session_end_machinery(
     pytester: pytest.Pytester,
 ) -> None:
-    """The worker registers the collection, fixture and secrets roles its tests may need, nothing of the controller,
-    and imports neither the controller's modules nor the report model; the controller of the same session loads no
-    report model either (nothing was reported to it)."""
+    """The worker registers the collection, fixture, secrets and log redaction roles its tests may need, nothing of
+    the controller, and imports neither the controller's modules nor the report model; the controller of the same
+    session loads no report model either (nothing was reported to it)."""
     loaded = run_with_one_worker(pytester, "def test_plain():\n    assert 1 + 1 == 2\n")
     worker, controller = loaded["gw0"], loaded["controller"]
     assert worker["roles"] == [
         "consistency-collection",
         "consistency-defaults",
         "consistency-fixtures",
+        "consistency-logs",
         "consistency-secrets",
     ]
     assert not [m for m in worker["modules"] if m.startswith(CONTROLLER_ONLY + SESSION_END)], worker["modules"]
