@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_consistency.analysis.drift import error_kind
 from pytest_consistency.model.cause import Sent
-from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.records import CallRecord, endpoint_kind
 
 #: What the route of one attempt is compared on, in the order the route-drift kinds are named.
 ROUTE_FIELDS = ("provider", "base_url", "key", "model_requested", "model_served", "deployment", "fallback")
@@ -38,25 +38,6 @@ ROUTE_KINDS = {
 Attempt = tuple[Any, ...]
 #: The index of an attempt's "sampling call" flag and of its endpoint kind (see :func:`attempt_route`).
 SAMPLING, KIND = 9, 10
-
-#: The endpoint kinds a call's URL ends with (longest first: ``/chat/completions`` before ``/completions``). A call to
-#: another kind of endpoint is another request, not another route: routes are compared per kind.
-ENDPOINTS: tuple[tuple[str, str], ...] = (
-    ("/chat/completions", "chat"),
-    ("/responses", "responses"),
-    ("/messages", "messages"),
-    ("/completions", "completions"),
-    ("/embeddings", "embeddings"),
-)
-
-
-def endpoint_kind(url: str) -> str:
-    """The kind of endpoint a call went to (:data:`ENDPOINTS`), else its URL's last path segment (``models``)."""
-    path = url.split("?", 1)[0].rstrip("/")
-    for suffix, kind in ENDPOINTS:
-        if path.endswith(suffix):
-            return kind
-    return path.rsplit("/", 1)[-1] or path
 
 
 def attempt_route(call: CallRecord) -> Attempt:
