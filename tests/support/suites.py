@@ -58,6 +58,24 @@ def run_recorded(pytester: Any, base_url: str, mode: str, *args: str) -> Any:
     )
 
 
+def replays_everywhere(pytester: Any, base_url: str, ret: int) -> dict[str, dict[str, Any]]:
+    """Replay what was recorded serially, with ``-n 2``, and as two shards merged; each must exit ``ret``. The three
+    reports, by name ("serial", "xdist", "merged"), for tests whose promise is the same answer everywhere."""
+    reports = {}
+    for name, args in (("serial", ("-p", "no:randomly")), ("xdist", ("-n", "2"))):
+        result = run_recorded(pytester, base_url, "none", *args, f"--consistency-report={name}.json")
+        assert result.ret == ret, result.stdout.str()
+        reports[name] = load_report(pytester, f"{name}.json")
+    for i in (1, 2):
+        name = f"--consistency-report=shard{i}.json"
+        shard = run_recorded(pytester, base_url, "none", f"--consistency-shard={i}/2", name)
+        assert shard.ret in (0, 1), shard.stdout.str()
+    merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
+    assert merged.returncode == ret, merged.stdout + merged.stderr
+    reports["merged"] = load_report(pytester, "merged.json")
+    return reports
+
+
 #: What differs from one session to the next by design: wall-clock values and the run's id.
 WALL_CLOCK_REPETITION = ("duration", "started", "stopped")
 WALL_CLOCK_CALL = ("latency_ms", "started_at")

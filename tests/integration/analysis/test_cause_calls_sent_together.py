@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Step
-from suites import cli, load_report, run_recorded
+from suites import load_report, replays_everywhere, run_recorded
 
 AGENT = """
 import asyncio
@@ -136,22 +136,11 @@ def test_calls_sent_together_in_another_order_are_not_input(pytester: pytest.Pyt
     assert set(found.values()) == {EXPECTED}, found
     fake.reset()
 
-    replayed = run_recorded(pytester, fake.base_url, "none", "-p", "no:randomly", "--consistency-report=serial.json")
-    assert replayed.ret == 1, replayed.stdout.str()
-    assert named(load_report(pytester, "serial.json")) == found
+    replays = replays_everywhere(pytester, fake.base_url, ret=1)
+    assert named(replays["serial"]) == named(replays["xdist"]) == found
     # the recording session's calls carry the start and latency its cassettes keep: it groups as its replays do
-    assert timings(load_report(pytester, "serial.json")) == timings(report)
-    xdist = run_recorded(pytester, fake.base_url, "none", "-n", "2", "--consistency-report=xdist.json")
-    assert xdist.ret == 1, xdist.stdout.str()
-    assert named(load_report(pytester, "xdist.json")) == found
-    for i in (1, 2):
-        shard = run_recorded(
-            pytester, fake.base_url, "none", f"--consistency-shard={i}/2", f"--consistency-report=shard{i}.json"
-        )
-        assert shard.ret in (0, 1), shard.stdout.str()
-    merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
-    assert merged.returncode == 1, merged.stdout + merged.stderr
-    both = load_report(pytester, "merged.json")
+    assert timings(replays["serial"]) == timings(report)
+    both = replays["merged"]
     assert (named(both), shares(both)) == (found, shares(report))
     assert shares(report)["input"] == (0, 0.0)
 

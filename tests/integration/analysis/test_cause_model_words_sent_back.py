@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Step
-from suites import cli, load_report, run_recorded
+from suites import load_report, replays_everywhere, run_recorded
 
 AGENT = """
 import pytest
@@ -93,20 +93,8 @@ def test_the_models_words_sent_back_are_sampling_at_the_step_that_wrote_them(
     assert report["summary"]["causes"]["input"]["tasks"] == 0
     fake.reset()
 
-    replayed = run_recorded(pytester, fake.base_url, "none", "-p", "no:randomly", "--consistency-report=serial.json")
-    assert replayed.ret == 1, replayed.stdout.str()
-    assert named(load_report(pytester, "serial.json")) == found
-    xdist = run_recorded(pytester, fake.base_url, "none", "-n", "2", "--consistency-report=xdist.json")
-    assert xdist.ret == 1, xdist.stdout.str()
-    assert named(load_report(pytester, "xdist.json")) == found
-    for i in (1, 2):
-        shard = run_recorded(
-            pytester, fake.base_url, "none", f"--consistency-shard={i}/2", f"--consistency-report=shard{i}.json"
-        )
-        assert shard.ret in (0, 1), shard.stdout.str()
-    merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
-    assert merged.returncode == 1, merged.stdout + merged.stderr
-    assert named(load_report(pytester, "merged.json")) == found
+    replays = replays_everywhere(pytester, fake.base_url, ret=1)
+    assert named(replays["serial"]) == named(replays["xdist"]) == named(replays["merged"]) == found
 
     # the cause gate at input=0 passes: the agent sent back what its model wrote, and varied nothing of its own
     gated = run_recorded(pytester, fake.base_url, "none", "--consistency-min-pass=0", "--consistency-cause-max=input=0")
