@@ -78,7 +78,10 @@ done
 echo "== merge${baseline:+, compared with $baseline}"
 merge=(-m pytest_consistency.cli merge)
 for shard in $(seq 1 "$shards"); do merge+=("$out/shard-$shard.json"); done
-merge+=(-o "$out/consistency.json" --consistency-config=examples/consistency.yaml)
+# As in the workflow, the merge writes every output itself (the command line's paths win over the YAML's outputs),
+# the step summary included when there is one.
+merge+=(-o "$out/consistency.json" --consistency-config=examples/consistency.yaml --consistency-md="$out/summary.md")
+merge+=(--consistency-html="$out/consistency.html" --junitxml="$out/junit.xml")
 # shellcheck disable=SC2206  # the gates are lists of options
 merge+=($GATES)
 if [ -n "$baseline" ]; then
@@ -86,14 +89,10 @@ if [ -n "$baseline" ]; then
     merge+=("--consistency-baseline=$baseline" $BASELINE_GATES)
 fi
 status=0
-"$PYTHON" "${merge[@]}" || status=$?
-
-if [ -f "$out/consistency.json" ]; then
-    show=(-m pytest_consistency.cli show "$out/consistency.json")
-    "$PYTHON" "${show[@]}" --format markdown >"$out/summary.md"
-    "$PYTHON" "${show[@]}" --format html >"$out/consistency.html"
-    "$PYTHON" "${show[@]}" --format junit >"$out/junit.xml"
-    if [ -n "$step_summary" ]; then cat "$out/summary.md" >>"$step_summary"; fi
+if [ -n "$step_summary" ]; then
+    GITHUB_STEP_SUMMARY="$step_summary" "$PYTHON" "${merge[@]}" || status=$?
+else
+    "$PYTHON" "${merge[@]}" || status=$?
 fi
 echo "== ci_local.sh: merge exit status $status; files in $out"
 exit "$status"

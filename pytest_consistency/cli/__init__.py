@@ -25,13 +25,13 @@ from typing import Any
 from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
-from pytest_consistency.config.options import ANALYSIS_OPTIONS, GATE_OPTIONS, Option, argparse_type
+from pytest_consistency.config.options import ANALYSIS_OPTIONS, GATE_OPTIONS, OUTPUT_OPTIONS, Option, argparse_type
 from pytest_consistency.config.parse import SettingError
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.report import BUILTIN, builtin
 from pytest_consistency.report.encodable import visible
-from pytest_consistency.report.json_report import ReportError, read_report, write_atomic
+from pytest_consistency.report.json_report import ReportError, read_report, write_atomic, write_text_atomic
 from pytest_consistency.report.terminal import render
 
 PROG = "pytest-consistency"
@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
     )
     merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
-    _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+    _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE, *OUTPUT_OPTIONS))
+    merge.add_argument("--junitxml", type=Path, metavar="FILE", help="write the merged run as JUnit XML to FILE")
 
     show = commands.add_parser("show", help="print the terminal summary of a report, or another format of it")
     show.add_argument("report", type=Path, metavar="REPORT")
@@ -180,9 +181,70 @@ def _analysis(values: dict[str, Any], recorded: Analysis) -> Analysis:
     return Analysis(**{**recorded.__dict__, **changes})
 
 
+#: An output of the merge: (format, the option that asked for it, the file).
+Output = tuple[str, str, Path]
+
+
+def _outputs(args: argparse.Namespace, values: dict[str, Any]) -> list[Output]:
+    """The outputs the merge writes besides ``-o``, as the pytest session would: ``--consistency-md``,
+    ``--consistency-html``, ``--consistency-output NAME=FILE``, ``--junitxml`` and ``$GITHUB_STEP_SUMMARY`` (appended
+    unless ``--no-consistency-md``); a path from the YAML file is relative to it. Checked before anything is merged."""
+
+    def path(dest: str, raw: str) -> Path:
+        given = Path(raw).expanduser()
+        if getattr(args, dest, None) is None and args.consistency_config is not None and not given.is_absolute():
+            return Path(args.consistency_config).parent / given
+        return given
+
+    wanted: list[Output] = []
+    for dest, name in (("consistency_md", "markdown"), ("consistency_html", "html")):
+        if dest in values:
+            wanted.append((name, BY_FLAG_DEST[dest], path(dest, values[dest])))
+    if "consistency_output" in values:
+        name, _, file = values["consistency_output"].partition("=")
+        if builtin(name) is None:
+            raise UsageProblem(
+                f"--consistency-output: no report format {name!r} here (built in: {', '.join(BUILTIN)}; a format "
+                "from a pytest_consistency_report_format hook needs the pytest session)"
+            )
+        wanted.append((name, "--consistency-output", path("consistency_output", file)))
+    if args.junitxml is not None:
+        wanted.append(("junit", "--junitxml", args.junitxml))
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary and not values.get("consistency_no_md"):
+        wanted.append(("markdown", "$GITHUB_STEP_SUMMARY", Path(step_summary)))
+    return wanted
+
+
+BY_FLAG_DEST = {option.dest: option.flag for option in OUTPUT_OPTIONS}
+
+
+def _write_outputs(summary: SessionSummary, wanted: Sequence[Output]) -> list[str]:
+    """Write each output (the step summary appended: other steps of the job write there too); the lines to print."""
+    lines = []
+    for name, option, path in wanted:
+        fmt = builtin(name)
+        assert fmt is not None  # checked by _outputs
+        try:
+            text = visible(fmt.render(summary))
+            if option == "$GITHUB_STEP_SUMMARY":
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(text)
+            else:
+                write_text_atomic(path, text)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise UsageProblem(
+                f"{option}: cannot write the {name} output to {path} ({reason}); choose a writable path"
+            ) from None
+        lines.append(f"{name}: {path}")
+    return lines
+
+
 def run_merge(args: argparse.Namespace, out: Any) -> int:
     reports = _read(args.reports)
-    values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE))
+    values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE, *OUTPUT_OPTIONS))
+    wanted = _outputs(args, values)
     # Shards analysed differently are refused, unless the command says how to analyse the merge.
     analysis = _analysis(values, reports[0][1].analysis) if ANALYSIS_DESTS & set(values) else None
     baseline = None
@@ -202,8 +264,10 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
+    written = _write_outputs(summary, wanted)
     _print(render(summary, 0, _width()), out)
-    print(visible(f"report: {args.output}"), file=out)
+    for line in [f"report: {args.output}", *written]:
+        print(visible(line), file=out)
     return summary.exit_status if summary.exit_status is not None else 1
 
 

@@ -526,6 +526,9 @@ TRACE_OPTIONS = (
     ),
 )
 
+#: The outputs besides the JSON report (Markdown, the step summary switch, HTML, any format): also ``merge``'s.
+OUTPUT_OPTIONS = tuple(option for option in CORE_OPTIONS if option.yaml_path[:1] == ("outputs",))
+
 OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ANALYSIS_OPTIONS + ADAPTIVE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
 OPTIONS += RESAMPLE_OPTIONS + TRACE_OPTIONS
 BY_DEST = {option.dest: option for option in OPTIONS}

@@ -164,3 +164,43 @@ def test_compare_prints_the_experiments_a_to_d_table(
     assert markdown.stdout.startswith("| group | model | base URL |")
     data = json.loads(cli("compare", "A.json", "D.json", "--format", "json", cwd=pytester.path).stdout)
     assert data["rows"][1]["label"] == "D" and data["rows"][1]["route_drift_pp"] == 100.0
+
+
+def test_merge_writes_the_outputs_a_session_would_from_the_command_line_the_yaml_and_the_step_summary(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """merge took -o only, so CI needed a show command per output and ignored ``outputs:`` and the step summary."""
+    pytester.makepyfile(test_task=pattern_suite(PATTERNS, marker="min_pass=0"))
+    pytester.runpytest("--consistency-report=s1.json", "-k", "rep1 or rep2 or rep3")
+    pytester.runpytest("--consistency-report=s2.json", "-k", "rep4 or rep5")
+    (pytester.path / "ci").mkdir()
+    (pytester.path / "ci" / "c.yaml").write_text("outputs:\n  markdown: out/summary.md\n  html: out/page.html\n")
+    step = pytester.path / "step.md"
+    step.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    shards = ("merge", "s1.json", "s2.json", "-o", "m.json", "--consistency-gap-max=45")
+    result = cli(*shards, "--consistency-config=ci/c.yaml", "--junitxml=j.xml", cwd=pytester.path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    shown = {
+        fmt: cli("show", "m.json", "--format", fmt, cwd=pytester.path).stdout for fmt in ("markdown", "html", "junit")
+    }
+    assert (pytester.path / "ci" / "out" / "summary.md").read_text() == shown["markdown"]  # relative to the YAML
+    assert (pytester.path / "ci" / "out" / "page.html").read_text() == shown["html"]
+    assert (pytester.path / "j.xml").read_text() == shown["junit"]
+    assert step.read_text() == "earlier step\n" + shown["markdown"]  # appended
+    assert "html: ci/out/page.html" in result.stdout and "junit: j.xml" in result.stdout
+    # the command line wins over the YAML, --no-consistency-md keeps the step summary as it was
+    again = cli(
+        *shards, "--consistency-config=ci/c.yaml", "--consistency-md=cli.md", "--no-consistency-md", cwd=pytester.path
+    )
+    assert again.returncode == 0 and (pytester.path / "cli.md").read_text() == shown["markdown"], again.stderr
+    assert step.read_text() == "earlier step\n" + shown["markdown"]
+
+
+def test_merge_refuses_an_output_it_cannot_write_before_writing_anything(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_task=pattern_suite(PATTERNS, marker="min_pass=0"))
+    pytester.runpytest("--consistency-report=s1.json", "-k", "rep1 or rep2 or rep3")
+    pytester.runpytest("--consistency-report=s2.json", "-k", "rep4 or rep5")
+    result = cli("merge", "s1.json", "s2.json", "-o", "m.json", "--consistency-output=nosuch=x.txt", cwd=pytester.path)
+    assert result.returncode == 2 and "--consistency-output: no report format 'nosuch'" in result.stderr
+    assert not (pytester.path / "m.json").exists() and result.stdout == ""

@@ -249,9 +249,9 @@ def test_the_pull_request_workflow_shards_merges_against_the_baseline_and_gates_
     assert "pytest-consistency merge shard-*.json -o consistency.json" in gate_run
     assert "--consistency-baseline=baseline.json $BASELINE_GATES" in gate_run
     assert "gh run download" in gate_run and "--name consistency-report" in gate_run
-    for fmt, target in (("markdown", '>> "$GITHUB_STEP_SUMMARY"'), ("html", "> consistency.html")):
-        assert f"pytest-consistency show consistency.json --format {fmt} {target}" in gate_run
-    assert "--format junit > consistency-junit.xml" in gate_run
+    # one command writes every output (the step summary from $GITHUB_STEP_SUMMARY, as a session does)
+    assert "--consistency-html=consistency.html --junitxml=consistency-junit.xml" in gate_run
+    assert "pytest-consistency show" not in gate_run and "--no-consistency-md" not in gate_run
     upload = next(s for s in gate["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["with"]["name"] == "consistency-report" and upload["if"] == "always()"
     assert set(upload["with"]["path"].split()) == {"consistency.json", "consistency.html", "consistency-junit.xml"}
