@@ -58,6 +58,19 @@ def run_recorded(pytester: Any, base_url: str, mode: str, *args: str) -> Any:
     )
 
 
+def subprocess_session(pytester: Any, mode: str, *args: str, timeout: float = 300) -> Any:
+    """An inner session in a fresh interpreter (what a CI job runs, environment and all), in cassette mode ``mode``,
+    writing ``report.json``."""
+    return pytester.runpytest_subprocess(
+        f"--consistency-record={mode}",
+        "--consistency-report=report.json",
+        "-p",
+        "no:cacheprovider",
+        *args,
+        timeout=timeout,
+    )
+
+
 def replays_everywhere(pytester: Any, base_url: str, ret: int) -> dict[str, dict[str, Any]]:
     """Replay what was recorded serially, with ``-n 2``, and as two shards merged; each must exit ``ret``. The three
     reports, by name ("serial", "xdist", "merged"), for tests whose promise is the same answer everywhere."""

@@ -15,7 +15,7 @@ from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_anthropic import Step as ClaudeStep
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import consistency_section
+from suites import consistency_section, subprocess_session
 from suites import load_report as report
 
 from pytest_consistency.route.route import Route, stand_in_keys, stand_in_variables
@@ -87,16 +87,7 @@ CLAUDE_REPLIES = ["risk one", "none", "risk two"]
 GAP_GATE = ("--consistency-gap-max=10", "--consistency-gate-on=point")
 
 
-def session(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
-    """A pytest session in a subprocess, in cassette mode ``mode``, writing report.json."""
-    return pytester.runpytest_subprocess(
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "-p",
-        "no:cacheprovider",
-        *args,
-        timeout=300,
-    )
+session = subprocess_session
 
 
 def outcomes(pytester: pytest.Pytester) -> dict[str, Any]:

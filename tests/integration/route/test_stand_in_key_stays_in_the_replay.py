@@ -24,6 +24,7 @@ from fake_anthropic import FakeAnthropic
 from fake_anthropic import Step as ClaudeStep
 from fake_openai import FakeOpenAI, Step
 from suites import load_report as report
+from suites import subprocess_session
 
 from pytest_consistency.secrets.keys import REPLAY_KEY
 
@@ -93,16 +94,7 @@ def test_plain(client):
 
 
 def session(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        *args,
-        timeout=300,
-    )
+    return subprocess_session(pytester, mode, "-p", "no:randomly", *args)
 
 
 def stand_in_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -16,22 +16,12 @@ from suites import anthropic_suite as suite
 from suites import load_report as report
 from suites import report_calls as calls
 from suites import run_mode as run
+from suites import subprocess_session
 
 
 def run_sub(pytester: pytest.Pytester, mode: str, *args: str, timeout: float = 90) -> pytest.RunResult:
     """The same in a fresh interpreter (respx, which imports httpx at startup, left out)."""
-    return pytester.runpytest_subprocess(
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "-p",
-        "no:randomly",
-        "-p",
-        "no:respx",
-        "-p",
-        "no:cacheprovider",
-        *args,
-        timeout=timeout,
-    )
+    return subprocess_session(pytester, mode, "-p", "no:randomly", "-p", "no:respx", *args, timeout=timeout)
 
 
 FAILING_THEN_OK = """
