@@ -216,7 +216,8 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
             + (f"   waited for slots {route.wait_ms / 1000:.2f}s" if route.wait_ms else "")
         ),
         Line(
-            f"route drift {pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
+            f"route drift {pp(route.drift_pp)} "
+            f"({len(route.drift_tasks)} of the {route.tasks_with_calls} tasks with calls drifted)",
             "warn" if route.drift_tasks else "plain",
         ),
     ]

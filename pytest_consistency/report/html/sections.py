@@ -145,7 +145,7 @@ def route_section(summary: SessionSummary) -> str:
         ),
         (
             "route drift",
-            f"{pp(route.drift_pp)} ({len(route.drift_tasks)} of {route.tasks_with_calls} tasks with calls)",
+            f"{pp(route.drift_pp)} ({len(route.drift_tasks)} of the {route.tasks_with_calls} tasks with calls drifted)",
         ),
     ]
     if route.errors:

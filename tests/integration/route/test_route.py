@@ -56,7 +56,7 @@ def test_cheap(pinned_client, consistency):
         [
             f"route: {fake.base_url}  model fake-model  key sha256:*  timeout 60s  retries 1",
             "calls 3 (retries 0)   tokens 30   avg per task-repetition 10.0",
-            "route drift 0.0 pp (0 of 1 tasks with calls)",
+            "route drift 0.0 pp (0 of the 1 tasks with calls drifted)",
             "gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok",
         ]
     )
@@ -106,7 +106,7 @@ def test_switch(pinned_client, consistency):
     result.stdout.fnmatch_lines(
         [
             "*test_switch * 3/3        2  *  pass, route drift",
-            "route drift 100.0 pp (1 of 1 tasks with calls)",
+            "route drift 100.0 pp (1 of the 1 tasks with calls drifted)",
             "gate --route-drift-max: route drift 100.0 pp > 0.0 pp  FAILED",
         ]
     )
