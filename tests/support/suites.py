@@ -58,6 +58,18 @@ def run_recorded(pytester: Any, base_url: str, mode: str, *args: str) -> Any:
     )
 
 
+#: A task of three repetitions making one chat call each, tolerant of one failure: for tests about its cassettes.
+ONE_CALL_AGENT = """
+import pytest
+
+@pytest.mark.repeat_consistency(n=3, min_pass=0.5)
+def test_task(pinned_client, consistency):
+    reply = pinned_client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "list the widgets"}])
+    consistency.record(reply.choices[0].message.content)
+"""
+
+
 def subprocess_session(pytester: Any, mode: str, *args: str, timeout: float = 300) -> Any:
     """An inner session in a fresh interpreter (what a CI job runs, environment and all), in cassette mode ``mode``,
     writing ``report.json``."""

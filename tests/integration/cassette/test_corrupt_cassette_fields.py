@@ -17,17 +17,8 @@ from typing import Any
 import pytest
 import yaml
 from fake_openai import FakeOpenAI, Step
+from suites import ONE_CALL_AGENT as AGENT
 from suites import load_report, run_recorded
-
-AGENT = """
-import pytest
-
-@pytest.mark.repeat_consistency(n=3, min_pass=0.5)
-def test_task(pinned_client, consistency):
-    reply = pinned_client.chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": "list the widgets"}])
-    consistency.record(reply.choices[0].message.content)
-"""
 
 Edit = Callable[[dict[str, Any]], None]
 

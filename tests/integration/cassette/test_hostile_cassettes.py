@@ -27,18 +27,10 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAI, Step
 from suites import COMMAND, load_report, run_recorded
+from suites import ONE_CALL_AGENT as AGENT
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/status to cap the address space")
 
-AGENT = """
-import pytest
-
-@pytest.mark.repeat_consistency(n=3, min_pass=0.5)
-def test_task(pinned_client, consistency):
-    reply = pinned_client.chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": "list the widgets"}])
-    consistency.record(reply.choices[0].message.content)
-"""
 
 #: The address space a session may add to what it holds once the interpreter has started (the SDK, vcrpy and their
 #: threads fit in it many times over; a billion strings do not).
