@@ -47,12 +47,22 @@ def with_defaults(request: Any, defaults: dict[str, Any], endpoints: tuple[str, 
     body = wire.json_body(wire.request_content(request))
     if body is None:
         return request
-    missing = {key: value for key, value in defaults.items() if value is not None and key not in body}
+    # A parameter sent as null (``model=pinned_route.model`` with no model configured) is one the call did not set.
+    missing = {key: value for key, value in defaults.items() if value is not None and body.get(key) is None}
+    if "model" in body and body["model"] is None and "model" not in missing and "model" in defaults:
+        raise ModelNotSet(
+            f'{request.method} {request.url} would send "model": null: the route names no model (pinned_route.model '
+            "is None). Set model: under route: in consistency.yaml (or --consistency-model), or pass model= to the call"
+        )
     if not missing:
         return request
     content = json.dumps({**body, **missing}).encode()
     headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
     return type(request)(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
+
+
+class ModelNotSet(ValueError):
+    """A pinned client's request names no model (``"model": null``) and its route sets none: refused before sending."""
 
 
 class LiveCallRefused(ConnectionError):

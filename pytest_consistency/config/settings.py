@@ -97,7 +97,7 @@ class Settings:
     consistency_seed: int | None = None
     consistency_retries_max: int | None = None
     consistency_token_budget: int | None = None
-    consistency_preflight: bool = False
+    consistency_preflight: bool | None = None
     consistency_concurrency: int | None = None
     consistency_rpm: int | None = None
     consistency_anthropic_base_url: str | None = None
@@ -110,6 +110,7 @@ class Settings:
     consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"
     consistency_match_ignore: tuple[str, ...] = ()
     consistency_record_on_exception: bool = False
+    consistency_replay_any_host: bool = False
     consistency_resample: ResampleTarget | None = None
     consistency_resample_n: int = 10
     consistency_resample_from: int = 1

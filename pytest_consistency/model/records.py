@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # a repetition without calls makes no decision nor digest: th
 SUCCESS = frozenset({"passed", "xpassed"})
 FAILURE = frozenset({"failed", "error", "xfailed"})
 OUTCOMES = SUCCESS | FAILURE | {"skipped", "not run", "curtailed"}
+#: How a repetition of a task with no cassette at all says so (the first words of its message): not the route's
+#: drift, not the agent's failure, a task to record (skipped; on CI, the setup's failure).
+NOT_RECORDED = "not recorded yet"
 
 
 #: The endpoint kinds a call's URL ends with (longest first: ``/chat/completions`` before ``/completions``), each a

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_consistency.model.records import FAILURE, RepetitionResult
+from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.suite import SuiteIntervals
@@ -235,6 +235,16 @@ class TaskResult:
     def tolerated_failures(self) -> int:
         """Failed repetitions of a passing task (``min_pass`` below 1, or ``min_rate``)."""
         return len([r for r in self.repetitions if r.outcome in FAILURE]) if self.verdict == "pass" else 0
+
+    @property
+    def not_recorded(self) -> str | None:
+        """How to record this task when it has no cassette yet (its repetitions were skipped, or on CI failed, for
+        that alone); None otherwise."""
+        if self.verdict not in ("skipped", "error"):
+            return None
+        lines = {r.message for r in self.repetitions if r.outcome != "not run"}
+        line = lines.pop() if len(lines) == 1 else None
+        return line if line is not None and line.startswith(NOT_RECORDED) else None
 
     @property
     def bar(self) -> str:

@@ -408,9 +408,11 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
     return Line(text, style)
 
 
-def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
-    lines = figure_lines(summary, width)
-    if summary.route is not None:
+def overall_lines(summary: SessionSummary, width: int, figures: bool = True) -> list[Line]:
+    """The figures (none when no task was scored for want of a recording: nothing to pretend), the route, the
+    comparison, the gates, warnings, errors and the closing line."""
+    lines = figure_lines(summary, width) if figures else []
+    if summary.route is not None and figures:
         lines.extend(route_lines(summary, summary.route))
     if summary.comparison is not None:
         lines.extend(comparison_lines(summary.comparison))
@@ -517,15 +519,23 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
     undecided, inconsistent, regressed, in error), as pytest's ``-q`` keeps its failures, and the overall figures and
     gates; ``-qq`` the overall figures and gates only."""
     lines: list[Line] = []
-    if verbosity >= 0 and summary.tasks:
-        lines.extend(task_rows(summary, width))
+    # A task with no cassette yet is one line saying how to record it (on CI, where it fails the run, its error line).
+    unrecorded = [t for t in summary.tasks if t.not_recorded is not None]
+    if unrecorded:
+        lines += [Line(f"{t.task_id}: {t.not_recorded}", "warn") for t in unrecorded if t.verdict == "skipped"]
+        if len(unrecorded) == len(summary.tasks):
+            return lines + overall_lines(summary, width, figures=False)
         lines.append(Line(""))
-        lines.extend(trajectory_lines(summary, verbosity, width))
+    recorded = replace(summary, tasks=[t for t in summary.tasks if t.not_recorded is None]) if unrecorded else summary
+    if verbosity >= 0 and recorded.tasks:
+        lines.extend(task_rows(recorded, width))
+        lines.append(Line(""))
+        lines.extend(trajectory_lines(recorded, verbosity, width))
     elif verbosity == -1:
         changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
-        shown = [t for t in summary.tasks if needs_a_look(t, changes.get(t.task_id))]
+        shown = [t for t in recorded.tasks if needs_a_look(t, changes.get(t.task_id))]
         if shown:
-            hidden = len(summary.tasks) - len(shown)
+            hidden = len(recorded.tasks) - len(shown)
             lines.extend(task_rows(replace(summary, tasks=shown), width))
             lines.extend([Line(f"(-q: {hidden} task(s) that need no look not shown)")] if hidden else [])
             lines.append(Line(""))
