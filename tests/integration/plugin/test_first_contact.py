@@ -250,3 +250,44 @@ def test_task(pinned_client, pinned_route, consistency):
         ['*no model on the route: POST */chat/completions would send "model": null*Set model: under route:*']
     )
     assert "cannot reach" not in result.stdout.str()
+
+
+def test_a_corrupt_cassettes_message_comes_without_the_plugins_frames(pytester: pytest.Pytester) -> None:
+    folder = pytester.path / "cassettes" / "test_agent" / "test_task"
+    folder.mkdir(parents=True)
+    for repeat in (1, 2, 3):
+        (folder / f"rep-{repeat}.yaml").write_text("interactions: [\n  {bad")
+    result = pytester.runpytest("--consistency-model=fake-model")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "pytest_consistency" not in out.split("= consistency =", 1)[0], out  # no frame of the plugin's source
+    section = out.split(" ERRORS ", 1)[1].split(" consistency ", 1)[0].splitlines()
+    errors = [line for line in section if line.strip("= ")]
+    assert len(errors) == 3 * 3, errors  # per repetition: its header, the message naming the file and fix, the -v hint
+    assert errors[1].startswith("CassetteError: cassette ") and "is not a valid cassette" in errors[1]
+    assert errors[1].endswith("--consistency-record=all")
+    assert "pytest_consistency/" in pytester.runpytest("--consistency-model=fake-model", "-v").stdout.str()
+
+
+def test_outputs_name_a_conftests_hook_relative_to_the_rootdir(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+def pytest_consistency_answers_equivalent(left, right, task_id):
+    return str(left).lower() == str(right).lower()
+"""
+    )
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.repeat_consistency(n=2)
+def test_task(consistency):
+    consistency.record("Same")
+"""
+    )
+    result = pytester.runpytest("--consistency-report=report.json", "--consistency-html=page.html")
+    assert result.ret == 0, result.stdout.str()
+    report = (pytester.path / "report.json").read_text()
+    assert '"equivalence": "conftest.py"' in report
+    for name in ("report.json", "page.html"):
+        assert str(pytester.path) not in (pytester.path / name).read_text(), name
