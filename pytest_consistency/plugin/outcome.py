@@ -66,7 +66,11 @@ class Outcome:
             infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(active.calls)
             message = failure_message(call, report, state)
             cassettes = sys.modules.get("pytest_consistency.cassette.messages")  # loaded by any cassette's error
-            if cassettes is not None and call.excinfo is not None and call.excinfo.errisinstance(cassettes.CassetteError):
+            if (
+                cassettes is not None
+                and call.excinfo is not None
+                and call.excinfo.errisinstance(cassettes.CassetteError)
+            ):
                 if item.config.get_verbosity() <= 0:  # its message names the file and the fix: the plugin's frames
                     report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}\n(-v shows the traceback)"
             if infrastructure is None and not active.replaying:

@@ -291,3 +291,33 @@ def test_task(consistency):
     assert '"equivalence": "conftest.py"' in report
     for name in ("report.json", "page.html"):
         assert str(pytester.path) not in (pytester.path / name).read_text(), name
+
+
+def test_a_model_call_to_a_host_no_route_names_is_warned_about_once(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The agent builds its own client from its own setting (as tau-bench with LiteLLM's module-wide defaults): the
+    # route names 127.0.0.1:<port>, the agent reaches the same server as localhost:<port>.
+    elsewhere = fake.base_url.replace("127.0.0.1", "localhost")
+    monkeypatch.setenv("AGENT_BASE_URL", elsewhere)
+    pytester.makepyfile(
+        test_agent="""
+import openai, os, pytest
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(consistency):
+    client = openai.OpenAI(base_url=os.environ["AGENT_BASE_URL"])
+    client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+    client.embeddings.create(model="fake-embedding", input="hi")
+"""
+    )
+    result = pytester.runpytest(f"--consistency-base-url={fake.base_url}", "--consistency-record=off")
+    assert result.ret == 0, result.stdout.str()
+    host = elsewhere.split("/")[2]
+    warned = [line for line in result.stdout.lines if f"a model call went to {host}, which no route" in line]
+    assert len(warned) == 1, result.stdout.str()
+    assert "litellm.api_base" in result.stdout.str()
+    fake.reset()
+    monkeypatch.setenv("AGENT_BASE_URL", fake.base_url)  # on the route's host: nothing to say
+    quiet = pytester.runpytest(f"--consistency-base-url={fake.base_url}", "--consistency-record=off")
+    assert "which no route" not in quiet.stdout.str()
