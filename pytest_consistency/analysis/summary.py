@@ -253,6 +253,16 @@ def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
     return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
 
 
+def pass_hat_k_curve(counts: list[metrics.TaskCounts]) -> list[float] | None:
+    """The suite's pass^k for k = 1 .. n (each task's unbiased C(c, k) / C(n, k), averaged), when its scored tasks
+    share one n; None otherwise (or with nothing scored)."""
+    ns = {c.n for c in counts}
+    if len(ns) != 1:
+        return None
+    n = ns.pop()
+    return [float(sum(metrics.pass_hat_k(replace(c, k=k)) for c in counts) / len(counts)) for k in range(1, n + 1)]
+
+
 def session_errors(tasks: list[TaskResult]) -> list[str]:
     """Every task's errors, but a route that no call reached said once for the session (per base URL, with the
     calls, repetitions and tasks counted) instead of once per task."""
@@ -324,6 +334,7 @@ def build_summary(
         intervals=suite_intervals(counts, analysis.confidence, analysis.target),
         errors=session_errors(tasks),
         causes=suite_causes(tasks, analysis),
+        pass_hat_k_curve=pass_hat_k_curve(counts),
     )
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:

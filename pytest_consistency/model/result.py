@@ -406,6 +406,9 @@ class SessionSummary:
     #: Per cause (every word of :data:`.cause.CAUSES`), the inconsistent tasks and their points of the gap; None
     #: when no task was scored.
     causes: dict[str, CauseShare] | None = None
+    #: pass^k of the suite (the mean over its scored tasks) for k = 1 .. n, as τ-bench plots it; None when the scored
+    #: tasks do not share one n.
+    pass_hat_k_curve: list[float] | None = None
 
     @property
     def interrupted(self) -> bool:

@@ -184,11 +184,23 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
             f"consistency gap {pp(summary.consistency_gap_pp)}{bracket(gap)}   "
             f"answer disagreement {pp(summary.answer_disagreement_pp)}"
         ),
+        *curve_lines(summary, width),
     ]
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
         lines.append(Line(text + (f"; {iv.note}" if iv.note else ""), "warn" if iv.note else "plain"))
     return lines + cause_lines(summary, width)
+
+
+def curve_lines(summary: SessionSummary, width: int) -> list[Line]:
+    """pass^k for k = 1 .. n, τ-bench's headline curve (when the tasks share n > 1)."""
+    curve = summary.pass_hat_k_curve
+    if not curve or len(curve) < 2:
+        return []
+    text = "pass^k by k: " + "   ".join(
+        f"pass^{k}{_NO_BREAK}{value * 100:.1f}{_NO_BREAK}%" for k, value in enumerate(curve, 1)
+    )
+    return [Line(line) for line in wrapped(text, width)]
 
 
 def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
