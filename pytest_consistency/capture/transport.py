@@ -49,6 +49,11 @@ def with_defaults(request: Any, defaults: dict[str, Any], endpoints: tuple[str, 
         return request
     # A parameter sent as null (``model=pinned_route.model`` with no model configured) is one the call did not set.
     missing = {key: value for key, value in defaults.items() if value is not None and body.get(key) is None}
+    if "max_tokens" in missing:  # the route's limit, under the name this endpoint reads, unless one is set already
+        limit = missing.pop("max_tokens")
+        name = "max_output_tokens" if str(request.url.path).endswith("/responses") else "max_tokens"
+        if not any(body.get(key) is not None for key in LIMITS):
+            missing[name] = limit
     if "model" in body and body["model"] is None and "model" not in missing and "model" in defaults:
         raise ModelNotSet(
             f'{request.method} {request.url} would send "model": null: the route names no model (pinned_route.model '
@@ -59,6 +64,11 @@ def with_defaults(request: Any, defaults: dict[str, Any], endpoints: tuple[str, 
     content = json.dumps({**body, **missing}).encode()
     headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
     return type(request)(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
+
+
+#: The names a request body sets its output limit by (chat: ``max_tokens`` or the newer ``max_completion_tokens``;
+#: the Responses API: ``max_output_tokens``).
+LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 class ModelNotSet(ValueError):

@@ -305,6 +305,15 @@ ROUTE_OPTIONS = (
         metavar="T",
     ),
     Option(
+        "consistency_max_tokens",
+        "--consistency-max-tokens",
+        ("route", "max_tokens"),
+        positive_int,
+        "max_tokens applied to model requests that set no limit (max_output_tokens on the Responses API): an agent "
+        "that sets none may run hundreds of tokens, and minutes, a call",
+        metavar="N",
+    ),
+    Option(
         "consistency_seed",
         "--consistency-seed",
         ("route", "seed"),

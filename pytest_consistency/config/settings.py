@@ -94,6 +94,7 @@ class Settings:
     consistency_timeout: float = 60.0
     consistency_max_retries: int = 1
     consistency_temperature: float | None = None
+    consistency_max_tokens: int | None = None
     consistency_seed: int | None = None
     consistency_retries_max: int | None = None
     consistency_token_budget: int | None = None

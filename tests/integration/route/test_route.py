@@ -425,3 +425,26 @@ def test_preflight_under_xdist_fails_the_tests_of_a_broken_route_before_their_ca
     assert len(fake.preflights) <= 2 and fake.requests == []  # one preflight per worker, no repetition's call
     result.stdout.fnmatch_lines(["*rejected the API key (401*"])
     assert "sk-test-wrong-key" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_route_limits_the_tokens_of_a_request_that_sets_no_limit(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.repeat_consistency(n=1)
+def test_task(pinned_client, consistency):
+    ask = [{"role": "user", "content": "items?"}]
+    pinned_client.chat.completions.create(model="fake-model", messages=ask)
+    pinned_client.chat.completions.create(model="fake-model", messages=ask, max_completion_tokens=5)
+    pinned_client.responses.create(model="fake-model", input="items?")
+"""
+    )
+    result = run(pytester, fake, "--consistency-max-tokens=64")
+    assert result.ret == 0, result.stdout.str()
+    bodies = [r["body"] for r in fake.requests]
+    assert bodies[0]["max_tokens"] == 64
+    assert "max_tokens" not in bodies[1] and bodies[1]["max_completion_tokens"] == 5  # its own limit stands
+    assert bodies[2]["max_output_tokens"] == 64 and "max_tokens" not in bodies[2]
