@@ -77,11 +77,7 @@ def render(summary: SessionSummary) -> str:
         notes_section(summary),
         causes_section(summary),
         resample_section(summary),
-        '<div class="work">',
         grid_section(summary, classes),
-        '<aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
-        '<p class="dim">Select a cell of the grid to see its route, calls and answer here.</p></aside>',
-        "</div>",
         trajectories_section(summary),
         diagnoses_section(summary, classes),
         "</main>",

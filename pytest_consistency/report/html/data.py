@@ -9,6 +9,7 @@ script reads them (its ``METHOD``, ``URL``... constants). :func:`embedded_json` 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -67,6 +68,17 @@ TREE_LABELS = 4
 def e(value: object) -> str:
     """Escape for text and for quoted attribute values."""
     return escape(str(value), quote=True)
+
+
+#: Where a name may wrap: after the separators of a test id (``_ / : , =``), before a bracket.
+BREAKS = re.compile(r"(?<=[_/:,=])(?=[^_/:,=])|(?=[\[(])")
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a ``<wbr>`` where it may wrap without breaking a word (``test_<wbr>cause_<wbr>route``):
+    a test id has no space, and a narrow column either spills it or, with ``overflow-wrap: anywhere``, cuts it
+    mid-word."""
+    return "<wbr>".join(e(part) for part in BREAKS.split(text) if part)
 
 
 def letter(index: int) -> str:

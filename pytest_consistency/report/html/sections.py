@@ -19,6 +19,7 @@ from pytest_consistency.report.html.data import (
     VERDICT_RANK,
     VERDICT_SYMBOL,
     Classes,
+    breakable,
     e,
     fmt_num,
 )
@@ -291,11 +292,12 @@ def causes_section(summary: SessionSummary) -> str:
 
 
 def task_label(task_id: str) -> str:
-    """The test name first, its file below it, small: ids share long prefixes."""
+    """The test name first, its file below it, small: ids share long prefixes. Both may wrap only between the parts
+    of a name (:func:`.data.breakable`), never inside a word."""
     head, sep, tail = task_id.rpartition("::")
     if not sep:
-        return e(task_id)
-    return f'{e(tail)}<span class="tf">{e(head)}::</span>'
+        return breakable(task_id)
+    return f'{breakable(tail)}<span class="tf">{breakable(head + "::")}</span>'
 
 
 def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
@@ -303,12 +305,15 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
     level = f"{summary.analysis.confidence * 100:g} %"
     reps = "".join(f'<th class="rh">{i}</th>' for i in range(1, width + 1))
     parts = [
-        '<section class="gridwrap"><h2>Tasks × repetitions</h2>',
+        '<section id="tasks"><h2>Tasks × repetitions</h2>',
         '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
         f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded; "
         f"verdict {TOLERATED_SYMBOL}: the task met a min_pass below 1 with failed repetitions. "
         "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "
         "Sort by the column buttons.</p>",
+        # The grid scrolls in its own box; the details panel sits beside it when both fit, else below it (flex-wrap
+        # decides on the grid's own width), so that it never covers a repetition.
+        '<div class="work"><div class="gridwrap">',
         f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
         '<th class="tid"><button type="button" data-sort="order">task</button></th>',
         "<th>passes</th>",
@@ -363,7 +368,10 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         row.append("<td></td>" * (width - len(task.repetitions)))
         row.append("</tr>")
         parts.append("".join(row))
-    parts.append("</tbody></table></section>")
+    parts.append(
+        '</tbody></table></div><aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
+        '<p class="dim">Select a cell of the grid to see its route, calls and answer here.</p></aside></div></section>'
+    )
     return "".join(parts)
 
 
