@@ -3,7 +3,7 @@ repetitions part (the gap by cause), and the tasks x repetitions grid itself (wh
 
 from __future__ import annotations
 
-from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
+from pytest_consistency.analysis.cause.attribute import advice_lines
 from pytest_consistency.analysis.gates import why_not_measurable
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
@@ -20,6 +20,7 @@ from pytest_consistency.report.html.data import (
     VERDICT_SYMBOL,
     Classes,
     breakable,
+    cause_parts,
     e,
     fmt_num,
 )
@@ -252,28 +253,26 @@ def causes_section(summary: SessionSummary) -> str:
     """Why repetitions part: per cause present, its tasks (linked to their diagnosis), its points of the gap, rounded
     so that the column adds up to the total it shows, and their interval (conditional on the causes named); then one
     line of advice per cause."""
-    causes = summary.causes
-    if not causes or not any(share.tasks for share in causes.values()):
+    parts = cause_parts(summary)  # what the chart of the gap by cause draws, too
+    if not parts:
         return ""
-    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
+    causes = summary.causes
     index = {task.task_id: i for i, task in enumerate(summary.tasks) if inconsistent(task)}
     rows = []
-    for cause, share in causes.items():
-        if not share.tasks:
-            continue
+    for part in parts:
         links = ", ".join(
             f'<a href="#why-{index[task_id]}">{e(task_id)}</a>' if task_id in index else e(task_id)
-            for task_id in share.task_ids
+            for task_id in part.task_ids
         )
         rows.append(
-            f'<tr><td>{e(cause)}</td><td class="num">{share.tasks}</td><td class="num">{shown[cause]:.1f} pp</td>'
-            f'<td class="num">{e(bracket(shown_interval(share, shown[cause])).strip()) or "–"}</td>'
+            f'<tr><td>{e(part.cause)}</td><td class="num">{part.tasks}</td><td class="num">{part.points:.1f} pp</td>'
+            f'<td class="num">{e(bracket(part.interval).strip()) or "–"}</td>'
             f"<td>{links}</td></tr>"
         )
-    total = sum(share.tasks for share in causes.values())
+    total = sum(part.tasks for part in parts)
     rows.append(
         f'<tr><th scope="row">all causes</th><td class="num">{total}</td>'
-        f'<td class="num"><b>{sum(shown.values()):.1f} pp</b></td><td></td><td></td></tr>'
+        f'<td class="num"><b>{sum(part.points for part in parts):.1f} pp</b></td><td></td><td></td></tr>'
     )
     advice = "".join(f"<li>{e(line)}</li>" for line in advice_lines(summary.tasks, causes, summary.consistency_gap_pp))
     level = f"{summary.analysis.confidence * 100:g} %"

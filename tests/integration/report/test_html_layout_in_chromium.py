@@ -173,3 +173,26 @@ def test_at_390_px_no_header_breaks_mid_word_the_page_does_not_scroll_sideways_a
     assert moved[0] > 0 and moved[1] in ("auto", "scroll"), moved
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     assert not errors
+
+
+def test_the_charts_draw_a_mark_per_grid_row_inside_the_page(desktop: tuple[Any, list[str]], report: Path) -> None:
+    """The pictures are laid out (not only written): each chart has a size, sits inside the page's width, and the
+    chart of pass rates has one mark per row of the grid, its dots from the lowest rate to the highest."""
+    page, errors = desktop
+    page.locator("#charts").scroll_into_view_if_needed()
+    drawn = page.evaluate(
+        """() => ({
+          charts: [...document.querySelectorAll('#charts svg')].map(svg => {
+            const r = svg.getBoundingClientRect(); return [svg.getAttribute('class'), r.width, r.height, r.right];
+          }),
+          marks: document.querySelectorAll('.chart-rates g.mark').length,
+          rows: document.querySelectorAll('#grid tbody tr').length,
+          dots: [...document.querySelectorAll('.chart-rates circle.dot')].map(c => c.getBoundingClientRect().x),
+        })"""
+    )
+    names = [name for name, *_ in drawn["charts"]]
+    assert names[:2] == ["chart-rates", "chart-causes"] and names[2:] in ([], ["chart-changes"])
+    assert ("chart-changes" in names) == (report.name == "wide.html")  # only the synthetic run has a baseline
+    assert all(width > 200 and height > 40 and right <= DESKTOP["width"] for _, width, height, right in drawn["charts"])
+    assert drawn["marks"] == drawn["rows"] and drawn["dots"] == sorted(drawn["dots"])
+    assert not errors
