@@ -159,14 +159,20 @@ ANALYSIS_OPTIONS = (
     ),
 )
 
+#: The YAML file a session reads when no ``--consistency-config`` (or ini ``consistency_config``) names one: this
+#: name in rootdir, when it is there (the ``pytest-consistency`` command looks in the current directory).
+CONFIG_FILE = "consistency.yaml"
+
 CORE_OPTIONS = (
     Option(
         "consistency_config",
         "--consistency-config",
         (),
         file_path,
-        "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
+        f"YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it (default: "
+        f"{CONFIG_FILE} in rootdir, when it exists)",
         metavar="FILE",
+        default=CONFIG_FILE,
     ),
     Option(
         "consistency_repeat",
