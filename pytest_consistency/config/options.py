@@ -333,7 +333,8 @@ ROUTE_OPTIONS = (
         "--consistency-preflight",
         ("route", "preflight"),
         choice("true", "false"),
-        "make one minimal request before the first test and abort on a broken route",
+        "make one minimal request per route the selected tests use, after collection and before the first test, "
+        "and abort on a broken route (live modes only: a replay-only session sends nothing)",
         is_flag=True,
     ),
     Option(
