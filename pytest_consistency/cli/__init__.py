@@ -1,8 +1,9 @@
 """``pytest-consistency``: merge, show and compare JSON reports, without pytest, openai or vcrpy; convert cassettes.
 
 - ``merge REPORT... -o OUT``: shard or matrix reports into the report of one run over everything, gated by the
-  same options as pytest (command line, or ``--consistency-config`` YAML); exit 0 when it passes, 1 when a gate
-  or a task fails, 2 when the input is unusable;
+  same options as pytest (command line, or ``--consistency-config`` YAML, else ``consistency.yaml`` in the current
+  directory, as a session reads rootdir's); exit 0 when it passes, 1 when a gate or a task fails, 2 when the input
+  is unusable;
 - ``show REPORT``: the terminal summary the session printed;
 - ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
   tested against the first;
@@ -25,7 +26,14 @@ from typing import Any
 from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
-from pytest_consistency.config.options import ANALYSIS_OPTIONS, GATE_OPTIONS, OUTPUT_OPTIONS, Option, argparse_type
+from pytest_consistency.config.options import (
+    ANALYSIS_OPTIONS,
+    CONFIG_FILE,
+    GATE_OPTIONS,
+    OUTPUT_OPTIONS,
+    Option,
+    argparse_type,
+)
 from pytest_consistency.config.parse import SettingError
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
@@ -96,7 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="merge reports of different routes, n or overlapping repetitions anyway (with a warning)",
     )
-    merge.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (gates, analysis)")
+    merge.add_argument(
+        "--consistency-config",
+        type=Path,
+        metavar="FILE",
+        help=f"YAML settings (gates, analysis, outputs; default: {CONFIG_FILE} here, when it exists)",
+    )
     _add(merge, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE, *OUTPUT_OPTIONS))
     merge.add_argument("--junitxml", type=Path, metavar="FILE", help="write the merged run as JUnit XML to FILE")
 
@@ -121,7 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("reports", nargs="+", type=Path, metavar="REPORT")
     compare.add_argument("--labels", help="comma-separated row labels (default: the file names)")
     compare.add_argument("--format", choices=FORMATS, default="text", help="text (default), markdown or json")
-    compare.add_argument("--consistency-config", type=Path, metavar="FILE", help="YAML settings (analysis)")
+    compare.add_argument(
+        "--consistency-config",
+        type=Path,
+        metavar="FILE",
+        help=f"YAML settings (analysis; default: {CONFIG_FILE} in the current directory, when it exists)",
+    )
     _add(compare, REPORT_ANALYSIS)
 
     cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
@@ -140,14 +158,35 @@ def _read(paths: Sequence[Path]) -> list[tuple[str, SessionSummary]]:
         raise UsageProblem(str(exc)) from None
 
 
+#: Where a YAML file no option named is looked for: the command has no rootdir, so where it runs (in CI, the
+#: checkout's root, where the session found it too).
+HERE = "the current directory"
+
+
+def _config_file(args: argparse.Namespace) -> str | None:
+    """Set ``args.consistency_config`` to ``consistency.yaml`` in the current directory when no option named a file
+    and it is there; the line that says which file is read (None when none is)."""
+    if args.consistency_config is not None:
+        return f"config: {args.consistency_config} (--consistency-config)"
+    found = Path(CONFIG_FILE)
+    if not found.is_file():
+        return None
+    args.consistency_config = found
+    args.config_found = True
+    return f"config: {found} (found in {HERE})"
+
+
 def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
-    """Command line > YAML (``--consistency-config``) for each option; unset options are absent."""
+    """Command line > YAML (``--consistency-config``, else ``consistency.yaml`` here) for each option; unset
+    options are absent."""
     values: dict[str, Any] = {}
     yaml_values: dict[tuple[str, ...], Any] = {}
     lines: dict[tuple[str, ...], int] = {}
     if args.consistency_config is not None:
         try:
-            yaml_values, lines = load_yaml(args.consistency_config)
+            yaml_values, lines = load_yaml(
+                args.consistency_config, HERE if getattr(args, "config_found", False) else None
+            )
         except ConfigError as exc:
             raise UsageProblem(str(exc)) from None
     for option in options:
@@ -242,6 +281,7 @@ def _write_outputs(summary: SessionSummary, wanted: Sequence[Output]) -> list[st
 
 
 def run_merge(args: argparse.Namespace, out: Any) -> int:
+    config_line = _config_file(args)
     reports = _read(args.reports)
     values = _settings(args, (*GATE_OPTIONS, *REPORT_ANALYSIS, BASELINE, *OUTPUT_OPTIONS))
     wanted = _outputs(args, values)
@@ -266,7 +306,7 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem(f"cannot write {args.output} ({reason}); choose a writable path with -o") from None
     written = _write_outputs(summary, wanted)
     _print(render(summary, 0, _width()), out)
-    for line in [f"report: {args.output}", *written]:
+    for line in [f"report: {args.output}", *written, *([config_line] if config_line else [])]:
         print(visible(line), file=out)
     return summary.exit_status if summary.exit_status is not None else 1
 
@@ -297,6 +337,9 @@ def run_show(args: argparse.Namespace, out: Any) -> int:
 
 
 def run_compare(args: argparse.Namespace, out: Any) -> int:
+    config_line = _config_file(args)
+    if config_line is not None:  # on stderr: stdout is the table, maybe JSON
+        print(visible(f"{PROG} compare: {config_line}"), file=sys.stderr)
     reports = _read(args.reports)
     labels = (
         [label.strip() for label in args.labels.split(",")] if args.labels else [Path(p).stem for p in args.reports]

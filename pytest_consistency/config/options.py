@@ -165,14 +165,20 @@ ANALYSIS_OPTIONS = (
     ),
 )
 
+#: The YAML file a session reads when no ``--consistency-config`` (or ini ``consistency_config``) names one: this
+#: name in rootdir, when it is there (the ``pytest-consistency`` command looks in the current directory).
+CONFIG_FILE = "consistency.yaml"
+
 CORE_OPTIONS = (
     Option(
         "consistency_config",
         "--consistency-config",
         (),
         file_path,
-        "YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it",
+        f"YAML file with consistency settings (gates, repeat, route, cassettes); CLI options override it (default: "
+        f"{CONFIG_FILE} in rootdir, when it exists)",
         metavar="FILE",
+        default=CONFIG_FILE,
     ),
     Option(
         "consistency_repeat",
@@ -342,9 +348,10 @@ ROUTE_OPTIONS = (
         "--consistency-preflight",
         ("route", "preflight"),
         choice("true", "false"),
-        "make one minimal request per route the selected tests use before the first test, and abort on a broken "
-        "route (on by default when the session records live: --consistency-record=all, or once and new_episodes "
-        "with a cassette missing; --no-consistency-preflight switches it off)",
+        "make one minimal request per route the selected tests use, after collection and before the first test, "
+        "and abort on a broken route (on by default when the session records live: --consistency-record=all, or "
+        "once and new_episodes with a cassette missing; a replay sends nothing; --no-consistency-preflight "
+        "switches it off)",
         is_flag=True,
         negation="--no-consistency-preflight",
     ),
@@ -557,8 +564,47 @@ TRACE_OPTIONS = (
 #: The outputs besides the JSON report (Markdown, the step summary switch, HTML, any format): also ``merge``'s.
 OUTPUT_OPTIONS = tuple(option for option in CORE_OPTIONS if option.yaml_path[:1] == ("outputs",))
 
-OPTIONS = CORE_OPTIONS + GATE_OPTIONS + ANALYSIS_OPTIONS + ADAPTIVE_OPTIONS + ROUTE_OPTIONS + CASSETTE_OPTIONS
-OPTIONS += RESAMPLE_OPTIONS + TRACE_OPTIONS
+
+@dataclass(frozen=True)
+class Group:
+    """Options that belong together, in the order the option reference (docs/options.md) lists them."""
+
+    title: str
+    options: tuple[Option, ...]
+    #: The docs pages that explain these options in full, as (title, page relative to docs/ with its anchor).
+    see: tuple[tuple[str, str], ...]
+
+
+GROUPS = (
+    Group(
+        "Repetitions, the YAML file, shards and outputs",
+        CORE_OPTIONS,
+        (("The marker", "marker.md"), ("Outputs", "outputs.md"), ("CI", "ci.md")),
+    ),
+    Group(
+        "Gates",
+        GATE_OPTIONS,
+        (
+            ("Metrics and verdicts", "metrics.md"),
+            ("What a verdict promises", "baselines.md#what-a-verdict-promises"),
+            ("Why repetitions part", "causes.md"),
+        ),
+    ),
+    Group(
+        "Intervals, verdicts and the baseline",
+        ANALYSIS_OPTIONS,
+        (
+            ("Intervals and baselines", "baselines.md"),
+            ("Comparing with a baseline", "baselines.md#comparing-with-a-baseline"),
+        ),
+    ),
+    Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
+    Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
+    Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
+    Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),
+    Group("Traces", TRACE_OPTIONS, (("Traces", "traces.md"),)),
+)
+OPTIONS = tuple(option for group in GROUPS for option in group.options)
 BY_DEST = {option.dest: option for option in OPTIONS}
 
 

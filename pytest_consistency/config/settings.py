@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_consistency.config.options import BY_DEST, OPTIONS, Option, argparse_type
+from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS, Option, argparse_type
 from pytest_consistency.config.parse import SettingError, absolute_path
 from pytest_consistency.config.parse import Target as ResampleTarget
 
@@ -61,7 +61,7 @@ class Settings:
     plugin installed builds this class, and the ``__eq__`` and ``__hash__`` that ``dataclasses`` would compile
     for 57 fields cost about 1.1 ms of that start (issue 30)."""
 
-    consistency_config: str | None = None
+    consistency_config: str = CONFIG_FILE
     consistency_repeat: int | None = None
     consistency_min_pass: float | None = None
     consistency_min_rate: float | None = None
@@ -120,6 +120,7 @@ class Settings:
     consistency_run_id: str | None = None
     #: Per option, where its value came from (``--flag``, the YAML file and key, the ini file, ``default``).
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    #: The YAML file read: the one ``consistency_config`` names, or ``consistency.yaml`` in rootdir; None if none was.
     config_file: Path | None = None
     #: Per option, the directory a relative path value is relative to (see :meth:`path`).
     bases: dict[str, Path] = field(default_factory=dict, compare=False)
@@ -206,12 +207,16 @@ def resolve(config: pytest.Config) -> Settings:
         bases[option.dest] = config.rootpath
 
     pick(BY_DEST["consistency_config"])
-    if values["consistency_config"] is not None:
-        config_path = absolute_path(values["consistency_config"], bases["consistency_config"])
-        from pytest_consistency.config.yaml import ConfigError, load_yaml  # only for a session given a file
+    config_path = absolute_path(values["consistency_config"], bases["consistency_config"])
+    if sources["consistency_config"] == "default" and not config_path.is_file():
+        config_path = None  # no file named, none in rootdir: one stat, and nothing else is loaded
+    if config_path is not None:
+        from pytest_consistency.config.yaml import ConfigError, load_yaml  # only for a session with a file
 
         try:
-            yaml_values, yaml_lines = load_yaml(config_path)
+            yaml_values, yaml_lines = load_yaml(
+                config_path, None if sources["consistency_config"] != "default" else "rootdir"
+            )
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
     for option in OPTIONS:

@@ -1,4 +1,5 @@
-"""The YAML configuration file (``--consistency-config``): read, checked and flattened to the option table's keys.
+"""The YAML configuration file (``--consistency-config``, else ``consistency.yaml`` in rootdir): read, checked and
+flattened to the option table's keys.
 
 Its keys are the YAML keys of the option table (:mod:`.options`); the values are parsed later, by the option's
 parser, like a value from anywhere else. ``yaml`` is imported only when a configuration file is read: it is a
@@ -42,7 +43,7 @@ class ConfigError(ValueError):
     """The YAML config file cannot be used; the message names the file, the line and the fix."""
 
 
-def _read_config(path: Path) -> str:
+def _read_config(path: Path, origin: str) -> str:
     """The text of the YAML file: it must be a readable, reasonably small UTF-8 file."""
     if not path.is_file():
         if path.is_dir():
@@ -51,13 +52,13 @@ def _read_config(path: Path) -> str:
             what = "is not a regular file"
         else:
             what = "does not exist"
-        raise ConfigError(f"--consistency-config: {path} {what}; pass the path of a YAML file")
+        raise ConfigError(f"{origin}: {path} {what}; pass the path of a YAML file")
     try:
         with path.open("rb") as stream:
             raw = stream.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(
-            f"--consistency-config: cannot read {path} ({exc.strerror or exc}); pass the path of a readable YAML file"
+            f"{origin}: cannot read {path} ({exc.strerror or exc}); pass the path of a readable YAML file"
         ) from None
     if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(
@@ -104,16 +105,18 @@ def _node_kind(node: yaml.Node) -> str:
     return "list" if isinstance(node, yaml.SequenceNode) else "scalar"
 
 
-def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], int]]:
+def load_yaml(path: Path, found_in: str | None = None) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, ...], int]]:
     """Flatten the YAML file to ``{key path: value}`` and ``{key path: line}``.
 
     Unknown keys, bad structure, keys given twice and values that cannot be read are usage errors that name the
     file and line. The document is composed to nodes and walked; only the values of known settings are
-    constructed, so nothing is built for a key that is refused anyway.
+    constructed, so nothing is built for a key that is refused anyway. ``found_in`` is where a file no option named
+    was found (``rootdir``, ``the current directory``), for the messages: none says to drop an option never given.
     """
     import yaml  # only when a configuration file is read: a tenth of the plugin's import time
 
-    source = _read_config(path)
+    origin = "--consistency-config" if found_in is None else f"{path.name} in {found_in}"
+    source = _read_config(path, origin)
     known = {option.yaml_path for option in OPTIONS if option.yaml_path}
     sections = {path_[:depth] for path_ in known for depth in range(1, len(path_))}  # routes, routes.anthropic
     flat: dict[tuple[str, ...], Any] = {}
@@ -174,5 +177,10 @@ def load_yaml(path: Path) -> tuple[dict[tuple[str, ...], Any], dict[tuple[str, .
         context = getattr(exc, "context", None)
         if context and getattr(exc, "problem", None):
             problem = f"{context}, {problem}"
-        raise ConfigError(f"{where}: malformed YAML ({problem}); fix the file or drop --consistency-config") from None
+        fix = (
+            "fix the file or drop --consistency-config"
+            if found_in is None
+            else f"fix the file (read because it is in {found_in})"
+        )
+        raise ConfigError(f"{where}: malformed YAML ({problem}); {fix}") from None
     return flat, lines

@@ -18,6 +18,7 @@ import pytest
 
 from pytest_consistency.config import settings
 from pytest_consistency.config.marker import MARKER_DOC
+from pytest_consistency.config.options import CONFIG_FILE
 from pytest_consistency.plugin import fixtures
 from pytest_consistency.plugin.collection import Collection
 from pytest_consistency.plugin.logs import LogRedaction, uninstall
@@ -151,9 +152,29 @@ def refuse_figure_gates(state: PluginState) -> None:
 
 
 def report_header(config: pytest.Config) -> list[str]:
-    """A resample session says what it resamples and what the live samples will cost, before anything is sent."""
+    """Which YAML file the settings came from (or that none was read); a resample session, what it resamples and
+    what the live samples will cost, before anything is sent."""
     state = config.stash.get(STATE, None)
-    return [] if state is None or state.resample is None else state.resample.header()
+    if state is None:
+        return []
+    lines = [config_file_line(state.settings, config.rootpath)]
+    return lines if state.resample is None else [*lines, *state.resample.header()]
+
+
+def config_file_line(chosen: settings.Settings, rootdir: Path) -> str:
+    """``consistency: config ci/consistency.yaml (--consistency-config)``, relative to rootdir, and why that file."""
+    path = chosen.config_file
+    if path is None:
+        return f"consistency: config none (no --consistency-config, no {CONFIG_FILE} in rootdir)"
+    shown = path.relative_to(rootdir) if path.is_relative_to(rootdir) else path
+    source = chosen.sources["consistency_config"]
+    if source == "default":
+        why = "found in rootdir"
+    elif source.endswith("(consistency_config)"):  # the ini file's path, then the key
+        why = f"consistency_config in {Path(source.removesuffix(' (consistency_config)')).name}"
+    else:  # --consistency-config, or -o consistency_config
+        why = source
+    return f"consistency: config {shown} ({why})"
 
 
 def unconfigure(config: pytest.Config) -> None:

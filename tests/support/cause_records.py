@@ -58,8 +58,17 @@ def call(
     return record
 
 
-def repetition(task: str, repeat: int, calls: list[CallRecord], passed: bool, answer: Any = None) -> RepetitionResult:
-    """A scored repetition of ``task`` (n = 5) with its calls; texts kept once per repetition, as capture keeps them."""
+def repetition(
+    task: str,
+    repeat: int,
+    calls: list[CallRecord],
+    passed: bool,
+    answer: Any = None,
+    n: int = 5,
+    min_pass: float = 0.0,
+) -> RepetitionResult:
+    """A scored repetition of ``task`` (of ``n``, with ``min_pass``) with its calls; texts kept once per repetition,
+    as capture keeps them."""
     kept: set[str] = set()
     for record in calls:
         record.texts = {k: v for k, v in record.texts.items() if k not in kept}
@@ -68,9 +77,9 @@ def repetition(task: str, repeat: int, calls: list[CallRecord], passed: bool, an
         task_id=task,
         nodeid=f"test_agent.py::test_agent[{task}-rep{repeat}]",
         repeat=repeat,
-        n=5,
-        k=5,
-        min_pass=0.0,
+        n=n,
+        k=n,
+        min_pass=min_pass,
         outcome="passed" if passed else "failed",
         answer_recorded=answer is not None,
         answer=answer,

@@ -26,9 +26,11 @@ Constraints, each for a reason:
 Answer classes here group identical normalised answers (the default equivalence); a session that used a
 ``pytest_consistency_answers_equivalent`` hook says so on the page, since its grouping may be coarser.
 
-The modules, one concern each: :mod:`.data` (symbols, answer classes, the embedded JSON), :mod:`.sections` (verdict,
-figures, gates, route, comparison, notes, the gap by cause, the grid), :mod:`.diagnosis` (inconsistent tasks: their
-cause and its differing texts, repetitions side by side; trajectory trees); this one assembles the page.
+The modules, one concern each: :mod:`.data` (symbols, answer classes, the embedded JSON, the rows a table and its
+chart share), :mod:`.sections` (verdict, figures, gates, route, comparison, notes, the gap by cause, the grid),
+:mod:`.charts` (the pictures, inline SVG: pass rates and their intervals, the gap by cause, baseline and current),
+:mod:`.diagnosis` (inconsistent tasks: their cause and its differing texts, repetitions side by side; trajectory
+trees); this one assembles the page.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from importlib.resources import files
 
 from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
+from pytest_consistency.report.html.charts import charts_section
 from pytest_consistency.report.html.data import answer_classes, e, embedded_json, page_data
 from pytest_consistency.report.html.diagnosis import diagnoses_section, trajectories_section
 from pytest_consistency.report.html.sections import (
@@ -73,15 +76,12 @@ def render(summary: SessionSummary) -> str:
         gates_section(summary),
         route_section(summary),
         "</div>",
+        charts_section(summary),
         comparison_section(summary.comparison) if summary.comparison is not None else "",
         notes_section(summary),
         causes_section(summary),
         resample_section(summary),
-        '<div class="work">',
         grid_section(summary, classes),
-        '<aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
-        '<p class="dim">Select a cell of the grid to see its route, calls and answer here.</p></aside>',
-        "</div>",
         trajectories_section(summary),
         diagnoses_section(summary, classes),
         "</main>",

@@ -4,20 +4,28 @@ The grid is one light ``<td>`` per repetition; everything else about a repetitio
 once as JSON (:func:`page_data`), each distinct string stored once and referred to by index (:class:`Strings`), and
 ``page.js`` builds the details panel from it on demand. :func:`call_data` writes a call's fields in the order the
 script reads them (its ``METHOD``, ``URL``... constants). :func:`embedded_json` keeps the block inert.
+
+What a table and its chart both show is read here once, so that they cannot disagree: :func:`rate_marks` (each
+task's pass rate and the interval the grid's "pass rate" column prints), :func:`cause_parts` (the points of the gap
+the table of causes prints, rounded to add up to it) and :func:`rate_changes` (the counts the baseline comparison
+prints, ``9/10 → 6/10``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from pytest_consistency.analysis.answers import MISSING, canonical_json, distinct_classes
+from pytest_consistency.analysis.cause.attribute import rounded_shares, shown_interval
 from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.records import CallRecord, RepetitionResult
-from pytest_consistency.model.result import SessionSummary, TaskResult
+from pytest_consistency.model.result import Comparison, SessionSummary, TaskResult
 from pytest_consistency.report.encodable import needs_escape, visible_in_json
+from pytest_consistency.stats.interval import Interval
 
 #: Outcome -> (symbol, CSS class, words). Symbols carry the state without colour.
 OUTCOMES: dict[str, tuple[str, str, str]] = {
@@ -67,6 +75,17 @@ TREE_LABELS = 4
 def e(value: object) -> str:
     """Escape for text and for quoted attribute values."""
     return escape(str(value), quote=True)
+
+
+#: Where a name may wrap: after the separators of a test id (``_ / : , =``), before a bracket.
+BREAKS = re.compile(r"(?<=[_/:,=])(?=[^_/:,=])|(?=[\[(])")
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a ``<wbr>`` where it may wrap without breaking a word (``test_<wbr>cause_<wbr>route``):
+    a test id has no space, and a narrow column either spills it or, with ``overflow-wrap: anywhere``, cuts it
+    mid-word."""
+    return "<wbr>".join(e(part) for part in BREAKS.split(text) if part)
 
 
 def letter(index: int) -> str:
@@ -226,3 +245,98 @@ def page_data(summary: SessionSummary, classes: list[Classes]) -> dict[str, Any]
         pinned = {"base": r.base_url, "model": r.model, "key": r.key_fingerprint, "retries": r.retries_max}
     outcomes = {name: [symbol, words] for name, (symbol, _, words) in OUTCOMES.items()}
     return {"s": s.table, "t": tasks, "p": pinned, "o": outcomes}
+
+
+# --- what the tables and the charts both show -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RateMark:
+    """One task's pass rate as the grid shows it: ``passes/scored``, the rate (Mean@k of the task, c / n) and its
+    interval (the report's per-task exact interval, :attr:`.TaskResult.pass_rate_interval`)."""
+
+    index: int
+    task_id: str
+    passes: int
+    scored: int
+    rate: float
+    interval: Interval
+
+
+def rate_marks(summary: SessionSummary) -> list[RateMark]:
+    """The tasks that have a pass rate (scored at least once), lowest rate first, ties in the suite's order."""
+    marks = [
+        RateMark(index, task.task_id, task.passes, task.scored, task.mean_at_k, task.pass_rate_interval)
+        for index, task in enumerate(summary.tasks)
+        if task.mean_at_k is not None and task.pass_rate_interval is not None
+    ]
+    return sorted(marks, key=lambda mark: (mark.rate, mark.index))
+
+
+@dataclass(frozen=True)
+class CausePart:
+    """One cause's part of the consistency gap as the table of causes prints it: its tasks, its points of the gap
+    (rounded so that the parts add up to the gap as printed, :func:`.attribute.rounded_shares`), and their interval
+    (widened to hold the rounded points, :func:`.attribute.shown_interval`)."""
+
+    cause: str
+    tasks: int
+    task_ids: tuple[str, ...]
+    points: float
+    interval: Interval | None
+
+
+def cause_parts(summary: SessionSummary) -> list[CausePart]:
+    """The causes found in at least one task, in the report's order (a step's order: route first); empty when the
+    session named none."""
+    causes = summary.causes
+    if not causes or not any(share.tasks for share in causes.values()):
+        return []
+    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
+    return [
+        CausePart(cause, share.tasks, tuple(share.task_ids), shown[cause], shown_interval(share, shown[cause]))
+        for cause, share in causes.items()
+        if share.tasks
+    ]
+
+
+#: A run's ``passes/scored`` as the comparison carries it (:attr:`.TaskChange.baseline`, ``current``).
+COUNTS = re.compile(r"(\d+)/(\d+)")
+
+
+def counts(text: str | None) -> tuple[int, int] | None:
+    """``(passes, scored)`` of ``9/10``; None for a run the task was not scored in (or text of another shape)."""
+    found = COUNTS.fullmatch(text or "")
+    if found is None or int(found.group(2)) == 0:
+        return None
+    return int(found.group(1)), int(found.group(2))
+
+
+@dataclass(frozen=True)
+class RateChange:
+    """One task of a baseline comparison: its counts before and after (None in a run it was not scored in), as
+    the comparison table prints them, its status and whether it is a significant regression."""
+
+    task_id: str
+    status: str
+    before: tuple[int, int] | None
+    after: tuple[int, int] | None
+    regression: bool
+
+    @property
+    def drop(self) -> float | None:
+        """The fall of the pass rate (positive: worse), None unless both runs scored the task."""
+        if self.before is None or self.after is None:
+            return None
+        return self.before[0] / self.before[1] - self.after[0] / self.after[1]
+
+
+def rate_changes(comparison: Comparison) -> list[RateChange]:
+    """Every task of the comparison with a count in either run: the largest drop first, then the tasks of one run
+    only (new, removed), ties in the comparison's order."""
+    changes = [
+        RateChange(t.task_id, t.status, counts(t.baseline), counts(t.current), t.regression) for t in comparison.tasks
+    ]
+    kept = [(i, c) for i, c in enumerate(changes) if c.before is not None or c.after is not None]
+    kept.sort(key=lambda item: (item[1].drop is None, -(item[1].drop or 0.0), item[0]))
+    return [change for _, change in kept]

@@ -126,6 +126,10 @@
   function open(cell) {
     var tr = cell.parentNode;
     show(+tr.getAttribute("data-i"), cell.cellIndex - lead, cell);
+    // Below the grid (when the grid leaves no room beside it) the panel may be out of sight: bring it in, as little
+    // as needed. Beside the grid (sticky) or as a phone's bottom sheet (fixed) it already is.
+    var r = panel.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > innerHeight + 1) panel.scrollIntoView({ block: "nearest" });
   }
   function focusCell(from, to, scroll) {
     if (!to || !to.classList.contains("c")) return;

@@ -3,7 +3,7 @@ repetitions part (the gap by cause), and the tasks x repetitions grid itself (wh
 
 from __future__ import annotations
 
-from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
+from pytest_consistency.analysis.cause.attribute import advice_lines
 from pytest_consistency.analysis.gates import why_not_measurable
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
@@ -19,6 +19,8 @@ from pytest_consistency.report.html.data import (
     VERDICT_RANK,
     VERDICT_SYMBOL,
     Classes,
+    breakable,
+    cause_parts,
     e,
     fmt_num,
 )
@@ -251,28 +253,26 @@ def causes_section(summary: SessionSummary) -> str:
     """Why repetitions part: per cause present, its tasks (linked to their diagnosis), its points of the gap, rounded
     so that the column adds up to the total it shows, and their interval (conditional on the causes named); then one
     line of advice per cause."""
-    causes = summary.causes
-    if not causes or not any(share.tasks for share in causes.values()):
+    parts = cause_parts(summary)  # what the chart of the gap by cause draws, too
+    if not parts:
         return ""
-    shown = rounded_shares(causes, gap=summary.consistency_gap_pp)
+    causes = summary.causes
     index = {task.task_id: i for i, task in enumerate(summary.tasks) if inconsistent(task)}
     rows = []
-    for cause, share in causes.items():
-        if not share.tasks:
-            continue
+    for part in parts:
         links = ", ".join(
             f'<a href="#why-{index[task_id]}">{e(task_id)}</a>' if task_id in index else e(task_id)
-            for task_id in share.task_ids
+            for task_id in part.task_ids
         )
         rows.append(
-            f'<tr><td>{e(cause)}</td><td class="num">{share.tasks}</td><td class="num">{shown[cause]:.1f} pp</td>'
-            f'<td class="num">{e(bracket(shown_interval(share, shown[cause])).strip()) or "–"}</td>'
+            f'<tr><td>{e(part.cause)}</td><td class="num">{part.tasks}</td><td class="num">{part.points:.1f} pp</td>'
+            f'<td class="num">{e(bracket(part.interval).strip()) or "–"}</td>'
             f"<td>{links}</td></tr>"
         )
-    total = sum(share.tasks for share in causes.values())
+    total = sum(part.tasks for part in parts)
     rows.append(
         f'<tr><th scope="row">all causes</th><td class="num">{total}</td>'
-        f'<td class="num"><b>{sum(shown.values()):.1f} pp</b></td><td></td><td></td></tr>'
+        f'<td class="num"><b>{sum(part.points for part in parts):.1f} pp</b></td><td></td><td></td></tr>'
     )
     advice = "".join(f"<li>{e(line)}</li>" for line in advice_lines(summary.tasks, causes, summary.consistency_gap_pp))
     level = f"{summary.analysis.confidence * 100:g} %"
@@ -291,11 +291,12 @@ def causes_section(summary: SessionSummary) -> str:
 
 
 def task_label(task_id: str) -> str:
-    """The test name first, its file below it, small: ids share long prefixes."""
+    """The test name first, its file below it, small: ids share long prefixes. Both may wrap only between the parts
+    of a name (:func:`.data.breakable`), never inside a word."""
     head, sep, tail = task_id.rpartition("::")
     if not sep:
-        return e(task_id)
-    return f'{e(tail)}<span class="tf">{e(head)}::</span>'
+        return breakable(task_id)
+    return f'{breakable(tail)}<span class="tf">{breakable(head + "::")}</span>'
 
 
 def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
@@ -303,12 +304,15 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
     level = f"{summary.analysis.confidence * 100:g} %"
     reps = "".join(f'<th class="rh">{i}</th>' for i in range(1, width + 1))
     parts = [
-        '<section class="gridwrap"><h2>Tasks × repetitions</h2>',
+        '<section id="tasks"><h2>Tasks × repetitions</h2>',
         '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
         f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded; "
         f"verdict {TOLERATED_SYMBOL}: the task met a min_pass below 1 with failed repetitions. "
         "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "
         "Sort by the column buttons.</p>",
+        # The grid scrolls in its own box; the details panel sits beside it when both fit, else below it (flex-wrap
+        # decides on the grid's own width), so that it never covers a repetition.
+        '<div class="work"><div class="gridwrap">',
         f'<table id="grid" data-lead="{LEAD_COLUMNS}"><thead><tr>',
         '<th class="tid"><button type="button" data-sort="order">task</button></th>',
         "<th>passes</th>",
@@ -363,7 +367,10 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
         row.append("<td></td>" * (width - len(task.repetitions)))
         row.append("</tr>")
         parts.append("".join(row))
-    parts.append("</tbody></table></section>")
+    parts.append(
+        '</tbody></table></div><aside id="details" aria-live="polite" tabindex="-1"><h2>Repetition</h2>'
+        '<p class="dim">Select a cell of the grid to see its route, calls and answer here.</p></aside></div></section>'
+    )
     return "".join(parts)
 
 

@@ -301,7 +301,7 @@ def test_path_without_recorded_bases(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     settings = Settings(consistency_report="r.json", consistency_cassettes="~no-such-user-x/tapes")
     assert settings.path("consistency_report") == tmp_path / "r.json"
     assert settings.path("consistency_cassettes") == tmp_path / "~no-such-user-x" / "tapes"  # kept as written
-    assert settings.path("consistency_config") is None
+    assert settings.path("consistency_baseline") is None  # an option without a default, not set
 
 
 def test_path_expands_the_home_directory(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

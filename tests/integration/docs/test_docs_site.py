@@ -42,7 +42,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     result = mkdocs_build(ROOT, tmp_path / "site")
     assert result.returncode == 0, result.stderr[-4000:]
     home = (tmp_path / "site" / "index.html").read_text()
-    assert "A first suite" in home  # the README is the home page
+    assert "Your agent: record, replay, gate" in home  # the README is the home page
     assert 'href="metrics/' in home  # its docs/ links made relative to the site
 
 

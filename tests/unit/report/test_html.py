@@ -27,6 +27,7 @@ from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
 from pytest_consistency.report import builtin
 from pytest_consistency.report.html import FORMAT, HtmlFormat, render
+from pytest_consistency.report.html.data import breakable
 from pytest_consistency.report.html.diagnosis import first_difference
 
 HOSTILE = '</script><img src=x onerror="alert(1)"><!--<script>alert(2)</script>'
@@ -329,3 +330,20 @@ def test_a_task_that_failed_every_time_is_no_green_tick_whatever_its_bar() -> No
     cells = dict(re.findall(r'<th class="tid" scope="row">([^<]*)</th>.*?<td class="v ([a-z]+)">', text, re.S))
     assert cells == {"none": "warn", "some": "warn", "all": "good"}, cells
     assert text.count('<td class="v good">✓') == 1
+
+
+def test_a_task_id_may_wrap_between_its_parts_never_inside_a_word() -> None:
+    """A test id has no space: a narrow column either spilled it or cut it mid-word (issue 42, item 5). The row
+    header offers a break after each separator and before a bracket, and nowhere else."""
+    assert breakable("examples/test_cause_tasks.py::test_cause_route[a-b]") == (
+        "examples/<wbr>test_<wbr>cause_<wbr>tasks.py::<wbr>test_<wbr>cause_<wbr>route<wbr>[a-b]"
+    )
+    assert "<img" not in breakable(HOSTILE) and html.unescape(breakable(HOSTILE).replace("<wbr>", "")) == HOSTILE
+    summary = summary_of({"tests/test_agent.py::test_monthly_total[march]": "PFPPP"})
+    text = render(summary)
+    header = re.search(r'<th class="tid" scope="row">(.*?)</th>', text, re.S)
+    assert header is not None
+    assert header.group(1) == (
+        'test_<wbr>monthly_<wbr>total<wbr>[march]<span class="tf">tests/<wbr>test_<wbr>agent.py::</span>'
+    )
+    assert re.sub(r"<[^>]+>", "", header.group(1)) == "test_monthly_total[march]tests/test_agent.py::"

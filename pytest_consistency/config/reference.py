@@ -1,0 +1,113 @@
+"""The options reference (docs/options.md), rendered from the option table: every option, once, as the table has it.
+
+Why generated: a hand-written list drifted (it named 31 of the table's 54 options). The page keeps its
+prose; the part between :data:`BEGIN` and :data:`END` is :func:`render`'s, and a docs test regenerates it and compares.
+``python scripts/gen_options.py`` writes it (:func:`update`). Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_consistency.config.options import GROUPS, Group, Option
+
+BEGIN = "<!-- options: generated from pytest_consistency/config/options.py by scripts/gen_options.py; do not edit -->"
+END = "<!-- options: end -->"
+#: What regenerates the page, for the docs test's message.
+COMMAND = "python scripts/gen_options.py"
+
+#: Characters of help text that Markdown would read as a table cell's end, emphasis or an HTML tag.
+_ESCAPES = {"|": "\\|", "*": "\\*", "<": "&lt;", ">": "&gt;"}
+_SPECIAL = re.compile(r"[|*<>]")
+_CODE = re.compile(r"(`[^`]*`)")
+
+
+def _text(help_text: str) -> str:
+    """Help text as a table cell: Markdown's special characters escaped outside its own `code` spans."""
+    parts = _CODE.split(help_text)
+    return "".join(
+        part if i % 2 else _SPECIAL.sub(lambda m: _ESCAPES[m.group(0)], part) for i, part in enumerate(parts)
+    )
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def flag_cell(option: Option) -> str:
+    """``--flag=METAVAR``; a flag alone; its ``--no-`` twin; "(repeatable)" for an option given once per value."""
+    if option.is_flag:
+        forms = [option.flag] if option.negation is None else [option.flag, option.negation]
+        return ", ".join(_code(form) for form in forms)
+    cell = _code(f"{option.flag}={option.metavar}")
+    return f"{cell} (repeatable)" if option.is_list else cell
+
+
+def ini_cell(option: Option) -> str:
+    cell = _code(option.ini)
+    if option.is_flag:
+        return f"{cell} (true/false)"
+    return f"{cell} (one per line)" if option.is_list else cell
+
+
+def yaml_cell(option: Option) -> str:
+    if not option.yaml_path:
+        return "—"
+    cell = _code(option.yaml_key)
+    if option.is_flag:
+        return f"{cell} (true/false)"
+    return f"{cell} (a list)" if option.is_list else cell
+
+
+def default_cell(option: Option) -> str:
+    """The table's default as a user would write it; a flag is off unless it has a ``--no-`` twin (then the help
+    says what decides it); no default is "not set" (the help says what applies then)."""
+    value: Any = option.default
+    if option.is_flag:
+        return "off" if option.negation is None else "—"
+    if value is None or value == ():
+        return "not set"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return _code(str(value))
+
+
+def _group(group: Group) -> list[str]:
+    see = ", ".join(f"[{title}]({page})" for title, page in group.see)
+    lines = [
+        f"### {group.title}",
+        "",
+        f"See {see}.",
+        "",
+        "| option | ini | YAML | default | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for option in group.options:
+        cells = (flag_cell(option), ini_cell(option), yaml_cell(option), default_cell(option), _text(option.help))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def render(groups: Sequence[Group] = GROUPS) -> str:
+    """The generated part of docs/options.md, markers included, ending with a newline."""
+    count = sum(len(group.options) for group in groups)
+    lines = [BEGIN, "", f"{count} options, in {len(groups)} groups.", ""]
+    for group in groups:
+        lines += [*_group(group), ""]
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+class MarkersMissing(ValueError):
+    """The page has no place for the generated reference (its markers are missing, doubled or out of order)."""
+
+
+def update(page: str, groups: Sequence[Group] = GROUPS) -> str:
+    """The page with the part between its markers replaced by :func:`render`'s; the prose around it kept."""
+    if page.count(BEGIN) != 1 or page.count(END) != 1 or page.index(BEGIN) > page.index(END):
+        raise MarkersMissing(f"the page needs one {BEGIN!r} line and, after it, one {END!r} line")
+    before, rest = page.split(BEGIN, 1)
+    after = rest.split(END, 1)[1]
+    return before + render(groups).rstrip("\n") + after
