@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Iterable
 
-from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord, RepetitionResult
 from pytest_consistency.secrets.structures import redact_url
 
 #: The reason of a repetition during which the replay's stand-in key was refused (a request, a child process).
@@ -113,7 +113,7 @@ UNREACHABLE_ADVICE = "check the base URL (and the key) or run with --consistency
 def unreachable_reason(calls: Collection[CallRecord]) -> str | None:
     """The reason when every call of a failed repetition failed to connect or was refused by the route (401, 403,
     404): the route is broken, so the repetition is the setup's failure, not a measure of the agent."""
-    if not calls or not all(c.error == "connection" or c.status in ROUTE_REFUSALS for c in calls):
+    if not calls or not all(c.detail == CANNOT_CONNECT or c.status in ROUTE_REFUSALS for c in calls):
         return None
     return f"{UNREACHABLE} {_facts(calls)}"
 
@@ -123,7 +123,7 @@ def _facts(calls: Iterable[CallRecord]) -> str:
     by_url: dict[str, Counter[str]] = {}
     for call in calls:
         count = by_url.setdefault(redact_url(call.base_url), Counter())
-        count["connection error" if call.error == "connection" else f"answered {call.status}"] += 1
+        count["connection error" if call.detail == CANNOT_CONNECT else f"answered {call.status}"] += 1
     return ", ".join(
         f"{url} ({', '.join(_counted(what, n) for what, n in count.items())})" for url, count in by_url.items()
     )

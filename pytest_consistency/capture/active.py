@@ -19,7 +19,6 @@ import pytest
 
 from pytest_consistency.analysis.answers import NormalizeError, check_answer, plain_scalar
 from pytest_consistency.config.marker import shown
-from pytest_consistency.model.records import SAMPLING_KINDS, endpoint_kind
 
 if TYPE_CHECKING:
     from pytest_consistency.model.records import CallRecord
@@ -107,6 +106,8 @@ class ActiveRepetition:
         host = urlsplit(call.base_url or call.url).netloc.rpartition("@")[2]
         if not host or host in self.route_hosts or host in self.warned_hosts:
             return
+        from pytest_consistency.model.records import SAMPLING_KINDS, endpoint_kind  # (a session with calls has it)
+
         if endpoint_kind(call.url) not in SAMPLING_KINDS:
             return  # a tool's own HTTP call, an embedding service: not the model the route pins
         self.warned_hosts.add(host)

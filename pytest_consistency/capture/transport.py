@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.capture import wire
 from pytest_consistency.capture.active import current
-from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord
 from pytest_consistency.secrets.keys import REPLAY_KEY, credentials_in
 from pytest_consistency.shared.ledger import Ledger
 
@@ -129,6 +129,8 @@ class Attempt:
         self.record.error = wire.exception_kind(exc)
         explain = self.state.explain if self.state is not None else None
         self.record.detail = explain(exc) if explain is not None else None
+        if self.record.detail is None and wire.cannot_connect(exc):
+            self.record.detail = CANNOT_CONNECT
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self._forget()
 

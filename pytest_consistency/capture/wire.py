@@ -367,6 +367,22 @@ class NotRecorded(Exception):
     similar_requests: tuple[Any, ...] = ()
 
 
+#: Exception classes that say no connection was made: httpx's (and httpx2's) ``ConnectError``, the OS's refusals.
+_CONNECT_FAILURES = ("ConnectError", "ConnectionRefusedError", "gaierror")
+
+
+def cannot_connect(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) says no connection could be made to the host."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if any(cls.__name__ in _CONNECT_FAILURES for cls in type(link).__mro__):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
+
+
 def exception_kind(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
     if isinstance(exc, NotRecorded) or "cannotoverwrite" in name:

@@ -190,6 +190,7 @@ WORKING = [
     "test_langchain.py",
     "test_langgraph.py",
     "test_litellm.py",
+    "test_litellm_module.py",
     "test_pydantic_ai.py",
     "test_smolagents.py",
     "test_langsmith.py",

@@ -52,12 +52,12 @@ def test_a_refused_or_unanswered_call_counts_even_when_the_agent_caught_it() -> 
 
 def test_a_repetition_none_of_whose_calls_reached_the_route_is_the_setups() -> None:
     from pytest_consistency.analysis.infrastructure import unreachable_line, unreachable_reason
-    from pytest_consistency.model.records import CallRecord, RepetitionResult
+    from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord, RepetitionResult
 
     def call(error: str | None = None, status: int | None = None) -> CallRecord:
-        return CallRecord(
-            "POST", "http://h:1/v1/chat/completions", "http://h:1/v1", None, "m", error=error, status=status
-        )
+        detail = CANNOT_CONNECT if error == "connection" else None
+        url, base = "http://h:1/v1/chat/completions", "http://h:1/v1"
+        return CallRecord("POST", url, base, None, "m", error=error, status=status, detail=detail)
 
     assert (
         unreachable_reason([call("connection"), call("connection")])
@@ -66,6 +66,8 @@ def test_a_repetition_none_of_whose_calls_reached_the_route_is_the_setups() -> N
     assert unreachable_reason([call(status=401)]) == "cannot reach http://h:1/v1 (1 answered 401)"
     assert unreachable_reason([call("connection"), call(status=200)]) is None  # one call got through: the agent's
     assert unreachable_reason([call("timeout")]) is None  # slow is not unreachable
+    closed = CallRecord("POST", "http://h:1/v1/chat/completions", "http://h:1/v1", None, "m", error="connection")
+    assert unreachable_reason([closed]) is None  # a client's own error (a closed event loop): the agent's
     assert unreachable_reason([]) is None
     reps = [
         RepetitionResult(
