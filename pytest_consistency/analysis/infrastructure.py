@@ -14,9 +14,11 @@ a missing credential by the SDK's message (openai raises its base ``OpenAIError`
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable
 
-from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord, RepetitionResult
+from pytest_consistency.secrets.structures import redact_url
 
 #: The reason of a repetition during which the replay's stand-in key was refused (a request, a child process).
 STAND_IN_REASON = "stand-in key refused"
@@ -27,6 +29,7 @@ REASONS = {
     "pytest_consistency.shared.ledger.TokenBudgetExceeded": "token budget refused a call",
     "pytest_consistency.capture.network.NetworkBlocked": "replay tried to reach the network",
     "pytest_consistency.capture.transport.LiveCallRefused": "replay tried to reach the network",
+    "pytest_consistency.capture.transport.ModelNotSet": "no model on the route",
     "pytest_consistency.capture.standin.StandInKeyRefused": "stand-in key refused",
     "pytest_consistency.shared.throttle.ThrottleTimeout": "no throttle slot within the timeout",
     "pytest_consistency.analysis.answers.NormalizeError": "pytest_consistency_normalize_answer raised",
@@ -97,3 +100,48 @@ def call_reason(calls: Iterable[CallRecord]) -> str | None:
         if reason is not None:
             return f"{reason}: {call.method} {call.url}"
     return None
+
+
+#: How a repetition none of whose calls reached the route says so (the first words of its reason).
+UNREACHABLE = "cannot reach"
+#: Answers that say the route itself is wrong (the key, the URL or the model), not the agent: 401, 403, 404.
+ROUTE_REFUSALS = frozenset({401, 403, 404})
+#: What to do about it, said once.
+UNREACHABLE_ADVICE = "check the base URL (and the key) or run with --consistency-preflight"
+
+
+def unreachable_reason(calls: Collection[CallRecord]) -> str | None:
+    """The reason when every call of a failed repetition failed to connect or was refused by the route (401, 403,
+    404): the route is broken, so the repetition is the setup's failure, not a measure of the agent."""
+    if not calls or not all(c.detail == CANNOT_CONNECT or c.status in ROUTE_REFUSALS for c in calls):
+        return None
+    return f"{UNREACHABLE} {_facts(calls)}"
+
+
+def _facts(calls: Iterable[CallRecord]) -> str:
+    """``URL (N connection errors, M answered 401)``, per base URL the calls went to."""
+    by_url: dict[str, Counter[str]] = {}
+    for call in calls:
+        count = by_url.setdefault(redact_url(call.base_url), Counter())
+        count["connection error" if call.detail == CANNOT_CONNECT else f"answered {call.status}"] += 1
+    return ", ".join(
+        f"{url} ({', '.join(_counted(what, n) for what, n in count.items())})" for url, count in by_url.items()
+    )
+
+
+def _counted(what: str, n: int) -> str:
+    return f"{n} {what}{'s' if n != 1 and what.endswith('error') else ''}"
+
+
+def unreachable_line(repetitions: Iterable[RepetitionResult], where: str = "") -> str | None:
+    """One line for every repetition that could not reach its route (``where`` prefixes it: a task's id), with the
+    calls counted per base URL and the advice; None when there is none."""
+    broken = [r for r in repetitions if (r.infrastructure or "").startswith(UNREACHABLE)]
+    if not broken:
+        return None
+    tasks = len({r.task_id for r in broken})
+    scope = f"{len(broken)} repetition{'s' if len(broken) != 1 else ''}"
+    if not where:
+        scope += f" of {tasks} task{'s' if tasks != 1 else ''}"
+    facts = _facts(call for r in broken for call in r.calls)
+    return f"{where}{UNREACHABLE} {facts} in {scope}; {UNREACHABLE_ADVICE}"

@@ -27,8 +27,8 @@ from pytest_consistency.analysis.answers import MISSING, default_equivalent, dis
 from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
-from pytest_consistency.analysis.infrastructure import call_reason
-from pytest_consistency.model.records import FAILURE, RepetitionResult
+from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
+from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
     AdaptiveFacts,
     Analysis,
@@ -112,7 +112,13 @@ def build_task(
         for r in repetitions
         if (reason := r.infrastructure or (call_reason(r.calls) if r.outcome in FAILURE else None))
     ]
-    infrastructure = [f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken]
+    infrastructure = [
+        f"{task_id} repetition {repeat}: {reason}" for repeat, reason in broken if not reason.startswith(UNREACHABLE)
+    ]
+    if len({reason for _, reason in broken}) == 1 and broken[0][1].startswith(NOT_RECORDED):
+        infrastructure = [f"{task_id}: {broken[0][1]}"]  # the task's, said once (on CI: it fails the run)
+    unreachable = unreachable_line(repetitions, f"{task_id}: ")  # a route no call reached: said once for the task
+    infrastructure += [unreachable] if unreachable else []
     if hooked is not None:  # the hook's own errors (it raised), without those derived again just below
         errors = [error for error in hooked.errors if error not in infrastructure]
     errors += infrastructure
@@ -247,6 +253,24 @@ def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
     return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
 
 
+def pass_hat_k_curve(counts: list[metrics.TaskCounts]) -> list[float] | None:
+    """The suite's pass^k for k = 1 .. n (each task's unbiased C(c, k) / C(n, k), averaged), when its scored tasks
+    share one n; None otherwise (or with nothing scored)."""
+    ns = {c.n for c in counts}
+    if len(ns) != 1:
+        return None
+    n = ns.pop()
+    return [float(sum(metrics.pass_hat_k(replace(c, k=k)) for c in counts) / len(counts)) for k in range(1, n + 1)]
+
+
+def session_errors(tasks: list[TaskResult]) -> list[str]:
+    """Every task's errors, but a route that no call reached said once for the session (per base URL, with the
+    calls, repetitions and tasks counted) instead of once per task."""
+    errors = [e for t in tasks for e in t.errors if not e.startswith(f"{t.task_id}: {UNREACHABLE}")]
+    unreachable = unreachable_line(r for t in tasks for r in t.repetitions)
+    return errors + ([unreachable] if unreachable else [])
+
+
 def _common(values: Iterable[int]) -> int | None:
     distinct = set(values)
     return distinct.pop() if len(distinct) == 1 else None
@@ -308,8 +332,9 @@ def build_summary(
         analysis=analysis,
         run=run,
         intervals=suite_intervals(counts, analysis.confidence, analysis.target),
-        errors=[error for task in tasks for error in task.errors],
+        errors=session_errors(tasks),
         causes=suite_causes(tasks, analysis),
+        pass_hat_k_curve=pass_hat_k_curve(counts),
     )
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:

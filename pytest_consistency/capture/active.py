@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -83,6 +84,10 @@ class ActiveRepetition:
     #: ``x-consistency-sent-at`` value (set by the cassette's request filter, taken by the attempt's record), so the
     #: recording session's calls carry the values its replays will read.
     recorded_timings: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)
+    #: The hosts the session's routes name (a live call of the agent's own client elsewhere is warned about once:
+    #: ``check_host``), and the hosts warned about so far in the session (shared by its repetitions).
+    route_hosts: frozenset[str] = frozenset()
+    warned_hosts: set[str] = field(default_factory=set, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
@@ -91,6 +96,30 @@ class ActiveRepetition:
                 call.texts = {key: text for key, text in call.texts.items() if key not in kept}
                 kept.update(call.texts)
             self.calls.append(call)
+        if not call.pinned and self.route_hosts and not call.replayed:
+            self.check_host(call)
+
+    def check_host(self, call: CallRecord) -> None:
+        """Warn, once per host in a session, when a model call of the agent's own client went live to a host no
+        route of the session names: it is not on the pinned route (a recipe followed halfway, an SDK's module-wide
+        default), so it used whatever key and endpoint that client found, and it is neither pinned nor checked."""
+        host = urlsplit(call.base_url or call.url).netloc.rpartition("@")[2]
+        if not host or host in self.route_hosts or host in self.warned_hosts:
+            return
+        from pytest_consistency.model.records import SAMPLING_KINDS, endpoint_kind  # (a session with calls has it)
+
+        if endpoint_kind(call.url) not in SAMPLING_KINDS:
+            return  # a tool's own HTTP call, an embedding service: not the model the route pins
+        self.warned_hosts.add(host)
+        warnings.warn(
+            ConsistencyWarning(
+                f"{self.task_id}: a model call went to {host}, which no route of this session names: the agent's own "
+                "client is not on the pinned route, so it sent its own key to its own endpoint. Build it from "
+                "pinned_route (base_url and api_key), or for LiteLLM set litellm.api_base and litellm.api_key from "
+                "it (docs: recipes, LiteLLM)"
+            ),
+            stacklevel=2,
+        )
 
     def note(self, text: str) -> None:
         with self.lock:

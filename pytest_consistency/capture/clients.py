@@ -28,7 +28,12 @@ def provider_of(route: Route) -> Provider:
 
 def defaults_of(route: Route, provider: Provider | None = None) -> dict[str, Any]:
     names = (provider or provider_of(route)).defaults
-    values = {"model": route.model, "temperature": route.temperature, "seed": route.seed}
+    values = {
+        "model": route.model,
+        "temperature": route.temperature,
+        "seed": route.seed,
+        "max_tokens": route.max_tokens,
+    }
     return {name: values.get(name) for name in names}
 
 

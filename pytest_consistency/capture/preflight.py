@@ -8,8 +8,11 @@ the preflight's message, before any of its calls is made.
 
 from __future__ import annotations
 
+import time
+
 from pytest_consistency.capture.clients import build_client, provider_of
 from pytest_consistency.route.route import Route
+from pytest_consistency.secrets.structures import redact_url
 
 
 def preflight(route: Route) -> str | None:
@@ -20,15 +23,22 @@ def preflight(route: Route) -> str | None:
     return provider.preflight(route, client)
 
 
-def check_used(routes: dict[str, Route], used: set[str]) -> tuple[str, dict[str, str]]:
-    """Preflight each used route: (what the report says, {route name: problem}); no used route is no request."""
+def check_used(routes: dict[str, Route], used: set[str]) -> tuple[str, dict[str, str], list[str]]:
+    """Preflight each used route: (what the report says, {route name: problem}, one line per route that answered:
+    ``preflight: URL model M ok (38 ms)``); no used route is no request."""
     if not used:
-        return "skipped: no selected test uses a pinned route", {}
-    problems = {}
+        return "skipped: no selected test uses a pinned route", {}, []
+    problems, passed = {}, []
     for name in sorted(used):
-        if routes[name].problems:  # already refused, with its own message
+        route = routes[name]
+        if route.problems:  # already refused, with its own message
             continue
-        problem = preflight(routes[name])
+        started = time.perf_counter()
+        problem = preflight(route)
         if problem:
             problems[name] = problem
-    return ("failed" if problems else "ok"), problems
+            continue
+        took = (time.perf_counter() - started) * 1000
+        model = f" model {route.model}" if route.model else ""
+        passed.append(f"preflight: {redact_url(route.base_url)}{model} ok ({took:.0f} ms)")
+    return ("failed" if problems else "ok"), problems, passed

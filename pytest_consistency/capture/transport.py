@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.capture import wire
 from pytest_consistency.capture.active import current
-from pytest_consistency.model.records import CallRecord
+from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord
 from pytest_consistency.secrets.keys import REPLAY_KEY, credentials_in
 from pytest_consistency.shared.ledger import Ledger
 
@@ -47,12 +47,32 @@ def with_defaults(request: Any, defaults: dict[str, Any], endpoints: tuple[str, 
     body = wire.json_body(wire.request_content(request))
     if body is None:
         return request
-    missing = {key: value for key, value in defaults.items() if value is not None and key not in body}
+    # A parameter sent as null (``model=pinned_route.model`` with no model configured) is one the call did not set.
+    missing = {key: value for key, value in defaults.items() if value is not None and body.get(key) is None}
+    if "max_tokens" in missing:  # the route's limit, under the name this endpoint reads, unless one is set already
+        limit = missing.pop("max_tokens")
+        name = "max_output_tokens" if str(request.url.path).endswith("/responses") else "max_tokens"
+        if not any(body.get(key) is not None for key in LIMITS):
+            missing[name] = limit
+    if "model" in body and body["model"] is None and "model" not in missing and "model" in defaults:
+        raise ModelNotSet(
+            f'{request.method} {request.url} would send "model": null: the route names no model (pinned_route.model '
+            "is None). Set model: under route: in consistency.yaml (or --consistency-model), or pass model= to the call"
+        )
     if not missing:
         return request
     content = json.dumps({**body, **missing}).encode()
     headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
     return type(request)(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
+
+
+#: The names a request body sets its output limit by (chat: ``max_tokens`` or the newer ``max_completion_tokens``;
+#: the Responses API: ``max_output_tokens``).
+LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+class ModelNotSet(ValueError):
+    """A pinned client's request names no model (``"model": null``) and its route sets none: refused before sending."""
 
 
 class LiveCallRefused(ConnectionError):
@@ -109,6 +129,8 @@ class Attempt:
         self.record.error = wire.exception_kind(exc)
         explain = self.state.explain if self.state is not None else None
         self.record.detail = explain(exc) if explain is not None else None
+        if self.record.detail is None and wire.cannot_connect(exc):
+            self.record.detail = CANNOT_CONNECT
         self.record.latency_ms = round((time.perf_counter() - self.started) * 1000, 3)
         self._forget()
 

@@ -41,6 +41,9 @@ GATEWAY_HEADERS = (
 #: Response headers a cassette carries the recorded route facts in (see ``cassette.scrub``).
 RECORDED_KEY_HEADER = "x-consistency-key-fingerprint"
 RECORDED_LATENCY_HEADER = "x-consistency-latency-ms"
+#: On a response replayed for a request sent to another host (``--consistency-replay-any-host``): the URL the
+#: exchange was recorded at, which the call's record keeps.
+RECORDED_URL_HEADER = "x-consistency-recorded-url"
 #: When the recorded attempt was sent, wall-clock seconds since the epoch: a replay's trace shows the recording's times.
 RECORDED_STARTED_HEADER = "x-consistency-started-at"
 #: The pinned route's key fingerprint when the exchange was recorded: a replay, which has no key, compares with it.
@@ -340,6 +343,9 @@ def complete_headers(record: CallRecord, response: Any) -> None:
             if isinstance(sent, dict):
                 record.rate_limit.update({str(k): str(v) for k, v in sent.items()})
         record.key_fingerprint = str(recorded_key) or None
+        recorded_url = headers.get(RECORDED_URL_HEADER)
+        if recorded_url:  # replayed at another host: the call's URL is the recorded one (its base URL, the route's
+            record.url = str(recorded_url)  # now: the host is what this replay was told to leave out)
         try:
             record.latency_ms = float(headers.get(RECORDED_LATENCY_HEADER, ""))
         except ValueError:
@@ -359,6 +365,22 @@ class NotRecorded(Exception):
 
     reason = "cassette_not_found"
     similar_requests: tuple[Any, ...] = ()
+
+
+#: Exception classes that say no connection was made: httpx's (and httpx2's) ``ConnectError``, the OS's refusals.
+_CONNECT_FAILURES = ("ConnectError", "ConnectionRefusedError", "gaierror")
+
+
+def cannot_connect(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) says no connection could be made to the host."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if any(cls.__name__ in _CONNECT_FAILURES for cls in type(link).__mro__):
+            return True
+        link = link.__cause__ or link.__context__
+    return False
 
 
 def exception_kind(exc: BaseException) -> str:

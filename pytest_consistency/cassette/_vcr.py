@@ -54,16 +54,17 @@ def make_vcr(
     matchers: Mapping[str, Callable[[Any, Any], None]],
     before_record_response: Callable[[dict[str, Any]], dict[str, Any]],
     before_save_interaction: Callable[[Any, dict[str, Any]], Any],
+    uri: tuple[str, ...] = ("uri",),
 ) -> Any:
     """vcrpy's ``VCR`` for one cassette: ``matchers`` registered by name and matched on (after vcrpy's ``method`` and
-    ``uri``, in their order), ``persister`` registered. The serializers are vcrpy's own, by name: ``yaml`` reads
+    ``uri``, or ``path`` and ``query`` when any host replays, in their order), ``persister`` registered. The serializers are vcrpy's own, by name: ``yaml`` reads
     with libyaml's ``CSafeLoader`` (``SafeLoader`` without libyaml) and ``json`` with the standard library."""
     import vcr
 
     recorder = vcr.VCR(
         record_mode=mode,
         serializer=serializer,
-        match_on=("method", "uri", *matchers),
+        match_on=("method", *uri, *matchers),
         # No request filter here: vcrpy would deep-copy every request before it; ``load`` sets the scope's filter.
         before_record_response=before_record_response,
         before_save_interaction=before_save_interaction,

@@ -37,16 +37,29 @@ class MatchRules:
     patterns: tuple[re.Pattern[str], ...] = ()
     #: The ``pytest_consistency_normalize_request`` hook, when a conftest implements it.
     hook: Normalizer | None = None
+    #: A request's scheme, host and port are left out of matching (``--consistency-replay-any-host``): only its path
+    #: and query are compared with the recorded URL's.
+    any_host: bool = False
 
     @property
     def active(self) -> bool:
         return bool(self.paths or self.patterns or self.hook)
 
 
-def compile_rules(rules: tuple[str, ...], hook: Normalizer | None = None) -> MatchRules:
+def compile_rules(rules: tuple[str, ...], hook: Normalizer | None = None, any_host: bool = False) -> MatchRules:
     paths = tuple(tuple(rule.split(".")) for rule in rules if not rule.startswith("re:"))
     patterns = tuple(re.compile(rule[3:]) for rule in rules if rule.startswith("re:"))
-    return MatchRules(paths, patterns, hook)
+    return MatchRules(paths, patterns, hook, any_host)
+
+
+def without_host(uri: str) -> str:
+    """A URL's path and query, what ``any_host`` matching compares (``http://127.0.0.1:41234/v1/chat/completions``
+    and ``https://api.openai.com/v1/chat/completions`` are the same request)."""
+    _, separator, rest = uri.partition("://")
+    if not separator:
+        return uri
+    slash = rest.find("/")
+    return rest[slash:] if slash >= 0 else "/"
 
 
 def _drop(value: Any, path: tuple[str, ...]) -> Any:

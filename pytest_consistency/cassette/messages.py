@@ -13,6 +13,7 @@ from typing import Any
 
 from pytest_consistency.capture.wire import split_url
 from pytest_consistency.cassette.paths import format_hint
+from pytest_consistency.model.records import NOT_RECORDED
 from pytest_consistency.secrets.structures import redact_url
 
 
@@ -28,6 +29,16 @@ def record_command(nodeid: str, existed: bool) -> str:
     """The command that records this repetition: ``once`` never replaces an existing cassette, ``all`` does."""
     mode = "all" if existed else "once"
     return f"pytest '{nodeid}' --consistency-record={mode}"
+
+
+def not_recorded_message(task_id: str, folder: str, key_env: str) -> str:
+    """One line for a task that has no cassette yet, with the command that records it: the test function's node id
+    (``once`` records what has no cassette, so a parametrized function's recorded cases are only replayed)."""
+    function = task_id.split("[", 1)[0]
+    return (
+        f"{NOT_RECORDED}: no cassette under {folder}; record it with: "
+        f"{key_env}=<your key> pytest '{function}' --consistency-record=once"
+    )
 
 
 def rerecord_advice(nodeid: str) -> str:
@@ -124,8 +135,9 @@ def mismatch_message(
             f"{variable}={base}, as when recording"
         )
         advice = (
-            f"The fix is the base URL, not a new recording: {where}. Re-record ({record_command(nodeid, existed)}) "
-            "only if the new base URL is meant"
+            f"The fix is the base URL, not a new recording: {where}; or replay at any host with "
+            f"--consistency-replay-any-host. Re-record ({record_command(nodeid, existed)}) only if the new base URL "
+            "is meant"
         )
     return (
         f"replay mismatch in repetition {repeat}: {first.method} {first.url} (model {first.model_requested})"

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_consistency.capture.wire import RECORDED_KEY_HEADER, request_content
+from pytest_consistency.capture.wire import RECORDED_KEY_HEADER, RECORDED_URL_HEADER, request_content
 from pytest_consistency.cassette import _vcr
 from pytest_consistency.cassette.matchers import match_body, match_key
-from pytest_consistency.cassette.matching import MatchRules
+from pytest_consistency.cassette.matching import MatchRules, without_host
 from pytest_consistency.cassette.paths import serializer_name
 from pytest_consistency.cassette.persist import Persister
 from pytest_consistency.cassette.scrub import Scrubber
@@ -108,8 +108,12 @@ class Replay:
         live = self.scrubber.filter(Request(str(request.method), str(request.url), request_content(request), headers))
         if live is None:
             return None
+        any_host = self.rules.any_host
+        wanted = without_host(live.uri) if any_host else live.uri
         for index, (recorded, response) in enumerate(interactions):
-            if self.played[index] or recorded.method != live.method or recorded.uri != live.uri:
+            if self.played[index] or recorded.method != live.method:
+                continue
+            if (without_host(recorded.uri) if any_host else recorded.uri) != wanted:
                 continue
             try:
                 match_body(live, recorded, self.rules)
@@ -118,6 +122,8 @@ class Replay:
             except AssertionError:
                 continue
             self.played[index] += 1
+            if any_host and recorded.uri != live.uri:  # the call's record keeps the URL it was recorded at
+                response = {**response, "headers": {**response.get("headers", {}), RECORDED_URL_HEADER: [recorded.uri]}}
             return _vcr.build_response(response, sys.modules[type(request).__module__.split(".")[0]])
         return None
 

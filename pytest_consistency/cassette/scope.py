@@ -41,7 +41,8 @@ def make_vcr(mode: str, scrubber: Scrubber, persister: Persister, serializer: st
     matchers = {"consistency_body": body_matcher(rules)}
     if mode != "none":
         matchers["consistency_key"] = match_key
-    return _vcr.make_vcr(mode, serializer, persister, matchers, scrubber.response, before_save_interaction)
+    uri = ("path", "query") if rules.any_host else ("uri",)  # vcrpy's own matchers
+    return _vcr.make_vcr(mode, serializer, persister, matchers, scrubber.response, before_save_interaction, uri)
 
 
 @contextlib.contextmanager

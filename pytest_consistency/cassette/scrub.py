@@ -26,6 +26,7 @@ from pytest_consistency.capture.wire import (
     RECORDED_KEY_HEADER,
     RECORDED_LATENCY_HEADER,
     RECORDED_STARTED_HEADER,
+    RECORDED_URL_HEADER,
     ROUTE_KEY_HEADER,
     SENT_AT_HEADER,
     provider_of,
@@ -186,4 +187,5 @@ def before_save_interaction(request: Any, response: dict[str, Any]) -> tuple[Any
         value = header(request.headers, name)
         if value is not None:
             headers[name] = [value]
+    headers[RECORDED_URL_HEADER] = [request.uri]  # (redacted) what a replay at another host keeps in the record
     return request, response

@@ -39,6 +39,12 @@ from pytest_consistency.config.parse import (
 from pytest_consistency.stats.choices import TARGETS, TESTS
 
 
+#: The cassette modes (``--consistency-record``), and those that record: they may call the model live (``none``
+#: replays only; ``off`` has no cassette, and its calls may be another tool's replays, as pytest-recording's).
+RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
+LIVE_MODES = ("once", "new_episodes", "all")
+
+
 @dataclass(frozen=True)
 class Option:
     """A setting, declared once: its command-line flag, YAML path, parser and help."""
@@ -305,6 +311,15 @@ ROUTE_OPTIONS = (
         metavar="T",
     ),
     Option(
+        "consistency_max_tokens",
+        "--consistency-max-tokens",
+        ("route", "max_tokens"),
+        positive_int,
+        "max_tokens applied to model requests that set no limit (max_output_tokens on the Responses API): an agent "
+        "that sets none may run hundreds of tokens, and minutes, a call",
+        metavar="N",
+    ),
+    Option(
         "consistency_seed",
         "--consistency-seed",
         ("route", "seed"),
@@ -334,8 +349,11 @@ ROUTE_OPTIONS = (
         ("route", "preflight"),
         choice("true", "false"),
         "make one minimal request per route the selected tests use, after collection and before the first test, "
-        "and abort on a broken route (live modes only: a replay-only session sends nothing)",
+        "and abort on a broken route (on by default when the session records live: --consistency-record=all, or "
+        "once and new_episodes with a cassette missing; a replay sends nothing; --no-consistency-preflight "
+        "switches it off)",
         is_flag=True,
+        negation="--no-consistency-preflight",
     ),
     Option(
         "consistency_concurrency",
@@ -443,7 +461,7 @@ CASSETTE_OPTIONS = (
         "consistency_record",
         "--consistency-record",
         ("cassettes", "record"),
-        choice("none", "once", "new_episodes", "all", "off"),
+        choice(*RECORD_MODES),
         "cassette mode: none (replay only, network blocked; default), once, new_episodes, all (re-record), "
         "off (no cassettes, live calls)",
         metavar="MODE",
@@ -459,6 +477,16 @@ CASSETTE_OPTIONS = (
         metavar="RULE",
         default=(),
         is_list=True,
+    ),
+    Option(
+        "consistency_replay_any_host",
+        "--consistency-replay-any-host",
+        ("cassettes", "replay_any_host"),
+        choice("true", "false"),
+        "replay matching leaves out a request's scheme, host and port (a local server on another port, a dev "
+        "gateway): the path, query, body and key still match, and each call's record keeps the URL it was "
+        "recorded at",
+        is_flag=True,
     ),
     Option(
         "consistency_record_on_exception",

@@ -94,10 +94,11 @@ class Settings:
     consistency_timeout: float = 60.0
     consistency_max_retries: int = 1
     consistency_temperature: float | None = None
+    consistency_max_tokens: int | None = None
     consistency_seed: int | None = None
     consistency_retries_max: int | None = None
     consistency_token_budget: int | None = None
-    consistency_preflight: bool = False
+    consistency_preflight: bool | None = None
     consistency_concurrency: int | None = None
     consistency_rpm: int | None = None
     consistency_anthropic_base_url: str | None = None
@@ -110,6 +111,7 @@ class Settings:
     consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"
     consistency_match_ignore: tuple[str, ...] = ()
     consistency_record_on_exception: bool = False
+    consistency_replay_any_host: bool = False
     consistency_resample: ResampleTarget | None = None
     consistency_resample_n: int = 10
     consistency_resample_from: int = 1

@@ -17,6 +17,12 @@ if TYPE_CHECKING:  # a repetition without calls makes no decision nor digest: th
 SUCCESS = frozenset({"passed", "xpassed"})
 FAILURE = frozenset({"failed", "error", "xfailed"})
 OUTCOMES = SUCCESS | FAILURE | {"skipped", "not run", "curtailed"}
+#: How a repetition of a task with no cassette at all says so (the first words of its message): not the route's
+#: drift, not the agent's failure, a task to record (skipped; on CI, the setup's failure).
+NOT_RECORDED = "not recorded yet"
+#: A call's ``detail`` when it failed because no connection could be made (refused, no route to the host, a name
+#: that does not resolve): a route no call reaches, as against an error of the client's own (a closed event loop).
+CANNOT_CONNECT = "could not connect"
 
 
 #: The endpoint kinds a call's URL ends with (longest first: ``/chat/completions`` before ``/completions``), each a

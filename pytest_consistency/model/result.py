@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_consistency.model.records import FAILURE, RepetitionResult
+from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.suite import SuiteIntervals
@@ -237,6 +237,16 @@ class TaskResult:
         return len([r for r in self.repetitions if r.outcome in FAILURE]) if self.verdict == "pass" else 0
 
     @property
+    def not_recorded(self) -> str | None:
+        """How to record this task when it has no cassette yet (its repetitions were skipped, or on CI failed, for
+        that alone); None otherwise."""
+        if self.verdict not in ("skipped", "error"):
+            return None
+        lines = {r.message for r in self.repetitions if r.outcome != "not run"}
+        line = lines.pop() if len(lines) == 1 else None
+        return line if line is not None and line.startswith(NOT_RECORDED) else None
+
+    @property
     def bar(self) -> str:
         """The task's bar in the words of its marker: ``min_rate 0.8`` or ``min_pass 1``."""
         return f"min_rate {self.min_rate:g}" if self.min_rate is not None else f"min_pass {self.min_pass:g}"
@@ -396,6 +406,9 @@ class SessionSummary:
     #: Per cause (every word of :data:`.cause.CAUSES`), the inconsistent tasks and their points of the gap; None
     #: when no task was scored.
     causes: dict[str, CauseShare] | None = None
+    #: pass^k of the suite (the mean over its scored tasks) for k = 1 .. n, as τ-bench plots it; None when the scored
+    #: tasks do not share one n.
+    pass_hat_k_curve: list[float] | None = None
 
     @property
     def interrupted(self) -> bool:

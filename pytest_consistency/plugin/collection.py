@@ -13,6 +13,7 @@ import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
 from pytest_consistency.config import shard
+from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.config.marker import PARAM, MarkerError, MarkerSpec, rate_warning, repetition_id, task_id_of
 from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
 
@@ -141,16 +142,46 @@ class Collection:
                 # test that uses it, with the same message, before any call is made.
                 raise pytest.UsageError(route.error_message())
         if marked:  # compiled here, once every conftest is loaded; each cassette scope hands them to its matcher
-            state.match_rules = match_rules(session.config, state.settings.consistency_match_ignore)
-        if state.settings.consistency_preflight and state.settings.consistency_record != "none":
+            settings = state.settings
+            state.match_rules = match_rules(
+                session.config, settings.consistency_match_ignore, settings.consistency_replay_any_host
+            )
+        if state.used_routes and preflight_wanted(session, state):
             # The clients and their providers' SDK glue: only for a live session.
             preflight = importlib.import_module("pytest_consistency.capture.preflight")
 
-            state.preflight, problems = preflight.check_used(state.routes, state.used_routes)
+            state.preflight, problems, passed = preflight.check_used(state.routes, state.used_routes)
             for name, problem in problems.items():
                 if not is_worker(session.config):
                     raise pytest.UsageError(problem)
                 state.routes[name] = replace(state.routes[name], problems=(*state.routes[name].problems, problem))
+            terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+            if terminal is not None and session.config.get_verbosity() >= 0:
+                for line in passed:  # one line a route, after pytest's "collected N items"
+                    terminal.write_line(line)
+
+
+def preflight_wanted(session: pytest.Session, state: PluginState) -> bool:
+    """Whether the routes are checked before the first test: asked for (``--consistency-preflight``), or by default
+    when the session records live (``all``; ``once`` and ``new_episodes`` when a selected repetition has no
+    cassette yet), unless switched off. A replay, and ``off`` (whose calls may be another tool's replays), never."""
+    wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
+    if mode == "none" or wanted is False:
+        return False
+    if wanted:
+        return True
+    if mode not in LIVE_MODES:
+        return False
+    if mode == "all":
+        return True
+    from pytest_consistency.cassette import paths
+
+    suffix = paths.SUFFIXES[state.settings.consistency_cassette_format]
+    return any(
+        tracked.spec is not None
+        and not paths.cassette_exists(paths.cassette_path(state.cassette_root, tracked.task_id, tracked.repeat, suffix))
+        for tracked in state.items.values()
+    )
 
 
 def repeat_plugin_problem(metafunc: pytest.Metafunc) -> str | None:
@@ -185,7 +216,7 @@ def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int
     return task, int(item.callspec.params[PARAM]), state.spec(marker).n  # type: ignore[attr-defined]
 
 
-def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
+def match_rules(config: pytest.Config, rules: tuple[str, ...], any_host: bool = False) -> MatchRules:
     """What replays leave out of body matching, once every conftest is loaded (after collection). The rules were
     checked when the option was read (``config.parse.match_rules``); the matcher's module loads only for a session
     that repeats a task or hands out the ``consistency`` handle."""
@@ -193,5 +224,5 @@ def match_rules(config: pytest.Config, rules: tuple[str, ...]) -> MatchRules:
 
     hook = config.hook.pytest_consistency_normalize_request
     if not hook.get_hookimpls():
-        return compile_rules(rules)
-    return compile_rules(rules, lambda body, url: hook(body=body, url=url))
+        return compile_rules(rules, any_host=any_host)
+    return compile_rules(rules, lambda body, url: hook(body=body, url=url), any_host)

@@ -157,7 +157,10 @@ def report_header(config: pytest.Config) -> list[str]:
     state = config.stash.get(STATE, None)
     if state is None:
         return []
-    lines = [config_file_line(state.settings, config.rootpath)]
+    # Without a file, nothing to say to a session that never used the plugin (every pytest run of a project that
+    # has it installed), unless asked with -v.
+    quiet = state.settings.config_file is None and config.get_verbosity() < 1
+    lines = [] if quiet else [config_file_line(state.settings, config.rootpath)]
     return lines if state.resample is None else [*lines, *state.resample.header()]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY, PluginState
 
 
@@ -25,9 +26,10 @@ class Controller:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         state = self.state
-        if state.settings.consistency_preflight and state.settings.consistency_record == "none":
+        wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
+        if wanted and mode == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
-        elif state.settings.consistency_preflight and self.config.pluginmanager.has_plugin("dsession"):
+        elif (wanted or (wanted is None and mode in LIVE_MODES)) and self.config.pluginmanager.has_plugin("dsession"):
             # The routes are checked after collection (:mod:`.preflight`); under xdist only workers collect.
             state.preflight = "checked by each xdist worker, for the routes its tests use"
 
@@ -57,7 +59,9 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if nothing_to_summarise(session):
+        if exitstatus == pytest.ExitCode.USAGE_ERROR or nothing_to_summarise(session):
+            # A usage error (a refused route, a failed preflight, a bad option) prints only itself, after this:
+            # no empty summary before it, and no output written over the previous run's.
             return
         from pytest_consistency.plugin.finish import summarise
 

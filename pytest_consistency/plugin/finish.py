@@ -91,7 +91,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             ) from exc
 
     run = replace(
-        run_facts(state, interrupted, ", ".join(custom) or "default"),
+        run_facts(state, interrupted, ", ".join(plugin_shown(name, config) for name in custom) or "default"),
         shard=shard_of(state.settings.consistency_shard, config.option),
         run_id=state.run_id,
     )
@@ -105,7 +105,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     if unseen:
         summary.warnings.append(
             "pytest_consistency_answers_equivalent is implemented in "
-            + ", ".join(unseen)
+            + ", ".join(plugin_shown(name, config) for name in unseen)
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
@@ -252,6 +252,16 @@ def used_routes(state: PluginState) -> set[str]:
     """Routes whose fixtures were collected here, or whose API was called (an xdist controller collects nothing)."""
     called = {c.provider for rep in state.collector.repetitions.values() for c in rep.calls}
     return state.used_routes | called
+
+
+def plugin_shown(name: str, config: pytest.Config) -> str:
+    """A hook implementer's name as the outputs show it: a conftest (registered by its absolute path) relative to the
+    rootdir, so that no report or page carries the machine's directories."""
+    if not os.path.isabs(name):
+        return name
+    from pytest_consistency.plugin.lifecycle import display_path
+
+    return display_path(Path(name), config.rootpath)
 
 
 def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFacts:

@@ -52,6 +52,7 @@ class RepetitionScope:
             close_carried(state)  # no other test ever runs inside a repetition's block
         else:
             active = ActiveRepetition(task_id=tracked.task_id, repeat=tracked.repeat, n=spec.n, marked=True)
+            active.route_hosts, active.warned_hosts = state.route_hosts(), state.warned_hosts
             if state.carried is not None and state.carried[0] != active.task_id:
                 close_carried(state)
             normalize = self.normalize_request

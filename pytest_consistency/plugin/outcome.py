@@ -5,16 +5,24 @@ failed: an infrastructure reason (the setup's failure, never the agent's) or the
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Generator
 from typing import Any, Literal
 
 import pytest
 
-from pytest_consistency.analysis.infrastructure import STAND_IN_REASON, call_reason, exception_reason
+from pytest_consistency.analysis.infrastructure import (
+    STAND_IN_REASON,
+    UNREACHABLE_ADVICE,
+    call_reason,
+    exception_reason,
+    unreachable_reason,
+)
 from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.collect import ATTRIBUTE, HANDLE, MARKED, adds_nothing, payload, phase_outcome, sent
-from pytest_consistency.plugin.lifecycle import display_path
+from pytest_consistency.plugin.lifecycle import cassette_folder, display_path
 from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
@@ -57,6 +65,18 @@ class Outcome:
             raised = call.excinfo.value if call.excinfo else None
             infrastructure = exception_reason(raised, active.replaying, active.stand_in) or call_reason(active.calls)
             message = failure_message(call, report, state)
+            cassettes = sys.modules.get("pytest_consistency.cassette.messages")  # loaded by any cassette's error
+            if (
+                cassettes is not None
+                and call.excinfo is not None
+                and call.excinfo.errisinstance(cassettes.CassetteError)
+            ):
+                if item.config.get_verbosity() <= 0:  # its message names the file and the fix: the plugin's frames
+                    report.longrepr = f"{call.excinfo.typename}: {call.excinfo.value}\n(-v shows the traceback)"
+            if infrastructure is None and not active.replaying:
+                infrastructure = unreachable_reason(active.calls)  # the route, not the agent: no figure
+                if infrastructure is not None and item.config.get_verbosity() <= 0:  # the SDK's tracebacks, folded
+                    report.longrepr = f"{infrastructure}; {UNREACHABLE_ADVICE} (-v shows the traceback)"
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
             if not expected and not state.settings.consistency_record_on_exception:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
@@ -64,7 +84,10 @@ class Outcome:
             if mismatched:  # only a replay loaded the cassette modules
                 messages = importlib.import_module("pytest_consistency.cassette.messages")
                 mismatched = call.excinfo is None or not call.excinfo.errisinstance(messages.CassetteError)
-            if mismatched:
+            if mismatched and first_recording(state, tracked, active, item):
+                message = unrecorded(state, item, active, report, messages)
+                infrastructure = message if report.failed else None
+            elif mismatched:
                 report.longrepr = messages.mismatch_message(
                     item.nodeid,
                     active.repeat,
@@ -100,6 +123,40 @@ class Outcome:
             if report.when == "call":
                 sent(active)
         return report
+
+
+def first_recording(state: PluginState, tracked: Tracked, active: ActiveRepetition, item: pytest.Item) -> bool:
+    """Whether a replay mismatch is a task's first run: replaying, and its task has no cassette at all (no folder, or
+    none in it); a cassette missing among recorded ones stays the infrastructure error it is."""
+    if state.settings.consistency_record != "none" or tracked.existed:
+        return False
+    if state.resample is not None and state.resample.covers(active.task_id):
+        return False
+    folder = cassette_folder(state, active.task_id, item)
+    if folder.present is None:
+        folder.present = folder.directory.is_dir()
+    return not folder.present or not any(paths.cassette_exists(path) for path in folder.directory.glob("rep-*"))
+
+
+def unrecorded(
+    state: PluginState, item: pytest.Item, active: ActiveRepetition, report: pytest.TestReport, messages: Any
+) -> str:
+    """A first run's repetition: one line saying how to record its task, with the key variable its route reads, in
+    place of the mismatch and the SDK's traceback. Off CI (as pytest tells, ``CI`` or ``BUILD_NUMBER``) the
+    repetition is skipped, which is no failure and no figure; on CI the missing recording is the setup's failure.
+    Returns the line."""
+    first = next(c for c in active.calls if c.error == "replay_mismatch")
+    route = next((r for r in state.routes.values() if r.provider == first.provider), None)
+    key_env = route.key_env if route is not None else "OPENAI_API_KEY"
+    folder = cassette_folder(state, active.task_id, item).prefix
+    line = messages.not_recorded_message(active.task_id, folder, key_env)
+    if any(os.environ.get(name) for name in ("CI", "BUILD_NUMBER")):  # pytest's own test (``running_on_ci``)
+        report.longrepr = line
+        return line
+    report.outcome = "skipped"
+    lineno = item.location[1]
+    report.longrepr = (str(item.path), 0 if lineno is None else lineno + 1, f"Skipped: {line}")
+    return line
 
 
 def board_outcome(report: pytest.TestReport, curtailed: bool) -> Literal["pass", "fail", "skip"] | None:

@@ -129,6 +129,9 @@ class PluginState:
     providers: dict[str, Provider] = field(default_factory=dict)
     routes: dict[str, Route] = field(default_factory=dict)
     used_routes: set[str] = field(default_factory=set)
+    #: Hosts a live model call of the agent's own client went to that no route names, warned about once each.
+    warned_hosts: set[str] = field(default_factory=set)
+    _route_hosts: frozenset[str] | None = None
     throttles: dict[str, Throttle] = field(default_factory=dict)
     #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
     resample: ResampleSession | None = None
@@ -151,6 +154,16 @@ class PluginState:
     cassette_folders: dict[str, CassetteFolder] = field(default_factory=dict)
     #: What the plugin keeps for each item it tracks (:class:`Tracked`).
     items: dict[pytest.Item, Tracked] = field(default_factory=dict)
+
+    def route_hosts(self) -> frozenset[str]:
+        """The hosts (``host:port``) the session's routes name, worked out once."""
+        if self._route_hosts is None:
+            from urllib.parse import urlsplit
+
+            self._route_hosts = frozenset(
+                urlsplit(route.base_url).netloc.rpartition("@")[2] for route in self.routes.values() if route.base_url
+            )
+        return self._route_hosts
 
     def track(self, item: pytest.Item) -> Tracked:
         """The item's record, made on first use."""

@@ -219,6 +219,9 @@ def figure_lines(summary: SessionSummary) -> list[str]:
     else:
         lines += ["| route drift | n/a | – |", "| tokens | n/a | – |"]
     lines.append("")
+    curve = summary.pass_hat_k_curve
+    if curve and len(curve) > 1:
+        lines += ["pass^k by k: " + ", ".join(f"pass^{k} {pct(value)}" for k, value in enumerate(curve, 1)) + ".", ""]
     if iv is not None:
         note = f"Intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
         lines += [inline(note + (f"; {iv.note}" if iv.note else "")) + ".", ""]

@@ -8,6 +8,7 @@ colours in one table, and no line is ever coloured by matching its text.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -183,11 +184,23 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
             f"consistency gap {pp(summary.consistency_gap_pp)}{bracket(gap)}   "
             f"answer disagreement {pp(summary.answer_disagreement_pp)}"
         ),
+        *curve_lines(summary, width),
     ]
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
         lines.append(Line(text + (f"; {iv.note}" if iv.note else ""), "warn" if iv.note else "plain"))
     return lines + cause_lines(summary, width)
+
+
+def curve_lines(summary: SessionSummary, width: int) -> list[Line]:
+    """pass^k for k = 1 .. n, τ-bench's headline curve (when the tasks share n > 1)."""
+    curve = summary.pass_hat_k_curve
+    if not curve or len(curve) < 2:
+        return []
+    text = "pass^k by k: " + "   ".join(
+        f"pass^{k}{_NO_BREAK}{value * 100:.1f}{_NO_BREAK}%" for k, value in enumerate(curve, 1)
+    )
+    return [Line(line) for line in wrapped(text, width)]
 
 
 def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
@@ -408,9 +421,11 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
     return Line(text, style)
 
 
-def overall_lines(summary: SessionSummary, width: int) -> list[Line]:
-    lines = figure_lines(summary, width)
-    if summary.route is not None:
+def overall_lines(summary: SessionSummary, width: int, figures: bool = True) -> list[Line]:
+    """The figures (none when no task was scored for want of a recording: nothing to pretend), the route, the
+    comparison, the gates, warnings, errors and the closing line."""
+    lines = figure_lines(summary, width) if figures else []
+    if summary.route is not None and figures:
         lines.extend(route_lines(summary, summary.route))
     if summary.comparison is not None:
         lines.extend(comparison_lines(summary.comparison))
@@ -473,8 +488,17 @@ def cause_lines(summary: SessionSummary, width: int = 80) -> list[Line]:
 
 
 def wrapped(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` columns, continued four columns in (a long word stays whole)."""
-    return textwrap.wrap(text, max(width, 40), subsequent_indent="    ", break_on_hyphens=False) or [text]
+    """``text`` in lines of at most ``width`` columns, continued four columns in. A long word stays whole, and so does
+    a command in backticks (its spaces are not break points): a command pasted from the terminal must run."""
+    protected = re.sub(r"`[^`]*`", lambda m: m[0].replace(" ", _NO_BREAK), text)
+    lines = textwrap.wrap(
+        protected, max(width, 40), subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+    )
+    return [line.replace(_NO_BREAK, " ") for line in lines] or [text]
+
+
+#: Stands for a space that must not break a line while ``wrapped`` wraps (a character no text here holds).
+_NO_BREAK = "\x00"
 
 
 def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> list[Line]:
@@ -517,15 +541,23 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
     undecided, inconsistent, regressed, in error), as pytest's ``-q`` keeps its failures, and the overall figures and
     gates; ``-qq`` the overall figures and gates only."""
     lines: list[Line] = []
-    if verbosity >= 0 and summary.tasks:
-        lines.extend(task_rows(summary, width))
+    # A task with no cassette yet is one line saying how to record it (on CI, where it fails the run, its error line).
+    unrecorded = [t for t in summary.tasks if t.not_recorded is not None]
+    if unrecorded:
+        lines += [Line(f"{t.task_id}: {t.not_recorded}", "warn") for t in unrecorded if t.verdict == "skipped"]
+        if len(unrecorded) == len(summary.tasks):
+            return lines + overall_lines(summary, width, figures=False)
         lines.append(Line(""))
-        lines.extend(trajectory_lines(summary, verbosity, width))
+    recorded = replace(summary, tasks=[t for t in summary.tasks if t.not_recorded is None]) if unrecorded else summary
+    if verbosity >= 0 and recorded.tasks:
+        lines.extend(task_rows(recorded, width))
+        lines.append(Line(""))
+        lines.extend(trajectory_lines(recorded, verbosity, width))
     elif verbosity == -1:
         changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
-        shown = [t for t in summary.tasks if needs_a_look(t, changes.get(t.task_id))]
+        shown = [t for t in recorded.tasks if needs_a_look(t, changes.get(t.task_id))]
         if shown:
-            hidden = len(summary.tasks) - len(shown)
+            hidden = len(recorded.tasks) - len(shown)
             lines.extend(task_rows(replace(summary, tasks=shown), width))
             lines.extend([Line(f"(-q: {hidden} task(s) that need no look not shown)")] if hidden else [])
             lines.append(Line(""))

@@ -23,6 +23,7 @@ from pytest_consistency.analysis.resample.cost import CostEstimate, estimate
 from pytest_consistency.analysis.resample.distribution import rows, sample_of
 from pytest_consistency.capture.wire import provider_of
 from pytest_consistency.cassette.paths import SUFFIXES, cassette_path, format_hint, other_format
+from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.config.parse import Target
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.model.cause import Finding
@@ -38,9 +39,6 @@ from pytest_consistency.resample.prefix import (
     step_exchanges,
     write_prefix,
 )
-
-#: Cassette modes that may go live (``none`` replays only; ``off`` has no cassette to replay a prefix from).
-LIVE_MODES = ("once", "new_episodes", "all")
 
 
 @dataclass

@@ -120,6 +120,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         max_retries=int(settings.consistency_max_retries),
         temperature=settings.consistency_temperature,
         seed=settings.consistency_seed,
+        max_tokens=settings.consistency_max_tokens,
         key_env=key_env,
         base_url_source=source,
         problems=tuple(problems),

@@ -46,6 +46,8 @@ class Route:
     max_retries: int
     temperature: float | None = None
     seed: int | None = None
+    #: ``max_tokens`` for a request that sets no limit (``--consistency-max-tokens``).
+    max_tokens: int | None = None
     key_env: str = "OPENAI_API_KEY"
     base_url_source: str = "default"
     problems: tuple[str, ...] = ()

@@ -24,6 +24,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from fake_openai import is_preflight
 from loopback import LoopbackServer, QuietHandler
 
 GOOD_KEY = "sk-ant-test-good-key-0123456789abcdef"
@@ -92,6 +93,8 @@ class FakeAnthropic(LoopbackServer):
     def __init__(self, port: int = 0, delay: float = 0.0) -> None:
         self.steps: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
+        #: The plugin's preflight requests: answered OK (or 401/404), never from the script.
+        self.preflights: list[dict[str, Any]] = []
         self.keys = {GOOD_KEY}
         #: Seconds every ``/v1/messages`` answer takes when the script is empty.
         self.delay = delay
@@ -136,6 +139,8 @@ class FakeAnthropic(LoopbackServer):
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 if self.path.startswith("/_"):
                     return self._control(method)
+                if method == "POST" and is_preflight(json.loads(raw or b"{}")):
+                    return self._preflight(json.loads(raw))
                 record: dict[str, Any] = {
                     "method": method,
                     "path": self.path,
@@ -194,6 +199,20 @@ class FakeAnthropic(LoopbackServer):
                 if method == "POST" and path == "/v1/messages":
                     return self._messages(body)
                 return self._error(404, f"Not found: {method} {path}")
+
+            def _preflight(self, body: dict[str, Any]) -> None:
+                """The plugin's preflight: answered as a route would (401 for a bad key, 404 for a wrong path),
+                kept in ``preflights``, never from the script nor counted in ``requests``."""
+                fake.preflights.append({"path": self.path, "body": body})
+                if self._key()[0] not in fake.keys:
+                    return self._error(401, "invalid x-api-key")
+                if self.path.split("?")[0] != "/v1/messages":
+                    return self._error(404, f"Not found: POST {self.path}")
+                usage = {"input_tokens": 2, "output_tokens": 1}
+                content = [{"type": "text", "text": "OK"}]
+                reply = {"id": "msg_preflight", "type": "message", "role": "assistant", "model": body.get("model")}
+                reply.update(content=content, stop_reason="end_turn", stop_sequence=None, usage=usage)
+                return self._send(200, reply)
 
             def _key(self) -> tuple[str, str | None]:
                 """The key and the header that carried it: ``x-api-key`` if present, else a bearer token."""
@@ -360,6 +379,7 @@ class FakeAnthropic(LoopbackServer):
         self.script()
         with self.lock:
             self.requests.clear()
+            self.preflights.clear()
             self.starts.clear()
             self.ends.clear()
             self.max_in_flight = self.in_flight

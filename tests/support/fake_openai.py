@@ -17,6 +17,8 @@ from typing import Any
 
 from loopback import LoopbackServer, QuietHandler
 
+from pytest_consistency.route.providers.openai import PROMPT as PREFLIGHT_PROMPT
+
 GOOD_KEY = "sk-test-good-key-0123456789abcdef"
 #: The server a test in an inner (in-process) pytest session should talk to, when it needs the object itself.
 ACTIVE: FakeOpenAI | None = None
@@ -42,10 +44,24 @@ class Step:
     words: str | None = None
 
 
+def is_preflight(body: Any) -> bool:
+    """Whether a request body is the plugin's preflight (``--consistency-preflight``, on by default when a session
+    records live): one user message asking for ``PREFLIGHT_PROMPT``."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return (
+        isinstance(messages, list)
+        and len(messages) == 1
+        and isinstance(messages[0], dict)
+        and messages[0].get("content") == PREFLIGHT_PROMPT
+    )
+
+
 class FakeOpenAI(LoopbackServer):
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.requests: list[dict[str, Any]] = []
+        #: The plugin's preflight requests (``is_preflight``): answered OK (or 401/404), never from the script.
+        self.preflights: list[dict[str, Any]] = []
         self.keys = {GOOD_KEY}
         self.holding = False
         self.release: threading.Event | None = None
@@ -78,7 +94,10 @@ class FakeOpenAI(LoopbackServer):
                     fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": None})
                     return self._send(202, {})
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                preflight = is_preflight(body)  # the plugin's, before the first test: answered, no scripted step
+                (fake.preflights if preflight else fake.requests).append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
                 key = (self.headers.get("authorization") or "")[7:]
                 if key not in fake.keys:
                     msg = f"Incorrect API key provided: {key[:3]}****{key[-4:]}"
@@ -93,6 +112,8 @@ class FakeOpenAI(LoopbackServer):
                     data = [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3]} for i in range(count)]
                     usage = {"prompt_tokens": 2 * count, "total_tokens": 2 * count}
                     return self._send(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
+                if preflight:
+                    return self._chat(body, Step(text="OK"), body.get("model", "fake-model"), 7, 3)
                 chosen = fake.answer(body) if fake.answer is not None else None
                 with fake.lock:
                     step = chosen or (fake.steps.popleft() if fake.steps else Step())
@@ -255,4 +276,5 @@ class FakeOpenAI(LoopbackServer):
     def reset(self) -> None:
         self.script()
         self.requests.clear()
+        self.preflights.clear()
         self.answer = None

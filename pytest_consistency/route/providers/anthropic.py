@@ -35,7 +35,7 @@ class AnthropicProvider:
     base_url_env: str = "ANTHROPIC_BASE_URL"
     model_env: str | None = "ANTHROPIC_MODEL"
     sampling_endpoints: tuple[str, ...] = ("/v1/messages",)
-    defaults: tuple[str, ...] = ("model", "temperature")
+    defaults: tuple[str, ...] = ("model", "temperature", "max_tokens")
 
     def asked(self, path: str, body: dict[str, Any]) -> tuple[Message, ...]:
         from pytest_consistency.route.providers.anthropic_decisions import messages_asked

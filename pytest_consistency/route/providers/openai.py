@@ -31,7 +31,7 @@ class OpenAIProvider:
     base_url_env: str = "OPENAI_BASE_URL"
     model_env: str | None = None
     sampling_endpoints: tuple[str, ...] = ("/chat/completions", "/responses", "/completions")
-    defaults: tuple[str, ...] = ("model", "temperature", "seed")
+    defaults: tuple[str, ...] = ("model", "temperature", "seed", "max_tokens")
 
     def asked(self, path: str, body: dict[str, Any]) -> tuple[Message, ...]:
         from pytest_consistency.route.providers.openai_decisions import chat_asked, responses_asked

@@ -118,12 +118,15 @@ def test_a_changed_request_is_a_replay_mismatch_and_route_drift(recorded: pytest
     assert task["drift"]["errors"]["replay_mismatch"] >= 3
 
 
-def test_missing_cassette_names_path_and_command(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
-    pytester.makepyfile(test_agent=suite())
-    result = run(pytester, fake, "none")
+def test_missing_cassette_names_path_and_command(recorded: pytest.Pytester, fake: FakeOpenAI) -> None:
+    (recorded.path / "cassettes" / "test_agent" / "test_task" / "rep-2.yaml").unlink()
+    result = run(recorded, fake, "none")
     assert fake.requests == []
     result.stdout.fnmatch_lines(
-        ["*replay mismatch in repetition 2: * no cassette at cassettes/test_agent/test_task/rep-2.yaml.*"]
+        [
+            "*replay mismatch in repetition 2: * no cassette at cassettes/test_agent/test_task/rep-2.yaml.*",
+            "*To record it: pytest 'test_agent.py::test_task[[]rep2[]]' --consistency-record=once*",
+        ]
     )
 
 

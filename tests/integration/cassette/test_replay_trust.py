@@ -184,17 +184,22 @@ def test_cassettes_outside_rootdir_record_and_replay(
 
 
 def test_a_mismatch_of_the_agents_own_client_gets_the_plugins_message(
-    pytester: pytest.Pytester, fake: FakeOpenAI
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(
         test_agent=f"""
-import httpx, pytest
+import httpx, os, pytest
 
 @pytest.mark.repeat_consistency(n=1)
 def test_task():
-    httpx.post("{fake.base_url}/chat/completions", json={{"model": "fake-model", "messages": []}})
+    ask = [{{"role": "user", "content": os.environ["PROMPT"]}}]
+    httpx.post("{fake.base_url}/chat/completions", json={{"model": "fake-model", "messages": ask}})
 """
     )
+    monkeypatch.setenv("PROMPT", "recorded")
+    assert run(pytester, fake, "once").ret == 0
+    fake.reset()
+    monkeypatch.setenv("PROMPT", "changed")  # the recorded task now sends what no cassette holds
     result = run(pytester, fake, "none")
     assert result.ret == 1 and fake.requests == []
     result.stdout.fnmatch_lines(

@@ -63,9 +63,10 @@ def test_an_explicit_file_wins_over_rootdirs(pytester: pytest.Pytester) -> None:
 
 def test_without_a_file_the_header_says_none_was_read(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_answer=TASK)
-    result = pytester.runpytest()
+    result = pytester.runpytest("-v")
     result.assert_outcomes(passed=5)
     assert header(result) == ["consistency: config none (no --consistency-config, no consistency.yaml in rootdir)"]
+    assert header(pytester.runpytest()) == []  # a session that read no file: nothing to say unless -v
 
 
 def test_a_broken_file_in_rootdir_is_a_usage_error_that_says_why_it_was_read(pytester: pytest.Pytester) -> None:

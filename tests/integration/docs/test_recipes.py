@@ -132,6 +132,9 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
             env={**LITELLM_OFFLINE, "DISABLE_AIOHTTP_TRANSPORT": "True"},
             unpinned=("test_completion", "test_acompletion"),
         ),
+        "test_litellm_module.py": Recipe(
+            tasks=1, env={**LITELLM_OFFLINE, "DISABLE_AIOHTTP_TRANSPORT": "True"}, unpinned=("test_module_wide",)
+        ),
         "test_pydantic_ai.py": Recipe(tasks=2),
         "test_smolagents.py": Recipe(
             tasks=1, reply='Thought: it is paid.\n<code>\nfinal_answer("paid")\n</code>', answer="paid"
@@ -187,6 +190,7 @@ WORKING = [
     "test_langchain.py",
     "test_langgraph.py",
     "test_litellm.py",
+    "test_litellm_module.py",
     "test_pydantic_ai.py",
     "test_smolagents.py",
     "test_langsmith.py",

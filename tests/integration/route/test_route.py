@@ -274,7 +274,7 @@ def test_preflight_turns_a_401_into_one_message_before_any_test(
     asking_task(pytester, 5)
     result = run(pytester, fake, "--consistency-preflight")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert len(fake.requests) == 1
+    assert (len(fake.preflights), fake.requests) == (1, [])
     result.stderr.fnmatch_lines(["*preflight: * rejected the API key (401, key sha256:*); set $OPENAI_API_KEY*"])
     assert "sk-test-wrong-key" not in result.stdout.str() + result.stderr.str()
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY)
@@ -411,7 +411,7 @@ def test_preflight_checks_only_the_routes_the_selected_tests_use(
     asking_task(pytester, 2)
     result = run(pytester, fake, "--consistency-preflight")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
-    assert len(fake.requests) == 1 + 2  # the preflight, then the two repetitions
+    assert (len(fake.preflights), len(fake.requests)) == (1, 2)  # the preflight, then the two repetitions
     assert report(pytester)["summary"]["run"]["preflight"] == "ok"
 
 
@@ -422,6 +422,29 @@ def test_preflight_under_xdist_fails_the_tests_of_a_broken_route_before_their_ca
     asking_task(pytester, 4)
     result = run(pytester, fake, "--consistency-preflight", "-n", "2")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert len(fake.requests) <= 2  # one preflight per worker, no repetition's call
+    assert len(fake.preflights) <= 2 and fake.requests == []  # one preflight per worker, no repetition's call
     result.stdout.fnmatch_lines(["*rejected the API key (401*"])
     assert "sk-test-wrong-key" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_route_limits_the_tokens_of_a_request_that_sets_no_limit(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.mark.repeat_consistency(n=1)
+def test_task(pinned_client, consistency):
+    ask = [{"role": "user", "content": "items?"}]
+    pinned_client.chat.completions.create(model="fake-model", messages=ask)
+    pinned_client.chat.completions.create(model="fake-model", messages=ask, max_completion_tokens=5)
+    pinned_client.responses.create(model="fake-model", input="items?")
+"""
+    )
+    result = run(pytester, fake, "--consistency-max-tokens=64")
+    assert result.ret == 0, result.stdout.str()
+    bodies = [r["body"] for r in fake.requests]
+    assert bodies[0]["max_tokens"] == 64
+    assert "max_tokens" not in bodies[1] and bodies[1]["max_completion_tokens"] == 5  # its own limit stands
+    assert bodies[2]["max_output_tokens"] == 64 and "max_tokens" not in bodies[2]

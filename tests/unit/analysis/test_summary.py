@@ -46,3 +46,17 @@ def test_a_curtailed_task_keeps_the_verdict_of_its_decided_repetitions(pattern: 
             rep.outcome = "curtailed"
     task = build_summary(reps, run=RunFacts(adaptive_n_min=1)).tasks[0]
     assert (task.verdict, task.scored, task.curtailed) == (verdict, scored, 5 - scored)
+
+
+def test_the_pass_hat_k_curve_runs_from_k_1_to_n_and_is_kept_in_the_report() -> None:
+    summary = build_summary(records({"a": "PPPPF", "b": "PPPPP", "c": "FFFFF"}))
+    assert summary.pass_hat_k_curve == pytest.approx(
+        [(0.8 + 1) / 3, (0.6 + 1) / 3, (0.4 + 1) / 3, (0.2 + 1) / 3, 1 / 3]
+    )
+    assert summary.pass_hat_k_curve[-1] == pytest.approx(summary.pass_hat_k)  # k = n: the marker's pass^k
+    assert summary.to_dict()["summary"]["pass_hat_k_curve"] == summary.pass_hat_k_curve
+    from pytest_consistency.report.terminal import render
+
+    lines = [line.text for line in render(summary, width=200)]
+    assert "pass^k by k: pass^1 60.0 %   pass^2 53.3 %   pass^3 46.7 %   pass^4 40.0 %   pass^5 33.3 %" in lines
+    assert build_summary(records({"a": "PPP", "b": "PPPPP"})).pass_hat_k_curve is None  # no common n

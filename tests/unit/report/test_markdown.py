@@ -268,3 +268,10 @@ def test_a_route_change_has_the_arrow_of_every_other_change() -> None:
     current.comparison = dataclasses.replace(compared, route_changes=["model: m -> m2"])
     text = render(current)
     assert "- route change: model: m → m2" in text and "&gt;" not in text
+
+
+def test_the_summary_gives_the_pass_hat_k_curve() -> None:
+    from pytest_consistency.report.markdown import FORMAT
+
+    text = FORMAT.render(build_summary(records({"a": "PPPPF", "b": "PPPPP", "c": "FFFFF"})))
+    assert "pass^k by k: pass^1 60.0 %, pass^2 53.3 %, pass^3 46.7 %, pass^4 40.0 %, pass^5 33.3 %." in text

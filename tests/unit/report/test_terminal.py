@@ -5,7 +5,7 @@ from __future__ import annotations
 from suites import records
 
 from pytest_consistency.analysis.summary import build_summary
-from pytest_consistency.report.terminal import display_ids, render
+from pytest_consistency.report.terminal import display_ids, render, wrapped
 
 TWO_TESTS = [
     "examples/test_agent_tasks.py::test_pinned[invoice-sender]",
@@ -54,3 +54,12 @@ def test_the_table_at_80_columns_keeps_two_tests_apart() -> None:
     assert any("test_pinned[invoice-sender]" in row for row in rows)
     assert any("test_sampled[invoice-sender]" in row for row in rows)
     assert all(len(line) <= 80 for line in lines if line)
+
+
+def test_a_wrapped_line_never_breaks_inside_a_command_or_an_id() -> None:
+    command = "`pytest-consistency resample 'test_tau_retail.py::test_tau_retail[retail-test-10]@2'`"
+    text = f"advice, sampling: 1 task(s), 40.0 pp of the gap; pin sampling, or look where it parts: {command}"
+    for width in (40, 60, 80, 100):
+        lines = wrapped(text, width)
+        assert " ".join(line.strip() for line in lines) == text
+        assert any(command in line for line in lines), lines
