@@ -38,7 +38,6 @@ from pytest_consistency.config.parse import (
 )
 from pytest_consistency.stats.choices import TARGETS, TESTS
 
-
 #: The cassette modes (``--consistency-record``), and those that record: they may call the model live (``none``
 #: replays only; ``off`` has no cassette, and its calls may be another tool's replays, as pytest-recording's).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
