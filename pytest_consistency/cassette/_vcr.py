@@ -57,8 +57,9 @@ def make_vcr(
     uri: tuple[str, ...] = ("uri",),
 ) -> Any:
     """vcrpy's ``VCR`` for one cassette: ``matchers`` registered by name and matched on (after vcrpy's ``method`` and
-    ``uri``, or ``path`` and ``query`` when any host replays, in their order), ``persister`` registered. The serializers are vcrpy's own, by name: ``yaml`` reads
-    with libyaml's ``CSafeLoader`` (``SafeLoader`` without libyaml) and ``json`` with the standard library."""
+    ``uri``, or ``path`` and ``query`` when any host replays, in their order), ``persister`` registered. The
+    serializers are vcrpy's own, by name: ``yaml`` reads with libyaml's ``CSafeLoader`` (``SafeLoader`` without
+    libyaml) and ``json`` with the standard library."""
     import vcr
 
     recorder = vcr.VCR(

@@ -38,7 +38,6 @@ from pytest_consistency.config.parse import (
 )
 from pytest_consistency.stats.choices import TARGETS, TESTS
 
-
 #: The cassette modes (``--consistency-record``), and those that record: they may call the model live (``none``
 #: replays only; ``off`` has no cassette, and its calls may be another tool's replays, as pytest-recording's).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
@@ -565,46 +564,17 @@ TRACE_OPTIONS = (
 OUTPUT_OPTIONS = tuple(option for option in CORE_OPTIONS if option.yaml_path[:1] == ("outputs",))
 
 
-@dataclass(frozen=True)
-class Group:
-    """Options that belong together, in the order the option reference (docs/options.md) lists them."""
-
-    title: str
-    options: tuple[Option, ...]
-    #: The docs pages that explain these options in full, as (title, page relative to docs/ with its anchor).
-    see: tuple[tuple[str, str], ...]
-
-
-GROUPS = (
-    Group(
-        "Repetitions, the YAML file, shards and outputs",
-        CORE_OPTIONS,
-        (("The marker", "marker.md"), ("Outputs", "outputs.md"), ("CI", "ci.md")),
-    ),
-    Group(
-        "Gates",
-        GATE_OPTIONS,
-        (
-            ("Metrics and verdicts", "metrics.md"),
-            ("What a verdict promises", "baselines.md#what-a-verdict-promises"),
-            ("Why repetitions part", "causes.md"),
-        ),
-    ),
-    Group(
-        "Intervals, verdicts and the baseline",
-        ANALYSIS_OPTIONS,
-        (
-            ("Intervals and baselines", "baselines.md"),
-            ("Comparing with a baseline", "baselines.md#comparing-with-a-baseline"),
-        ),
-    ),
-    Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
-    Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
-    Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
-    Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),
-    Group("Traces", TRACE_OPTIONS, (("Traces", "traces.md"),)),
+#: Every option, in the order of the option reference's groups (``reference.GROUPS``, which a test keeps in step).
+OPTIONS = (
+    *CORE_OPTIONS,
+    *GATE_OPTIONS,
+    *ANALYSIS_OPTIONS,
+    *ADAPTIVE_OPTIONS,
+    *ROUTE_OPTIONS,
+    *CASSETTE_OPTIONS,
+    *RESAMPLE_OPTIONS,
+    *TRACE_OPTIONS,
 )
-OPTIONS = tuple(option for group in GROUPS for option in group.options)
 BY_DEST = {option.dest: option for option in OPTIONS}
 
 

@@ -9,9 +9,62 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_consistency.config.options import GROUPS, Group, Option
+from pytest_consistency.config.options import (
+    ADAPTIVE_OPTIONS,
+    ANALYSIS_OPTIONS,
+    CASSETTE_OPTIONS,
+    CORE_OPTIONS,
+    GATE_OPTIONS,
+    RESAMPLE_OPTIONS,
+    ROUTE_OPTIONS,
+    TRACE_OPTIONS,
+    Option,
+)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Options that belong together, in the order the option reference (docs/options.md) lists them."""
+
+    title: str
+    options: tuple[Option, ...]
+    #: The docs pages that explain these options in full, as (title, page relative to docs/ with its anchor).
+    see: tuple[tuple[str, str], ...]
+
+
+GROUPS = (
+    Group(
+        "Repetitions, the YAML file, shards and outputs",
+        CORE_OPTIONS,
+        (("The marker", "marker.md"), ("Outputs", "outputs.md"), ("CI", "ci.md")),
+    ),
+    Group(
+        "Gates",
+        GATE_OPTIONS,
+        (
+            ("Metrics and verdicts", "metrics.md"),
+            ("What a verdict promises", "baselines.md#what-a-verdict-promises"),
+            ("Why repetitions part", "causes.md"),
+        ),
+    ),
+    Group(
+        "Intervals, verdicts and the baseline",
+        ANALYSIS_OPTIONS,
+        (
+            ("Intervals and baselines", "baselines.md"),
+            ("Comparing with a baseline", "baselines.md#comparing-with-a-baseline"),
+        ),
+    ),
+    Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
+    Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
+    Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
+    Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),
+    Group("Traces", TRACE_OPTIONS, (("Traces", "traces.md"),)),
+)
+
 
 BEGIN = "<!-- options: generated from pytest_consistency/config/options.py by scripts/gen_options.py; do not edit -->"
 END = "<!-- options: end -->"

@@ -13,8 +13,8 @@ import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
 from pytest_consistency.config import shard
-from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.config.marker import PARAM, MarkerError, MarkerSpec, rate_warning, repetition_id, task_id_of
+from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
 
 if TYPE_CHECKING:

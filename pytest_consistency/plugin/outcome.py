@@ -149,7 +149,7 @@ def unrecorded(
     route = next((r for r in state.routes.values() if r.provider == first.provider), None)
     key_env = route.key_env if route is not None else "OPENAI_API_KEY"
     folder = cassette_folder(state, active.task_id, item).prefix
-    line = messages.not_recorded_message(active.task_id, folder, key_env)
+    line: str = messages.not_recorded_message(active.task_id, folder, key_env)
     if any(os.environ.get(name) for name in ("CI", "BUILD_NUMBER")):  # pytest's own test (``running_on_ci``)
         report.longrepr = line
         return line

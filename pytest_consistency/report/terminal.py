@@ -193,13 +193,11 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
 
 
 def curve_lines(summary: SessionSummary, width: int) -> list[Line]:
-    """pass^k for k = 1 .. n, τ-bench's headline curve (when the tasks share n > 1)."""
+    """pass^k for k = 1 .. n, τ-bench's headline curve (when the tasks share n > 1), in percent."""
     curve = summary.pass_hat_k_curve
     if not curve or len(curve) < 2:
         return []
-    text = "pass^k by k: " + "   ".join(
-        f"pass^{k}{_NO_BREAK}{value * 100:.1f}{_NO_BREAK}%" for k, value in enumerate(curve, 1)
-    )
+    text = f"pass^k for k = 1..{len(curve)}: " + " ".join(f"{value * 100:.1f}" for value in curve) + " %"
     return [Line(line) for line in wrapped(text, width)]
 
 

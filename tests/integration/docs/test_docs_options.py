@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.config.options import GROUPS, OPTIONS
-from pytest_consistency.config.reference import BEGIN, COMMAND, END, default_cell, render
+from pytest_consistency.config.options import OPTIONS
+from pytest_consistency.config.reference import BEGIN, COMMAND, END, GROUPS, default_cell, render
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"

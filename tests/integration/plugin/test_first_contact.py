@@ -153,7 +153,7 @@ def test_following_the_advice_records_and_then_replays(pytester: pytest.Pytester
     recorded = pytester.runpytest(f"--consistency-base-url={fake.base_url}", "--consistency-model=fake-model", *args)
     assert recorded.ret == 0, recorded.stdout.str()
     assert (len(fake.preflights), len(fake.requests)) == (1, 3)  # the preflight (on when recording live), the calls
-    assert [line for line in recorded.stdout.lines if line.startswith("preflight:")][0].startswith(
+    assert next(line for line in recorded.stdout.lines if line.startswith("preflight:")).startswith(
         f"preflight: {fake.base_url} model fake-model ok ("
     )
     fake.reset()

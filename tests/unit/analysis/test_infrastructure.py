@@ -86,6 +86,6 @@ def test_a_repetition_none_of_whose_calls_reached_the_route_is_the_setups() -> N
         ),
     ]
     assert unreachable_line(reps) == (
-        "cannot reach http://h:1/v1 (3 connection errors) in 2 repetitions of 2 tasks; check the base URL (and the key) "
-        "or run with --consistency-preflight"
+        "cannot reach http://h:1/v1 (3 connection errors) in 2 repetitions of 2 tasks; check the base URL "
+        "(and the key) or run with --consistency-preflight"
     )

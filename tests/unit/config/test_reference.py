@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.config.options import BY_DEST, GROUPS, OPTIONS
-from pytest_consistency.config.reference import BEGIN, END, MarkersMissing, default_cell, flag_cell, render, update
+from pytest_consistency.config.options import BY_DEST, OPTIONS
+from pytest_consistency.config.reference import (
+    BEGIN,
+    END,
+    GROUPS,
+    MarkersMissing,
+    default_cell,
+    flag_cell,
+    render,
+    update,
+)
 
 
 def test_one_row_per_option_in_the_tables_order_under_its_groups_heading() -> None:
@@ -45,3 +54,7 @@ def test_update_keeps_the_prose_and_needs_its_markers() -> None:
     for broken in ("no markers\n", f"{END}\n{BEGIN}\n", f"{BEGIN}\n{BEGIN}\n{END}\n"):
         with pytest.raises(MarkersMissing):
             update(broken)
+
+
+def test_the_groups_hold_every_option_once_in_the_tables_order() -> None:
+    assert [option for group in GROUPS for option in group.options] == list(OPTIONS)
