@@ -189,7 +189,7 @@ def test_a_preflight_checks_the_anthropic_route_through_the_gateway(
     pytester.makepyfile(test_agent=TASK.format(n=2))
     result = run(pytester, "off", f"--consistency-anthropic-model={MODEL}", "--consistency-preflight")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
-    assert len(claude.requests) == 1 + 2
+    assert (len(claude.preflights), len(claude.requests)) == (1, 2)  # the preflight, then the two repetitions
     assert report(pytester)["summary"]["run"]["preflight"] == "ok"
 
 
