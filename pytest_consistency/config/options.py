@@ -348,9 +348,9 @@ ROUTE_OPTIONS = (
         ("route", "preflight"),
         choice("true", "false"),
         "make one minimal request per route the selected tests use, after collection and before the first test, "
-        "and abort on a broken route (on by default when the session records live: --consistency-record=all, or "
-        "once and new_episodes with a cassette missing; a replay sends nothing; --no-consistency-preflight "
-        "switches it off)",
+        "and abort on a broken route (on by default when the session records live without xdist: "
+        "--consistency-record=all, or once and new_episodes with a cassette missing; a replay sends nothing; "
+        "--no-consistency-preflight switches it off)",
         is_flag=True,
         negation="--no-consistency-preflight",
     ),

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY, PluginState
 
 
@@ -29,7 +28,7 @@ class Controller:
         wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
         if wanted and mode == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
-        elif (wanted or (wanted is None and mode in LIVE_MODES)) and self.config.pluginmanager.has_plugin("dsession"):
+        elif wanted and self.config.pluginmanager.has_plugin("dsession"):
             # The routes are checked after collection (:mod:`.preflight`); under xdist only workers collect.
             state.preflight = "checked by each xdist worker, for the routes its tests use"
 

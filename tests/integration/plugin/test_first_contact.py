@@ -230,6 +230,7 @@ def test_the_preflight_runs_by_default_only_where_the_session_records_live(
     assert preflights("--consistency-record=new_episodes") == 0
     assert preflights("--consistency-record=all") == 1
     assert preflights("--consistency-record=all", "--no-consistency-preflight") == 0
+    assert preflights("--consistency-record=all", "-n", "2") == 0  # under xdist: only when asked for
     assert preflights() == 0  # none: replay only
 
 
