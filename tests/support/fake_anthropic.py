@@ -24,7 +24,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_openai import is_preflight
 from loopback import LoopbackServer, QuietHandler
 
 GOOD_KEY = "sk-ant-test-good-key-0123456789abcdef"
@@ -87,6 +86,23 @@ def request_text(body: dict[str, Any]) -> str:
         if isinstance(message, dict):
             parts += text_of(message.get("content"))
     return " ".join(parts)
+
+
+#: The plugin's preflight prompt (``route.providers.openai.PROMPT``; a test keeps them equal). Written out: this
+#: server also runs as a process of its own, which imports nothing of the plugin (importing it there changed the
+#: timing a rate-limit test measures).
+PREFLIGHT_PROMPT = "reply OK"
+
+
+def is_preflight(body: Any) -> bool:
+    """Whether a request body is the plugin's preflight: one user message asking for ``PREFLIGHT_PROMPT``."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return (
+        isinstance(messages, list)
+        and len(messages) == 1
+        and isinstance(messages[0], dict)
+        and messages[0].get("content") == PREFLIGHT_PROMPT
+    )
 
 
 class FakeAnthropic(LoopbackServer):

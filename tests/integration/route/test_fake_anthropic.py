@@ -275,3 +275,12 @@ def test_as_a_subprocess_it_prints_ready_and_serves_stats() -> None:
         process.wait(5)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def test_the_fakes_know_the_plugins_preflight_prompt() -> None:
+    import fake_anthropic
+    import fake_openai
+
+    from pytest_consistency.route.providers.openai import PROMPT
+
+    assert fake_anthropic.PREFLIGHT_PROMPT == fake_openai.PREFLIGHT_PROMPT == PROMPT
