@@ -1,17 +1,21 @@
 """Every option of the plugin, declared once, with its command-line flag, ini key and YAML key.
 
-One table drives ``pytest_addoption``, the ini and YAML parsing and the precedence CLI > YAML > ini > default
-(:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so an option cannot
-exist in one place and be forgotten in another. Values are validated by the same function wherever they come
-from (:mod:`.parse`), and an invalid one is an error naming where it came from. Nothing here imports pytest.
+One table drives ``pytest_addoption`` (:func:`add_options`), the ini and YAML parsing and the precedence
+CLI > YAML > ini > default (:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so
+an option cannot exist in one place and be forgotten in another. Values are validated by the same function wherever
+they come from (:mod:`.parse`), and an invalid one is an error naming where it came from. Nothing here imports pytest.
+
+Every pytest start with the plugin installed imports this module and registers the table, a session that never uses
+the plugin too (it loads nothing else of the plugin, ``plugin.dormant``): so it builds no dataclass (``dataclasses``
+compiles the methods of each class it makes, about 1 ms a class), nor do the modules it imports (the gates, the
+parsers, the marker).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
@@ -38,24 +42,45 @@ from pytest_consistency.config.parse import (
 )
 from pytest_consistency.stats.choices import TARGETS, TESTS
 
+if TYPE_CHECKING:  # the command reads the table without pytest
+    import pytest
 
-@dataclass(frozen=True)
+
 class Option:
-    """A setting, declared once: its command-line flag, YAML path, parser and help."""
+    """A setting, declared once: its command-line flag, YAML path, parser and help. Read-only by convention (a plain
+    class: see the module docstring)."""
 
-    dest: str
-    flag: str
-    yaml_path: tuple[str, ...]
-    parse: Callable[[Any], Any]
-    help: str
-    default: Any = None
-    metavar: str = "VALUE"
-    is_flag: bool = False
-    #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
-    is_list: bool = False
-    #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
-    #: depends on the session: the suite-level test is on whenever a baseline is given).
-    negation: str | None = None
+    __slots__ = ("default", "dest", "flag", "help", "is_flag", "is_list", "metavar", "negation", "parse", "yaml_path")
+
+    def __init__(
+        self,
+        dest: str,
+        flag: str,
+        yaml_path: tuple[str, ...],
+        parse: Callable[[Any], Any],
+        help: str,
+        default: Any = None,
+        metavar: str = "VALUE",
+        is_flag: bool = False,
+        is_list: bool = False,
+        negation: str | None = None,
+    ) -> None:
+        self.dest = dest
+        self.flag = flag
+        self.yaml_path = yaml_path
+        self.parse = parse
+        self.help = help
+        self.default = default
+        self.metavar = metavar
+        self.is_flag = is_flag
+        #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
+        self.is_list = is_list
+        #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
+        #: depends on the session: the suite-level test is on whenever a baseline is given).
+        self.negation = negation
+
+    def __repr__(self) -> str:
+        return f"Option({self.dest!r}, {self.flag!r})"
 
     @property
     def ini(self) -> str:
@@ -545,3 +570,35 @@ def argparse_type(option: Option) -> Callable[[str], Any]:
 
     convert.__name__ = option.metavar.lower()
     return convert
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option with pytest (``pytest_addoption``): its flag (and ``--no-`` twin) and its ini key."""
+    group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
+    for option in OPTIONS:
+        if option.is_list:
+            group.addoption(
+                option.flag,
+                action="append",
+                dest=option.dest,
+                default=None,
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
+        elif option.is_flag:  # and its --no- twin, when it has one
+            forms = [(option.flag, True, option.help)]
+            if option.negation is not None:
+                forms.append((option.negation, False, f"switch {option.flag} off"))
+            for flag, const, words in forms:
+                group.addoption(flag, action="store_const", const=const, dest=option.dest, default=None, help=words)
+        else:
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
+        parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)

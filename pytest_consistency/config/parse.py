@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -228,12 +227,24 @@ def choice(*allowed: str) -> Callable[[Any], str]:
     return parse
 
 
-@dataclass(frozen=True)
 class Target:
-    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample."""
+    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample. A value written
+    out, as :class:`.marker.MarkerSpec` (this module is read at every pytest start)."""
 
-    task: str
-    step: int
+    __slots__ = ("step", "task")
+
+    def __init__(self, task: str, step: int) -> None:
+        self.task = task
+        self.step = step
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and (self.task, self.step) == (other.task, other.step)
+
+    def __hash__(self) -> int:
+        return hash((self.task, self.step))
+
+    def __repr__(self) -> str:
+        return f"Target(task={self.task!r}, step={self.step})"
 
     def __str__(self) -> str:
         return f"{self.task}@{self.step}"
