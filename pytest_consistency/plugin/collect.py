@@ -18,25 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_consistency.analysis.answers import plain_scalar
+from pytest_consistency.plugin.carried import ATTRIBUTE, MARKED
 
 if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
     from pytest_consistency.capture.active import ActiveRepetition
     from pytest_consistency.config.marker import MarkerSpec
     from pytest_consistency.model.records import CallRecord, RepetitionResult
-
-ATTRIBUTE = "consistency_payload"
-#: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
-MARKED = "consistency_marked"
-#: Set on a report of an unmarked test that used the ``consistency`` handle (a repetition of one).
-HANDLE = "consistency_handle"
-
-
-def from_repetition(report: pytest.TestReport) -> bool:
-    """Whether the report is a repetition's (a marked one's, or an unmarked test's with the handle): its text gets
-    credential shapes redacted too (``secrets``)."""
-    return (
-        getattr(report, ATTRIBUTE, None) is not None or getattr(report, MARKED, False) or getattr(report, HANDLE, False)
-    )
 
 
 def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:

@@ -13,7 +13,8 @@ import pytest
 from pytest_consistency.analysis.infrastructure import STAND_IN_REASON, call_reason, exception_reason
 from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
-from pytest_consistency.plugin.collect import ATTRIBUTE, HANDLE, MARKED, adds_nothing, payload, phase_outcome, sent
+from pytest_consistency.plugin.carried import ATTRIBUTE, HANDLE, MARKED
+from pytest_consistency.plugin.collect import adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import display_path
 from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
