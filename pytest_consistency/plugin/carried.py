@@ -29,6 +29,11 @@ def from_repetition(report: Any) -> bool:
     )
 
 
+def marked_repetition(report: Any) -> bool:
+    """Whether the report is a marked repetition's (its payload, or the mark of a phase that added nothing)."""
+    return getattr(report, ATTRIBUTE, None) is not None or getattr(report, MARKED, False)
+
+
 def has_text(report: Any) -> bool:
     """Whether the report carries any text to redact (a passing phase with nothing captured has none)."""
     return bool(

@@ -128,6 +128,9 @@ class Collection:
                 tracked.spec = state.spec(marker)
                 if state.resample is not None and state.resample.covers(tracked.task_id):
                     tracked.spec = state.resample.spec(tracked.spec)
+        repeated = [tracked for tracked in state.items.values() if tracked.spec is not None]
+        if repeated:  # the live status line's totals (``status``)
+            state.totals = (len({tracked.task_id for tracked in repeated}), len(repeated))
         if marked:  # the repetition machinery, for a session that repeats tasks or hands out the handle
             from pytest_consistency.plugin.runtime import register
 

@@ -92,11 +92,14 @@ class Outcome:
         if adds_nothing(report, active):
             setattr(report, MARKED, True)
         else:
-            # The hook's implementers travel once per process (the controller keeps every worker's).
-            plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
+            # The hook's implementers travel once per process (the controller keeps every worker's), the collected
+            # totals with them.
+            first = not state.equivalence_sent
+            plugins, state.equivalence_sent = (state.equivalence_plugins if first else []), True
             if self.in_process is None:
                 self.in_process = not is_worker(item.config)
-            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
+            totals = state.totals if first else None
+            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process, totals)
             setattr(report, ATTRIBUTE, data)
             if report.when == "call":
                 sent(active)

@@ -115,6 +115,9 @@ class PluginState:
     equivalence_plugins: list[str] | None = None
     #: Whether a payload of this process carried them already (they travel once).
     equivalence_sent: bool = False
+    #: The collected selection's marked tasks and repetitions (``Collection``; the live status line's totals), sent
+    #: to the controller with the equivalence hook's implementers.
+    totals: tuple[int, int] | None = None
     #: How ``consistency.record`` normalises an answer (``fixtures.normalizer``), read once at the first handle.
     normalize: Callable[[Any, str], Any] | None = None
     #: The item whose protocol is running (the ``consistency`` fixture's node: it does not ask for ``request``).
