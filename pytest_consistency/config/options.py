@@ -1,21 +1,20 @@
 """Every option of the plugin, declared once, with its command-line flag, ini key and YAML key.
 
-One table drives ``pytest_addoption`` (:func:`add_options`), the ini and YAML parsing and the precedence
+One table drives ``pytest_addoption`` (``plugin.dormant.add_options``), the ini and YAML parsing and the precedence
 CLI > YAML > ini > default (:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so
 an option cannot exist in one place and be forgotten in another. Values are validated by the same function wherever
 they come from (:mod:`.parse`), and an invalid one is an error naming where it came from. Nothing here imports pytest.
 
 Every pytest start with the plugin installed imports this module and registers the table, a session that never uses
-the plugin too (it loads nothing else of the plugin, ``plugin.dormant``): so it builds no dataclass (``dataclasses``
-compiles the methods of each class it makes, about 1 ms a class), nor do the modules it imports (the gates, the
-parsers, the marker).
+the plugin too (``plugin.dormant``): so it builds no dataclass (``dataclasses`` compiles the methods of each class it
+makes, about 1 ms a class), nor do the modules it imports (the gates, the parsers, the marker).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
@@ -41,9 +40,6 @@ from pytest_consistency.config.parse import (
     timeout_seconds,
 )
 from pytest_consistency.stats.choices import TARGETS, TESTS
-
-if TYPE_CHECKING:  # the command reads the table without pytest
-    import pytest
 
 
 class Option:
@@ -570,35 +566,3 @@ def argparse_type(option: Option) -> Callable[[str], Any]:
 
     convert.__name__ = option.metavar.lower()
     return convert
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Register every option with pytest (``pytest_addoption``): its flag (and ``--no-`` twin) and its ini key."""
-    group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
-    for option in OPTIONS:
-        if option.is_list:
-            group.addoption(
-                option.flag,
-                action="append",
-                dest=option.dest,
-                default=None,
-                type=argparse_type(option),
-                metavar=option.metavar,
-                help=option.help,
-            )
-        elif option.is_flag:  # and its --no- twin, when it has one
-            forms = [(option.flag, True, option.help)]
-            if option.negation is not None:
-                forms.append((option.negation, False, f"switch {option.flag} off"))
-            for flag, const, words in forms:
-                group.addoption(flag, action="store_const", const=const, dest=option.dest, default=None, help=words)
-        else:
-            group.addoption(
-                option.flag,
-                dest=option.dest,
-                default=None,
-                type=argparse_type(option),
-                metavar=option.metavar,
-                help=option.help,
-            )
-        parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)

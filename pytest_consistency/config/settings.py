@@ -1,7 +1,7 @@
 """The plugin's settings in a pytest session: options on the command line, the ini file and the YAML file.
 
 The table of options and their parsers live in :mod:`.options` (no pytest needed, so the ``pytest-consistency``
-command reads the same YAML and gates), which also registers them with pytest (``add_options``); this module applies
+command reads the same YAML and gates), registered with pytest by ``plugin.dormant.add_options``; this module applies
 the precedence CLI > YAML > ini > default, turning every invalid value into a usage error that names where it came
 from. Only a session the plugin wakes for builds :class:`Settings` (``plugin.dormant``).
 """

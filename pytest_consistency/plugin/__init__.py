@@ -34,7 +34,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_consistency.config.options import add_options
+    from pytest_consistency.plugin.dormant import add_options
 
     add_options(parser)
 

@@ -1,6 +1,6 @@
 """The plugin before a session needs it: a session that never uses the plugin pays for its options and little else.
 
-Every pytest start with the plugin installed registers its options (``config.options``), puts the log filter on
+Every pytest start with the plugin installed registers its options (:func:`add_options`), puts the log filter on
 Python's last-resort handler (``logs.install``) and, at ``pytest_configure``, registers the marker's line of
 ``--markers`` and the fixtures (``consistency``, the pinned clients: any test may ask for them). Everything else the
 plugin does waits until the session needs it; then the plugin *wakes* (:func:`wake`): it resolves and checks its
@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from pytest_consistency.config.marker import MARKER, MARKER_DOC
-from pytest_consistency.config.options import BY_DEST, OPTIONS
+from pytest_consistency.config.options import BY_DEST, OPTIONS, argparse_type
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.plugin import carried, fixtures, hookspecs
 from pytest_consistency.plugin.defaults import DEFAULTS
@@ -47,6 +47,39 @@ NAME = "consistency-dormant"
 WOKEN: pytest.StashKey[bool] = pytest.StashKey()
 #: The plugin's own hooks: an implementation other than the defaults is a reason to wake.
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("pytest_consistency_"))
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """``pytest_addoption``: every option of the table (``config.options``) registered with pytest, its flag (and
+    ``--no-`` twin) and its ini key."""
+    group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
+    for option in OPTIONS:
+        if option.is_list:
+            group.addoption(
+                option.flag,
+                action="append",
+                dest=option.dest,
+                default=None,
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
+        elif option.is_flag:  # and its --no- twin, when it has one
+            forms = [(option.flag, True, option.help)]
+            if option.negation is not None:
+                forms.append((option.negation, False, f"switch {option.flag} off"))
+            for flag, const, words in forms:
+                group.addoption(flag, action="store_const", const=const, dest=option.dest, default=None, help=words)
+        else:
+            group.addoption(
+                option.flag,
+                dest=option.dest,
+                default=None,
+                type=argparse_type(option),
+                metavar=option.metavar,
+                help=option.help,
+            )
+        parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
 def configure(config: pytest.Config) -> None:
