@@ -34,7 +34,7 @@ of them went through pytest's assertion rewriter (a probe run, not counted).
     .venv/bin/python benchmarks/startup.py --instructions   # callgrind, 3 counts each side and mode
     .venv/bin/python benchmarks/startup.py --smoke          # one run of each, nothing judged (CI)
 
-``--smoke`` builds the lean venvs too (about 25 s the first time: a wheel, two venvs, pip from the index; a few
+``--smoke`` builds the lean venvs too (about 40 s the first time: a wheel, two venvs, pip from the index; about 10
 seconds once they exist), so that CI keeps the whole path working.
 """
 
