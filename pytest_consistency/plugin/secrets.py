@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.cassette import rescrub as late_secrets
-from pytest_consistency.cassette.rescrub import Written
+import pytest_consistency.cassette.rescrub as late_secrets
 from pytest_consistency.plugin.carried import WORKER_KEY, from_repetition, has_text
 from pytest_consistency.plugin.failure_text import redact_junit, redact_report, redact_stats
 from pytest_consistency.plugin.state import STATE, is_worker
@@ -81,7 +80,7 @@ class SecretsHooks:
         self.first: frozenset[str] | None = None
         self.workers_first: list[frozenset[str]] = []
         #: The cassettes this session wrote, with what each was scanned for (on the controller, every worker's too).
-        self.written: Written | None = None
+        self.written: late_secrets.Written | None = None
         #: A worker went down without handing over its list: the repetitions' cassettes are looked at instead.
         self.lost_worker = False
         self.started: float | None = None
