@@ -23,7 +23,10 @@ Until then :class:`Dormant` (``consistency-dormant``) watches for these and keep
 the session (``carried.Kept``); when the plugin wakes, its roles get what it kept (``configure.catch_up``) and the
 hook call that woke it (:meth:`Dormant.wake`), and the dormant role is unregistered. A session the plugin sleeps
 through behaves as one it woke for at the start and found nothing to do in: nothing to redact, nothing to
-summarise, nothing printed or written; ``tests/integration/costs/test_startup_costs.py`` holds what it loads.
+summarise, nothing printed or written; ``tests/support/asleep.py`` lists what it loads. One difference is left: a
+credential variable a test itself exports reaches pytest's log handlers unfiltered until that test's first report
+with text wakes the plugin (awake from the start, their filter read the variables at its first record, so it missed
+such a variable too whenever a record came first; the reports and warnings are redacted either way).
 """
 
 from __future__ import annotations
