@@ -25,7 +25,6 @@ A value that cannot be measured fails: no gate passes by accident.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the option table reads the declarations at import; the result model loads at the session end
@@ -39,35 +38,80 @@ Reader = Callable[["SessionSummary"], "float | None"]
 BoundsReader = Callable[["SessionSummary", float], "Interval | None"]
 
 
-@dataclass(frozen=True)
 class Gate:
-    """A gate, declared once: its name, option, direction, unit and how to read its figure from a summary."""
+    """A gate, declared once: its name, option, direction, unit and how to read its figure from a summary.
 
-    name: str
-    flag: str
-    direction: Literal["max", "min"]
-    unit: str
-    value: Reader
-    help: str
-    #: An estimated figure: its bounds (decided on them with ``--consistency-gate-on=bound``).
-    bounds: BoundsReader | None = None
-    metavar: str = "PP"
-    #: Whole numbers (a count of tasks) rather than percentages.
-    count: bool = False
-    #: The figure is scored at k: with k = n, more repetitions raise k too, and its interval does not narrow.
-    scored_at_k: bool = False
-    #: A p-value (0..1) rather than percentage points.
-    probability: bool = False
-    #: A test against the baseline (decided at its level / m, pass or fail): the regression count, McNemar's p.
-    test: bool = False
-    #: A fact, not an estimate (route drift): decided on its value, outside the family.
-    fact: bool = False
-    #: Decided on its bounds whatever ``--consistency-gate-on`` says (the gap increase is a one-sided test).
-    always_bound: bool = False
-    #: The figure leaves its extreme (0 for a max gate, 100 for a min gate) only when its truth does (a flaky task has
-    #: 0 < p < 1; answers that differed did; a task that failed once has p < 1): at a threshold on that extreme, a
-    #: value off it is certain evidence, whatever the interval's end.
-    certain_at_extreme: bool = False
+    Read-only by convention; a plain class, not a dataclass: the option table builds its options from :data:`GATES`
+    at every pytest start (see ``config/options.py``). :meth:`replaced` makes a changed copy."""
+
+    __slots__ = (
+        "always_bound",
+        "bounds",
+        "certain_at_extreme",
+        "count",
+        "direction",
+        "fact",
+        "flag",
+        "help",
+        "metavar",
+        "name",
+        "probability",
+        "scored_at_k",
+        "test",
+        "unit",
+        "value",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        flag: str,
+        direction: Literal["max", "min"],
+        unit: str,
+        value: Reader,
+        help: str,
+        bounds: BoundsReader | None = None,
+        metavar: str = "PP",
+        count: bool = False,
+        scored_at_k: bool = False,
+        probability: bool = False,
+        test: bool = False,
+        fact: bool = False,
+        always_bound: bool = False,
+        certain_at_extreme: bool = False,
+    ) -> None:
+        self.name = name
+        self.flag = flag
+        self.direction = direction
+        self.unit = unit
+        self.value = value
+        self.help = help
+        #: An estimated figure: its bounds (decided on them with ``--consistency-gate-on=bound``).
+        self.bounds = bounds
+        self.metavar = metavar
+        #: Whole numbers (a count of tasks) rather than percentages.
+        self.count = count
+        #: The figure is scored at k: with k = n, more repetitions raise k too, and its interval does not narrow.
+        self.scored_at_k = scored_at_k
+        #: A p-value (0..1) rather than percentage points.
+        self.probability = probability
+        #: A test against the baseline (decided at its level / m, pass or fail): the regression count, McNemar's p.
+        self.test = test
+        #: A fact, not an estimate (route drift): decided on its value, outside the family.
+        self.fact = fact
+        #: Decided on its bounds whatever ``--consistency-gate-on`` says (the gap increase is a one-sided test).
+        self.always_bound = always_bound
+        #: The figure leaves its extreme (0 for a max gate, 100 for a min gate) only when its truth does (a flaky
+        #: task has 0 < p < 1; answers that differed did; a task that failed once has p < 1): at a threshold on that
+        #: extreme, a value off it is certain evidence, whatever the interval's end.
+        self.certain_at_extreme = certain_at_extreme
+
+    def __repr__(self) -> str:
+        return f"Gate({self.name!r}, {self.flag!r})"
+
+    def replaced(self, **changes: Any) -> Gate:
+        """A copy with ``changes`` (as ``dataclasses.replace`` would make)."""
+        return Gate(**{name: getattr(self, name) for name in self.__slots__} | changes)
 
     @property
     def dest(self) -> str:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import pytest_consistency.stats.metrics as metrics
 from pytest_consistency.analysis.adaptive import decided, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
@@ -40,7 +41,6 @@ from pytest_consistency.model.result import (
     TaskResult,
     Verdict,
 )
-from pytest_consistency.stats import metrics
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals

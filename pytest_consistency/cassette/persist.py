@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest_consistency.cassette.rescrub as late_secrets
 from pytest_consistency.capture.wire import RECORDED_RETRY_HEADER
 from pytest_consistency.cassette import _vcr
-from pytest_consistency.cassette import rescrub as late_secrets
 from pytest_consistency.cassette.bounds import UnboundedCassette, shown
 from pytest_consistency.cassette.messages import CassetteError, SecretInCassetteError
 from pytest_consistency.cassette.paths import serializer_name

@@ -32,9 +32,8 @@ from pytest_consistency.config.options import (
     GATE_OPTIONS,
     OUTPUT_OPTIONS,
     Option,
-    argparse_type,
 )
-from pytest_consistency.config.parse import SettingError
+from pytest_consistency.config.parse import SettingError, argparse_type
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
 from pytest_consistency.report import BUILTIN, builtin
@@ -82,13 +81,17 @@ def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
                 option.flag,
                 dest=option.dest,
                 action="append",
-                type=argparse_type(option),
+                type=argparse_type(option.parse, option.metavar),
                 metavar=option.metavar,
                 help=option.help,
             )
             continue
         parser.add_argument(
-            option.flag, dest=option.dest, type=argparse_type(option), metavar=option.metavar, help=option.help
+            option.flag,
+            dest=option.dest,
+            type=argparse_type(option.parse, option.metavar),
+            metavar=option.metavar,
+            help=option.help,
         )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import reprlib
-from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -52,15 +51,38 @@ class MarkerError(ValueError):
     """A marker argument is invalid; the message names the argument and how to fix it."""
 
 
-@dataclass(frozen=True)
 class MarkerSpec:
     """A ``repeat_consistency`` marker, parsed: repetitions ``n``, ``k`` for the figures, and the task's bar:
-    ``min_pass`` (a rule on the observed count) or ``min_rate`` (a verdict on exact tests; None when not set)."""
+    ``min_pass`` (a rule on the observed count) or ``min_rate`` (a verdict on exact tests; None when not set).
 
-    n: int
-    k: int
-    min_pass: float
-    min_rate: float | None = None
+    A value (compared and hashed by its fields, read-only by convention), written out rather than made by
+    ``dataclasses`` or ``typing.NamedTuple``: every pytest start reads this module (the option table's limits, the
+    marker's line of ``--markers``), and each of those compiles code for the class it makes (``config/options.py``)."""
+
+    __slots__ = ("k", "min_pass", "min_rate", "n")
+
+    def __init__(self, n: int, k: int, min_pass: float, min_rate: float | None = None) -> None:
+        self.n = n
+        self.k = k
+        self.min_pass = min_pass
+        self.min_rate = min_rate
+
+    def _fields(self) -> tuple[int, int, float, float | None]:
+        return (self.n, self.k, self.min_pass, self.min_rate)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MarkerSpec) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"MarkerSpec(n={self.n}, k={self.k}, min_pass={self.min_pass}, min_rate={self.min_rate})"
+
+    def replaced(self, **changes: Any) -> MarkerSpec:
+        """A copy with ``changes`` (as ``dataclasses.replace`` would make)."""
+        fields = {"n": self.n, "k": self.k, "min_pass": self.min_pass, "min_rate": self.min_rate}
+        return MarkerSpec(**(fields | changes))
 
 
 def above_maximum(value: Any) -> str:

@@ -1,22 +1,23 @@
 """Every option of the plugin, declared once, with its command-line flag, ini key and YAML key.
 
-One table drives ``pytest_addoption``, the ini and YAML parsing and the precedence CLI > YAML > ini > default
-(:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so an option cannot
-exist in one place and be forgotten in another. Values are validated by the same function wherever they come
-from (:mod:`.parse`), and an invalid one is an error naming where it came from. Nothing here imports pytest.
+One table drives ``pytest_addoption`` (``plugin.dormant.add_options``), the ini and YAML parsing and the precedence
+CLI > YAML > ini > default (:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so
+an option cannot exist in one place and be forgotten in another. Values are validated by the same function wherever
+they come from (:mod:`.parse`), and an invalid one is an error naming where it came from. Nothing here imports pytest.
+
+Every pytest start with the plugin installed imports this module and registers the table, a session that never uses
+the plugin too (``plugin.dormant``): so it builds no dataclass (``dataclasses`` compiles the methods of each class it
+makes, about 1 ms a class), nor do the modules it imports (the gates, the parsers, the marker).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
 from pytest_consistency.config.parse import (
-    SettingError,
     cause_limits,
     choice,
     confidence_level,
@@ -44,23 +45,41 @@ RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
 LIVE_MODES = ("once", "new_episodes", "all")
 
 
-@dataclass(frozen=True)
 class Option:
-    """A setting, declared once: its command-line flag, YAML path, parser and help."""
+    """A setting, declared once: its command-line flag, YAML path, parser and help. Read-only by convention (a plain
+    class: see the module docstring)."""
 
-    dest: str
-    flag: str
-    yaml_path: tuple[str, ...]
-    parse: Callable[[Any], Any]
-    help: str
-    default: Any = None
-    metavar: str = "VALUE"
-    is_flag: bool = False
-    #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
-    is_list: bool = False
-    #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
-    #: depends on the session: the suite-level test is on whenever a baseline is given).
-    negation: str | None = None
+    __slots__ = ("default", "dest", "flag", "help", "is_flag", "is_list", "metavar", "negation", "parse", "yaml_path")
+
+    def __init__(
+        self,
+        dest: str,
+        flag: str,
+        yaml_path: tuple[str, ...],
+        parse: Callable[[Any], Any],
+        help: str,
+        default: Any = None,
+        metavar: str = "VALUE",
+        is_flag: bool = False,
+        is_list: bool = False,
+        negation: str | None = None,
+    ) -> None:
+        self.dest = dest
+        self.flag = flag
+        self.yaml_path = yaml_path
+        self.parse = parse
+        self.help = help
+        self.default = default
+        self.metavar = metavar
+        self.is_flag = is_flag
+        #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
+        self.is_list = is_list
+        #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
+        #: depends on the session: the suite-level test is on whenever a baseline is given).
+        self.negation = negation
+
+    def __repr__(self) -> str:
+        return f"Option({self.dest!r}, {self.flag!r})"
 
     @property
     def ini(self) -> str:
@@ -576,16 +595,3 @@ OPTIONS = (
     *TRACE_OPTIONS,
 )
 BY_DEST = {option.dest: option for option in OPTIONS}
-
-
-def argparse_type(option: Option) -> Callable[[str], Any]:
-    """The option's parser as an argparse ``type``: an invalid value is argparse's usage error, naming the flag."""
-
-    def convert(raw: str) -> Any:
-        try:
-            return option.parse(raw)
-        except SettingError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    convert.__name__ = option.metavar.lower()
-    return convert

@@ -7,10 +7,10 @@ each option names its parser). Nothing here imports pytest.
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -228,12 +228,24 @@ def choice(*allowed: str) -> Callable[[Any], str]:
     return parse
 
 
-@dataclass(frozen=True)
 class Target:
-    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample."""
+    """``TASK@STEP`` as given: the task id as the report prints it, and the 1-based step to resample. A value written
+    out, as :class:`.marker.MarkerSpec` (this module is read at every pytest start)."""
 
-    task: str
-    step: int
+    __slots__ = ("step", "task")
+
+    def __init__(self, task: str, step: int) -> None:
+        self.task = task
+        self.step = step
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and (self.task, self.step) == (other.task, other.step)
+
+    def __hash__(self) -> int:
+        return hash((self.task, self.step))
+
+    def __repr__(self) -> str:
+        return f"Target(task={self.task!r}, step={self.step})"
 
     def __str__(self) -> str:
         return f"{self.task}@{self.step}"
@@ -260,3 +272,16 @@ def absolute_path(value: Any, base: Path | None) -> Path:
     if path.is_absolute():
         return path
     return (base if base is not None else Path.cwd()) / path
+
+
+def argparse_type(parse: Callable[[str], Any], metavar: str) -> Callable[[str], Any]:
+    """An option's parser as an argparse ``type``: an invalid value is argparse's usage error, naming the flag."""
+
+    def convert(raw: str) -> Any:
+        try:
+            return parse(raw)
+        except SettingError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = metavar.lower()
+    return convert

@@ -1,8 +1,9 @@
 """The plugin's settings in a pytest session: options on the command line, the ini file and the YAML file.
 
 The table of options and their parsers live in :mod:`.options` (no pytest needed, so the ``pytest-consistency``
-command reads the same YAML and gates); this module registers them with pytest and applies the precedence
-CLI > YAML > ini > default, turning every invalid value into a usage error that names where it came from.
+command reads the same YAML and gates), registered with pytest by ``plugin.dormant.add_options``; this module applies
+the precedence CLI > YAML > ini > default, turning every invalid value into a usage error that names where it came
+from. Only a session the plugin wakes for builds :class:`Settings` (``plugin.dormant``).
 """
 
 from __future__ import annotations
@@ -13,43 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS, Option, argparse_type
+from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS, Option
 from pytest_consistency.config.parse import SettingError, absolute_path
 from pytest_consistency.config.parse import Target as ResampleTarget
 
 if TYPE_CHECKING:  # the option table is read at start-up: no statistics (model.result) loaded for it
     from pytest_consistency.model.result import GateOn, Target
-
-
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
-    for option in OPTIONS:
-        if option.is_list:
-            group.addoption(
-                option.flag,
-                action="append",
-                dest=option.dest,
-                default=None,
-                type=argparse_type(option),
-                metavar=option.metavar,
-                help=option.help,
-            )
-        elif option.is_flag:  # and its --no- twin, when it has one
-            forms = [(option.flag, True, option.help)]
-            if option.negation is not None:
-                forms.append((option.negation, False, f"switch {option.flag} off"))
-            for flag, const, text in forms:
-                group.addoption(flag, action="store_const", const=const, dest=option.dest, default=None, help=text)
-        else:
-            group.addoption(
-                option.flag,
-                dest=option.dest,
-                default=None,
-                type=argparse_type(option),
-                metavar=option.metavar,
-                help=option.help,
-            )
-        parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,12 +1,14 @@
 """pytest-consistency's pytest11 entry point: a table of contents.
 
-Importing it loads only the hook declarations (``hookspecs``): a pytest start that never uses the plugin pays for
-little more than this module. Each hook below delegates; everything else the plugin does is a role object
-registered by name when the session is configured (``configure.roles``, as pytest-xdist registers its own):
+Importing it loads only the hook declarations (``hookspecs``). Each hook below delegates. A session that never uses
+the plugin registers its options and, at configure, the marker's line, the fixtures and the role that waits for a
+reason to wake the plugin (``dormant``): that is all it loads. Everything else the plugin does is a role object
+registered by name when the plugin wakes (``configure.roles``, as pytest-xdist registers its own):
 
-- ``consistency-defaults``: the default implementations of the plugin's own hooks (``defaults``);
+- ``consistency-defaults``: the default implementations of the plugin's own hooks (``defaults``), in every session;
+- ``consistency-fixtures``: ``consistency`` and the route-pinned clients (``fixtures``), in every session;
+- ``consistency-dormant``: until the plugin wakes, what makes it wake (``dormant``);
 - ``consistency-collection``: one item per repetition, shards, the routes the tests use (``collection``);
-- ``consistency-fixtures``: ``consistency`` and the route-pinned clients (``fixtures``);
 - ``consistency-repetition-scope``: a repetition's cassette, network block and observer around its fixtures, and
   the repetitions it refuses or curtails (``lifecycle``);
 - ``consistency-outcome``: what each report carries to the controller (``outcome``);
@@ -32,7 +34,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_consistency.config.settings import add_options
+    from pytest_consistency.plugin.dormant import add_options
 
     add_options(parser)
 
@@ -46,18 +48,22 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_consistency.plugin.configure import configure
+    from pytest_consistency.plugin.dormant import configure
 
     configure(config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    from pytest_consistency.plugin import dormant
+
+    if not dormant.woken(config):  # a resample session sets its option: the plugin woke at configure
+        return dormant.report_header(config)
     from pytest_consistency.plugin.configure import report_header
 
     return report_header(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from pytest_consistency.plugin.configure import unconfigure
+    from pytest_consistency.plugin.dormant import unconfigure
 
     unconfigure(config)

@@ -18,25 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_consistency.analysis.answers import plain_scalar
+from pytest_consistency.plugin.carried import ATTRIBUTE, MARKED
 
 if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
     from pytest_consistency.capture.active import ActiveRepetition
     from pytest_consistency.config.marker import MarkerSpec
     from pytest_consistency.model.records import CallRecord, RepetitionResult
-
-ATTRIBUTE = "consistency_payload"
-#: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
-MARKED = "consistency_marked"
-#: Set on a report of an unmarked test that used the ``consistency`` handle (a repetition of one).
-HANDLE = "consistency_handle"
-
-
-def from_repetition(report: pytest.TestReport) -> bool:
-    """Whether the report is a repetition's (a marked one's, or an unmarked test's with the handle): its text gets
-    credential shapes redacted too (``secrets``)."""
-    return (
-        getattr(report, ATTRIBUTE, None) is not None or getattr(report, MARKED, False) or getattr(report, HANDLE, False)
-    )
 
 
 def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
@@ -79,10 +66,12 @@ def payload(
     infrastructure: str | None = None,
     message: str | None = None,
     in_process: bool = False,
+    totals: tuple[int, int] | None = None,
 ) -> str | dict[str, Any]:
     """The repetition's payload: JSON text, or (``in_process``: this process is where every report arrives) the
     dict itself when JSON would give it back unchanged, as for a repetition without calls whose answer is a plain
-    scalar; a tuple (``first_attempt``) or a call's records always take the JSON round trip, as under xdist."""
+    scalar; a tuple (``first_attempt``) or a call's records always take the JSON round trip, as under xdist.
+    ``totals``: the collected tasks and repetitions, on a process's first payload only (the status line's)."""
     with state.lock:
         data: dict[str, Any] = {
             "task_id": state.task_id,
@@ -109,6 +98,8 @@ def payload(
             "first_attempt": state.first_attempt if state.attempts > 1 else None,
             "equivalence_plugins": hook_plugins,
         }
+    if totals is not None:
+        data["totals"] = list(totals)
     if (
         in_process
         and not data["calls"]
@@ -177,6 +168,8 @@ class Collector:
         self.by_task: dict[str, list[RepetitionResult]] = {}
         self.failed_nodeids: set[str] = set()
         self.worker_equivalence_plugins: set[str] = set()
+        #: The collected selection's tasks and repetitions, from the first payload that carried them.
+        self.totals: tuple[int, int] | None = None
         #: Repetitions whose first attempt failed and was re-run (pytest-rerunfailures): their outcome is settled.
         self.settled: set[str] = set()
         #: Durations of payload-less phases (``MARKED``) that reported before their repetition's first payload, and
@@ -231,6 +224,9 @@ class Collector:
 
         data = raw if isinstance(raw, dict) else json.loads(raw)  # a dict: made in this process (``payload``)
         self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
+        totals = data.pop("totals", None)
+        if totals is not None:
+            self.totals = (int(totals[0]), int(totals[1]))
         rep = self.repetitions.get(nodeid)
         if rep is None:
             rep = RepetitionResult(

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
-from pytest_consistency.config import shard
 from pytest_consistency.config.marker import PARAM, MarkerError, MarkerSpec, rate_warning, repetition_id, task_id_of
 from pytest_consistency.config.options import LIVE_MODES
-from pytest_consistency.plugin.state import ROUTE_FIXTURES, STATE, PluginState, is_worker, marker_of
+from pytest_consistency.config.shard import select as select_shard
+from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
+from pytest_consistency.plugin.state import STATE, PluginState, is_worker, marker_of
 
 if TYPE_CHECKING:
     from pytest_consistency.cassette.matching import MatchRules
@@ -76,7 +77,7 @@ class Collection:
             state.order.setdefault(item.nodeid, index)
         spec = state.settings.consistency_shard
         if spec is not None:
-            kept, dropped = shard.select(items, *spec)
+            kept, dropped = select_shard(items, *spec)
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = kept
@@ -128,10 +129,13 @@ class Collection:
                 tracked.spec = state.spec(marker)
                 if state.resample is not None and state.resample.covers(tracked.task_id):
                     tracked.spec = state.resample.spec(tracked.spec)
+        repeated = [tracked for tracked in state.items.values() if tracked.spec is not None]
+        if repeated:  # the live status line's totals (``status``)
+            state.totals = (len({tracked.task_id for tracked in repeated}), len(repeated))
         if marked:  # the repetition machinery, for a session that repeats tasks or hands out the handle
-            from pytest_consistency.plugin import runtime
+            from pytest_consistency.plugin.runtime import register
 
-            runtime.register(session.config)
+            register(session.config)
         for name, fixtures in ROUTE_FIXTURES.items():
             route = state.routes.get(name)
             if route is None or not fixtures & fixturenames:

@@ -1,7 +1,9 @@
 """A session's configuration: the settings resolved, each provider's route, the shared limits (throttle, token
-budget, adaptive board), the resample plan; then the role objects registered by name (:data:`ROLES`).
+budget, adaptive board), the resample plan; then the role objects registered by name (:func:`roles`).
 
-Every pytest start with the plugin installed runs this, each xdist worker too: what only some sessions use (the
+It runs when the plugin wakes (``dormant``): at ``pytest_configure`` in a session that sets one of its options (or
+a credential variable, ...), else when the session first needs the plugin (a marked test collected, a report of a
+repetition arriving at xdist's controller); each xdist worker wakes on its own. What only some sessions use (the
 limits, adaptive mode's gate check, the resample plan) or only the controller (its roles, the run id) is imported
 where it is used (``benchmarks/workers.py`` counts a worker's start; ``tests/integration/costs/test_startup_costs``).
 """
@@ -13,20 +15,21 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_consistency.config import settings
-from pytest_consistency.config.marker import MARKER_DOC
 from pytest_consistency.config.options import CONFIG_FILE
-from pytest_consistency.plugin import fixtures
+from pytest_consistency.config.settings import resolve
+from pytest_consistency.plugin import fixtures, logs
+from pytest_consistency.plugin.carried import Kept
 from pytest_consistency.plugin.collection import Collection
+from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
 from pytest_consistency.plugin.logs import LogRedaction, uninstall
 from pytest_consistency.plugin.secrets import SecretsHooks
 from pytest_consistency.plugin.state import (
     BOARD_KEY,
     LEDGER_KEY,
-    ROUTE_FIXTURES,
     SCRATCH,
     STATE,
     THROTTLE_KEY,
@@ -37,11 +40,16 @@ from pytest_consistency.route.doctor import cross_route_problems
 from pytest_consistency.route.resolve import resolve_route
 from pytest_consistency.shared.scratch import Scratch
 
+if TYPE_CHECKING:
+    from pytest_consistency.config.settings import Settings
 
-def configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", MARKER_DOC)
+
+def configure(config: pytest.Config, kept: Kept | None = None) -> None:
+    """Configure the session and register its roles; ``kept``: what the dormant role kept of the session so far,
+    when the plugin woke after the session started (:func:`catch_up`). The marker's line and the fixtures role are
+    the dormant role's (``dormant.configure``), in every session."""
     scratch = config.stash[SCRATCH] = Scratch()  # removed at unconfigure, even if configure fails below
-    state = PluginState(settings=settings.resolve(config))
+    state = PluginState(settings=resolve(config))
     chosen = state.settings
     if chosen.consistency_min_pass is not None and chosen.consistency_min_rate is not None:
         raise pytest.UsageError(
@@ -97,18 +105,43 @@ def configure(config: pytest.Config) -> None:
         state.run_id = run_id_of(state.settings.consistency_run_id, os.environ)
         check_otel(state.settings.consistency_otel, state.settings.consistency_output)
     config.stash[STATE] = state
-    for name, role in roles(config):
+    handle = config.pluginmanager.get_plugin(fixtures.NAME)
+    if isinstance(handle, fixtures.Fixtures):
+        handle.bind(state)
+    logs.bind(config, state)
+    found = roles(config)
+    for name, role in found:
         config.pluginmanager.register(role, name)
+    if kept is not None:
+        catch_up(state, [role for _, role in found], kept)
+
+
+def catch_up(state: PluginState, found: list[object], kept: Kept) -> None:
+    """Hand the roles what they would have kept had they been registered from the start: the failed tests and the
+    collection errors (the controller's), the cassette directories pytest's walk left out so far; and, when the
+    session started before the plugin woke, the start of the session (each role's ``pytest_sessionstart``, in the
+    order pluggy calls them: the last registered first; the secrets role keeps the session's own start time)."""
+    state.collector.failed_nodeids |= kept.failed
+    state.collection_errors |= kept.collection_errors
+    state.cassette_dirs.update(kept.cassette_dirs)
+    if kept.session is None:
+        return
+    for role in reversed(found):
+        start = getattr(role, "pytest_sessionstart", None)
+        if start is not None:
+            start(kept.session)
+        if isinstance(role, SecretsHooks):
+            role.started = kept.started
 
 
 def roles(config: pytest.Config) -> list[tuple[str, object]]:
     """The role objects of this process, by the name each is registered under (as pytest-xdist registers its
     ``dsession`` and ``workercontroller``): every hook the plugin implements beyond the entry module's is one of
     theirs. The controller's roles only where every report arrives (not in an xdist worker); the repetition's
-    roles once collection finds a marked test (``runtime``)."""
+    roles once collection finds a marked test (``runtime``); the fixtures role in every session, from its start
+    (``dormant``)."""
     found: list[tuple[str, object]] = [
         ("consistency-collection", Collection()),
-        ("consistency-fixtures", fixtures.Fixtures.for_config(config)),
         ("consistency-secrets", SecretsHooks(config)),
         ("consistency-logs", LogRedaction(config)),
     ]
@@ -164,7 +197,7 @@ def report_header(config: pytest.Config) -> list[str]:
     return lines if state.resample is None else [*lines, *state.resample.header()]
 
 
-def config_file_line(chosen: settings.Settings, rootdir: Path) -> str:
+def config_file_line(chosen: Settings, rootdir: Path) -> str:
     """``consistency: config ci/consistency.yaml (--consistency-config)``, relative to rootdir, and why that file."""
     path = chosen.config_file
     if path is None:

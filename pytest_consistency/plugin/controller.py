@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from pytest_consistency.plugin.carried import marked_repetition
 from pytest_consistency.plugin.state import BOARD_KEY, LEDGER_KEY, STATE, THROTTLE_KEY, PluginState
+from pytest_consistency.plugin.status import register as show_status
+from pytest_consistency.plugin.status import wanted as status_wanted
 
 
 class Controller:
@@ -22,6 +25,9 @@ class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.state = config.stash[STATE]
+        #: Whether the terminal shows the live status line (``status``), decided at the first report of a marked
+        #: repetition (pytest's terminal reporter is registered after the plugin's configure).
+        self.status: bool | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         state = self.state
@@ -51,6 +57,10 @@ class Controller:
         if failed and not self.config.pluginmanager.has_plugin(Tolerance.NAME):
             # Only a failure can be tolerated: a session (or its part) without one never dispatches the hook to it.
             self.config.pluginmanager.register(Tolerance(self.state), Tolerance.NAME)
+        if self.status is None and marked_repetition(report):  # the session repeats a task: the live status line
+            self.status = status_wanted(self.config)
+            if self.status:
+                show_status(self.config, self.state)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

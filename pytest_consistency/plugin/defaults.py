@@ -28,9 +28,9 @@ def pytest_consistency_normalize_answer(answer: Any, task_id: str) -> Any:
 
 @pytest.hookimpl(trylast=True)
 def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format | None:
-    from pytest_consistency import report
+    from pytest_consistency.report import builtin
 
-    fmt = report.builtin(name)
+    fmt = builtin(name)
     if name == "otlp-json":  # the prompts and completions only with --consistency-otel-content
         from pytest_consistency.plugin.state import STATE
         from pytest_consistency.report.otlp import OtlpJsonFormat

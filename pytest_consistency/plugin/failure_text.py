@@ -16,19 +16,10 @@ from typing import Any
 from _pytest.reports import BaseReport
 
 from pytest_consistency.cassette.rescrub import write_atomic
+from pytest_consistency.plugin.carried import has_text
 
 #: pytest's representation classes live in these modules; other objects are left alone (never walked).
 _PYTEST_MODULES = ("_pytest.", "pytest.")
-
-
-def has_text(report: BaseReport) -> bool:
-    """Whether the report carries any text to redact (a passing phase with nothing captured has none)."""
-    return bool(
-        report.longrepr
-        or report.sections
-        or getattr(report, "user_properties", None)
-        or getattr(report, "wasxfail", None)
-    )
 
 
 def redact_report(report: BaseReport, redact: Callable[[str], str]) -> None:

@@ -1,6 +1,7 @@
 """The fixtures a test receives: ``consistency`` (the repetition's handle) and the route-pinned clients. This
-module's :class:`Fixtures` is registered as a plugin under ``consistency-fixtures``; the clients' machinery loads
-when a test first asks for a client.
+module's :class:`Fixtures` is registered as a plugin under ``consistency-fixtures`` in every session (a test may ask
+for them by name), before the plugin wakes (``dormant``): so it loads nothing else of the plugin; the handle's
+module loads when a test first asks for the handle, the clients' machinery when a test first asks for a client.
 """
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate
 from pytest_consistency.plugin.defaults import DEFAULTS
-from pytest_consistency.plugin.state import STATE, PluginState
 
 if TYPE_CHECKING:
+    from pytest_consistency.capture.active import Consistency
+    from pytest_consistency.plugin.state import PluginState
     from pytest_consistency.route.route import Route
+
+NAME = "consistency-fixtures"
+#: The fixtures of each provider's route: a session that uses one needs that route to be usable.
+ROUTE_FIXTURES = {
+    "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
+    "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
+}
+#: A test that names one of these needs the plugin awake before it runs (``dormant``).
+WAKING = frozenset({"consistency"}).union(*ROUTE_FIXTURES.values())
 
 
 class Fixtures:
@@ -25,16 +35,31 @@ class Fixtures:
     the largest single cost a repetition paid beyond pytest-repeat's (``tests/integration/costs``)."""
 
     #: Set on the class made for each config (:meth:`for_config`): the session-scoped fixtures are class methods
-    #: (pytest 9.2 deprecates session-scoped fixtures that are instance methods) and read it from there.
+    #: (pytest 9.2 deprecates session-scoped fixtures that are instance methods) and read them from there. The state
+    #: is bound when the plugin wakes (:meth:`bind`); a fixture asked for before calls ``awaken`` first.
     config: pytest.Config
-    state: PluginState
+    state: PluginState | None = None
+    awaken: Callable[[pytest.Config], None]
 
     @classmethod
-    def for_config(cls, config: pytest.Config) -> Fixtures:
+    def for_config(cls, config: pytest.Config, awaken: Callable[[pytest.Config], None]) -> Fixtures:
         """The role of one config: an instance of a class of its own, so that two sessions in one process (an
         inline pytester run inside a test) never share it."""
-        made: type[Fixtures] = type(cls.__name__, (cls,), {"config": config, "state": config.stash[STATE]})
+        made: type[Fixtures] = type(cls.__name__, (cls,), {"config": config, "awaken": staticmethod(awaken)})
         return made()
+
+    @classmethod
+    def bind(cls, state: PluginState) -> None:
+        """The session's state, once the plugin woke (``configure``)."""
+        cls.state = state
+
+    @classmethod
+    def awake(cls) -> PluginState:
+        """The session's state, waking the plugin first if it still sleeps."""
+        if cls.state is None:
+            cls.awaken(cls.config)
+        assert cls.state is not None, "the plugin woke without binding its state"
+        return cls.state
 
     @pytest.fixture
     def _consistency_repetition(self) -> None:
@@ -47,7 +72,11 @@ class Fixtures:
 
         A plain fixture (no teardown of its own): the repetition scope deactivates an unmarked test's handle when
         the test's protocol ends (``lifecycle``)."""
+        from pytest_consistency.capture.active import ActiveRepetition, Consistency, activate
+
         state = self.state
+        if state is None:  # asked for by name in a session the plugin slept through so far
+            state = self.awake()
         node = state.item or self.setting_up()
         tracked = state.items.get(node)
         active = None if tracked is None else tracked.active
@@ -62,9 +91,9 @@ class Fixtures:
         """The item being set up when the repetition roles do not track it: a session where no collected test is
         marked or names ``consistency``, and one asks for it with ``request.getfixturevalue``. The roles are
         registered from here on, so that this test's teardown deactivates its handle and later tests are tracked."""
-        from pytest_consistency.plugin import runtime
+        from pytest_consistency.plugin.runtime import register
 
-        runtime.register(self.config)
+        register(self.config)
         session = self.config.pluginmanager.get_plugin("session")
         stack = getattr(getattr(session, "_setupstate", None), "stack", {})
         for node in reversed(list(stack)):
@@ -77,12 +106,12 @@ class Fixtures:
     def pinned_route(cls) -> Route:
         """The session's OpenAI route (base URL, model, key fingerprint, timeout, retries); ``api_key`` is never
         shown."""
-        return _route(cls.config, "openai")
+        return _route(cls.awake(), "openai")
 
     @pytest.fixture
     def pinned_client(self, pinned_route: Route) -> Iterator[Any]:
         """``openai.OpenAI`` on the pinned route; every HTTP attempt is recorded on the current repetition."""
-        client = _client(self.config, pinned_route, is_async=False)
+        client = _client(self.awake(), pinned_route, is_async=False)
         yield client
         client.close()
 
@@ -93,27 +122,27 @@ class Fixtures:
         A plain (sync) fixture, so it works under pytest-asyncio's strict mode and anyio alike; its connections
         belong to the test's event loop, which is gone at teardown, so it is left to the garbage collector.
         """
-        return _client(self.config, pinned_route, is_async=True)
+        return _client(self.awake(), pinned_route, is_async=True)
 
     @pytest.fixture(scope="session")
     @classmethod
     def pinned_anthropic_route(cls) -> Route:
         """The session's Anthropic route (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_API_KEY,
         ANTHROPIC_MODEL, or their options)."""
-        return _route(cls.config, "anthropic")
+        return _route(cls.awake(), "anthropic")
 
     @pytest.fixture
     def pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Iterator[Any]:
         """``anthropic.Anthropic`` on the pinned Anthropic route; every HTTP attempt is recorded like the OpenAI
         client's."""
-        client = _client(self.config, pinned_anthropic_route, is_async=False)
+        client = _client(self.awake(), pinned_anthropic_route, is_async=False)
         yield client
         client.close()
 
     @pytest.fixture
     def async_pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Any:
         """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
-        return _client(self.config, pinned_anthropic_route, is_async=True)
+        return _client(self.awake(), pinned_anthropic_route, is_async=True)
 
 
 def normalizer(config: pytest.Config) -> Callable[[Any, str], Any]:
@@ -128,19 +157,18 @@ def normalizer(config: pytest.Config) -> Callable[[Any, str], Any]:
     return lambda answer, task_id: hook(answer=answer, task_id=task_id)
 
 
-def _route(config: pytest.Config, name: str) -> Route:
-    route = config.stash[STATE].routes[name]
+def _route(state: PluginState, name: str) -> Route:
+    route = state.routes[name]
     if route.problems:
         pytest.fail(route.error_message(), pytrace=False)
     return route
 
 
-def _client(config: pytest.Config, route: Route, is_async: bool) -> Any:
+def _client(state: PluginState, route: Route, is_async: bool) -> Any:
     from pytest_consistency.capture.clients import (
         build_client,  # the clients' transports: only for a session that builds a client
     )
 
-    state = config.stash[STATE]
     return build_client(
         route,
         state.ledger,

@@ -3,7 +3,7 @@ secrets, from the first record of the session.
 
 pytest writes a record as it is emitted: to ``log_file``, to live logging (``log_cli``), into ``caplog`` and into
 the report's captured-log section (its ``report_handler``); what the plugin redacts in the reports afterwards
-(``secrets``) comes too late for the first two. So a ``secrets.records.RedactingFilter`` sits on each of those
+(``secrets``) comes too late for the first two. So a :class:`RedactingFilter` sits on each of those
 handlers (added when pytest registers its logging plugin, ``attach``), and on Python's last-resort handler, which
 prints what is logged before pytest's handlers are in place (a conftest's ``pytest_configure``, or its import),
 from the moment the initial conftests load (``install``).
@@ -19,28 +19,59 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_consistency.plugin.state import STATE
-from pytest_consistency.secrets.literals import redactor
-from pytest_consistency.secrets.records import RedactingFilter
+if TYPE_CHECKING:
+    from pytest_consistency.plugin.state import PluginState
 
 #: The handlers of pytest's logging plugin (``_pytest.logging.LoggingPlugin``) that receive records.
 HANDLERS = ("log_file_handler", "log_cli_handler", "caplog_handler", "report_handler")
-#: Where an SDK reads its key, redacted before the session's routes are known.
+#: Where an SDK reads its key, redacted before the session's routes are known (and, set, a reason for the plugin to
+#: wake: ``dormant``).
 EARLY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_FILTER = pytest.StashKey[RedactingFilter]()
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts each record (once, however many handlers it reaches) with the redaction ``current()`` gives then
+    (``secrets.records.redact_record``). Defined here, with the redaction loaded at the first record: every session
+    installs it (:func:`install`), one the plugin never wakes for too."""
+
+    def __init__(self, current: Callable[[], Callable[[str], str]]) -> None:
+        super().__init__()
+        self.current = current
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(record, "_consistency_redacted", False):
+            from pytest_consistency.secrets.records import redact_record
+
+            redact_record(record, self.current())
+            record._consistency_redacted = True
+        return True
+
+
+_FILTER: pytest.StashKey[RedactingFilter] = pytest.StashKey()
+_SECRETS: pytest.StashKey[Secrets] = pytest.StashKey()
 
 
 def install(config: pytest.Config) -> None:
-    """The filter for this session, on the last-resort handler from now on (``uninstall`` takes it off)."""
+    """The filter for this session, on the last-resort handler from now on (``uninstall`` takes it off). Every
+    session installs it, one the plugin never wakes for too: this module loads nothing else of the plugin until a
+    record arrives."""
     if _FILTER in config.stash:
         return
-    found = config.stash[_FILTER] = RedactingFilter(Secrets(config))
+    secrets = config.stash[_SECRETS] = Secrets(config)
+    found = config.stash[_FILTER] = RedactingFilter(secrets)
     last = logging.lastResort
     if last is not None:
         last.addFilter(found)
+
+
+def bind(config: pytest.Config, state: PluginState) -> None:
+    """The session's state, once the plugin woke (``configure``): the filter redacts what the session knows."""
+    install(config)
+    config.stash[_SECRETS].state = state
 
 
 def attach(config: pytest.Config, plugin: object) -> None:
@@ -77,18 +108,22 @@ class Secrets:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        #: The session's state, once the plugin woke (:func:`bind`).
+        self.state: PluginState | None = None
         self.key: tuple[int, int] | None = None
         self.redact: Callable[[str], str] = str
 
     def __call__(self) -> Callable[[str], str]:
-        state = self.config.stash.get(STATE, None)
+        state = self.state
         key = (-1, 0) if state is None else (1, len(state.seen_secrets))
         if key != self.key:
+            from pytest_consistency.secrets.literals import redactor
+
             self.key, self.redact = key, redactor(self.secrets(), shapes=False)
         return self.redact
 
     def secrets(self) -> list[str]:
-        state = self.config.stash.get(STATE, None)
+        state = self.state
         if state is None:
             from pytest_consistency.plugin.secrets import is_secret_value
 

@@ -21,7 +21,8 @@ from pytest_consistency.analysis.infrastructure import (
 )
 from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
-from pytest_consistency.plugin.collect import ATTRIBUTE, HANDLE, MARKED, adds_nothing, payload, phase_outcome, sent
+from pytest_consistency.plugin.carried import ATTRIBUTE, HANDLE, MARKED
+from pytest_consistency.plugin.collect import adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import cassette_folder, display_path
 from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
@@ -114,11 +115,14 @@ class Outcome:
         if adds_nothing(report, active):
             setattr(report, MARKED, True)
         else:
-            # The hook's implementers travel once per process (the controller keeps every worker's).
-            plugins, state.equivalence_sent = ([] if state.equivalence_sent else state.equivalence_plugins), True
+            # The hook's implementers travel once per process (the controller keeps every worker's), the collected
+            # totals with them.
+            first = not state.equivalence_sent
+            plugins, state.equivalence_sent = (state.equivalence_plugins if first else []), True
             if self.in_process is None:
                 self.in_process = not is_worker(item.config)
-            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process)
+            totals = state.totals if first else None
+            data = payload(active, spec, tracked.order, plugins, infrastructure, message, self.in_process, totals)
             setattr(report, ATTRIBUTE, data)
             if report.when == "call":
                 sent(active)

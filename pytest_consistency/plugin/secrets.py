@@ -22,11 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_consistency.cassette import rescrub as late_secrets
-from pytest_consistency.cassette.rescrub import Written
-from pytest_consistency.plugin import failure_text
-from pytest_consistency.plugin.collect import from_repetition
-from pytest_consistency.plugin.failure_text import has_text, redact_report
+import pytest_consistency.cassette.rescrub as late_secrets
+from pytest_consistency.plugin.carried import WORKER_KEY, from_repetition, has_text
+from pytest_consistency.plugin.failure_text import redact_junit, redact_report, redact_stats
 from pytest_consistency.plugin.state import STATE, is_worker
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder
 from pytest_consistency.secrets.literals import redactor
@@ -35,9 +33,6 @@ if TYPE_CHECKING:
     from pytest_consistency.plugin.state import PluginState
     from pytest_consistency.route.providers import Provider
     from pytest_consistency.route.route import Route
-
-#: The ``workeroutput`` entry that carries a worker's secrets to the controller.
-WORKER_KEY = "consistency_known_secrets"
 
 
 def is_secret_value(value: str | None) -> bool:
@@ -85,7 +80,7 @@ class SecretsHooks:
         self.first: frozenset[str] | None = None
         self.workers_first: list[frozenset[str]] = []
         #: The cassettes this session wrote, with what each was scanned for (on the controller, every worker's too).
-        self.written: Written | None = None
+        self.written: late_secrets.Written | None = None
         #: A worker went down without handing over its list: the repetitions' cassettes are looked at instead.
         self.lost_worker = False
         self.started: float | None = None
@@ -208,11 +203,11 @@ class SecretsHooks:
         redact = redactor(missing, shapes=False)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            failure_text.redact_stats(reporter.stats, redact)
+            redact_stats(reporter.stats, redact)
         junit = junit_path(self.config)
         if junit is not None:
             try:
-                failure_text.redact_junit(junit, redact)
+                redact_junit(junit, redact)
             except OSError as exc:
                 error = f"--junitxml: cannot redact {junit} ({exc.strerror or exc}); it may hold a secret: delete it"
                 if state.summary is not None:

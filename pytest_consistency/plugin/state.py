@@ -28,11 +28,6 @@ if TYPE_CHECKING:  # what a session uses (the route, the budget, the board, the 
     from pytest_consistency.shared.throttle import Throttle
 
 
-#: The fixtures of each provider's route: a session that uses one needs that route to be usable.
-ROUTE_FIXTURES = {
-    "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
-    "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
-}
 #: What the controller hands each xdist worker (``workerinput``): the shared token ledger, throttle and board.
 LEDGER_KEY = "consistency_token_ledger"
 THROTTLE_KEY = "consistency_throttle_dir"
@@ -120,6 +115,9 @@ class PluginState:
     equivalence_plugins: list[str] | None = None
     #: Whether a payload of this process carried them already (they travel once).
     equivalence_sent: bool = False
+    #: The collected selection's marked tasks and repetitions (``Collection``; the live status line's totals), sent
+    #: to the controller with the equivalence hook's implementers.
+    totals: tuple[int, int] | None = None
     #: How ``consistency.record`` normalises an answer (``fixtures.normalizer``), read once at the first handle.
     normalize: Callable[[Any, str], Any] | None = None
     #: The item whose protocol is running (the ``consistency`` fixture's node: it does not ask for ``request``).

@@ -207,7 +207,7 @@ class ResampleSession:
         """The target task's marker spec as the samples run it: n = M, k = M when the marker's k was n (else its k,
         at most M)."""
         k = self.plan.samples if spec.k >= spec.n else min(spec.k, self.plan.samples)
-        return replace(spec, n=self.plan.samples, k=k)
+        return spec.replaced(n=self.plan.samples, k=k)
 
     # --- a sample's setup ----------------------------------------------------------------------------------
 

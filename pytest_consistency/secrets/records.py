@@ -1,4 +1,5 @@
-"""Log records redacted before any handler formats them: a ``logging.Filter`` for the handlers that write text.
+"""Log records redacted before any handler formats them (the plugin's ``logging.Filter`` on the handlers that write
+text, ``plugin.logs.RedactingFilter``, calls :func:`redact_record`).
 
 Why a filter that rewrites the record, and not a formatter: a handler's formatter is the user's choice (pytest's
 ``log_format``, ``log_file_format``, ``log_cli_format``), and every one of them formats from the record's fields. So
@@ -57,17 +58,3 @@ def redact_record(record: logging.LogRecord, redact: Callable[[str], str]) -> No
                 continue
         if clean != value:
             fields[name] = clean
-
-
-class RedactingFilter(logging.Filter):
-    """Redacts each record (once, however many handlers it reaches) with the redaction ``current()`` gives then."""
-
-    def __init__(self, current: Callable[[], Callable[[str], str]]) -> None:
-        super().__init__()
-        self.current = current
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not getattr(record, "_consistency_redacted", False):
-            redact_record(record, self.current())
-            record._consistency_redacted = True
-        return True

@@ -20,6 +20,7 @@ from pytest_consistency.capture.active import ActiveRepetition, Consistency
 from pytest_consistency.config import marker
 from pytest_consistency.config.marker import MarkerError, parse_marker
 from pytest_consistency.config.yaml import ConfigError, load_yaml
+from pytest_consistency.plugin.dormant import wake
 from pytest_consistency.plugin.state import STATE
 
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
@@ -249,7 +250,11 @@ def test_config_file_with_a_tilde(pytester: pytest.Pytester, monkeypatch: pytest
 
 
 def settings_of(pytester: pytest.Pytester, *args: str) -> Any:
-    return pytester.parseconfigure(*args).stash[STATE].settings
+    """The settings a session with these arguments resolves; one given no option of the plugin sleeps until it needs
+    the plugin (``plugin/dormant.py``), so it is woken here, as its first marked test would."""
+    config = pytester.parseconfigure(*args)
+    wake(config)
+    return config.stash[STATE].settings
 
 
 def test_path_of_command_line_values_is_relative_to_the_invocation_dir(

@@ -1,9 +1,12 @@
 """What a process pays for the plugin at start-up, an xdist worker's above all: structural guards (no timings here).
 
 ``benchmarks/workers.py`` counts a worker's instructions with and without the plugin (issue 30: an xdist worker
-start pays no more than 5 % for a plugin its tests do not use). These tests fail when a change brings back what
-it removed: a worker importing the controller's machinery (the end of session, the adaptive board, the token
-ledger, the run id), and the route providers loading the trajectory model before any call is read.
+start pays no more than 5 % for a plugin its tests do not use), ``benchmarks/startup.py`` a whole session's in a lean
+environment (issue 42: the same 5 %, with and without ``PYTHONDONTWRITEBYTECODE``, under xdist too). These tests fail
+when a change brings back what they removed: a process of a session that does not use the plugin loading more than
+its option table (the dormant plugin, ``tests/support/asleep.py``) or having pytest's assertion rewriter compile its
+modules, a worker importing the controller's machinery, and the route providers loading the trajectory model before
+any call is read.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from asleep import ASLEEP, ASLEEP_ROLES, REWRITTEN, without_reasons_to_wake
+from asleep import PROBE as ASLEEP_PROBE
 
 pytest.importorskip("xdist")
 
@@ -32,32 +37,6 @@ def pytest_unconfigure(config):
         json.dump({"modules": modules, "roles": roles}, handle)
 """
 
-#: Only the process where every report arrives needs these; a worker of any session, and any session that asks
-#: for neither adaptive mode nor a token budget, imports none of them.
-CONTROLLER_ONLY = (
-    "pytest_consistency.plugin.controller",
-    "pytest_consistency.plugin.finish",
-    "pytest_consistency.analysis.adaptive",
-    "pytest_consistency.shared.board",
-    "pytest_consistency.shared.ledger",
-    "pytest_consistency.shared.throttle",
-)
-#: The report model, its analysis and renderers, the cassette machinery, the trajectory model (the providers read
-#: decisions with it only when a call is read).
-SESSION_END = (
-    "pytest_consistency.model.records",
-    "pytest_consistency.model.result",
-    "pytest_consistency.model.serial",
-    "pytest_consistency.model.trajectory",
-    "pytest_consistency.analysis.summary",
-    "pytest_consistency.report",
-    "pytest_consistency.cassette.scope",
-)
-
-#: What only some sessions use: one that repeats a task (the cassette matching's rules, compiled after collection),
-#: one given a configuration file (its reader).
-ON_DEMAND = ("pytest_consistency.cassette.matching", "pytest_consistency.config.yaml")
-
 MARKED = """
 import pytest
 
@@ -75,27 +54,23 @@ def run_with_one_worker(pytester: pytest.Pytester, test: str) -> dict[str, dict[
     return {name: json.loads((pytester.path / f"loaded-{name}.json").read_text()) for name in ("controller", "gw0")}
 
 
-def test_a_worker_of_an_unmarked_session_imports_no_controller_or_session_end_machinery(
-    pytester: pytest.Pytester,
+def test_an_xdist_session_of_unmarked_tests_sleeps_in_every_process(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The worker registers the collection, fixture, secrets and log redaction roles its tests may need, nothing of
-    the controller, and imports neither the controller's modules nor the report model; the controller of the same
-    session loads no report model either (nothing was reported to it)."""
-    loaded = run_with_one_worker(pytester, "def test_plain():\n    assert 1 + 1 == 2\n")
-    worker, controller = loaded["gw0"], loaded["controller"]
-    assert worker["roles"] == [
-        "consistency-collection",
-        "consistency-defaults",
-        "consistency-fixtures",
-        "consistency-logs",
-        "consistency-secrets",
-    ]
-    assert not [m for m in worker["modules"] if m.startswith(CONTROLLER_ONLY + SESSION_END)], worker["modules"]
-    assert {"consistency-controller", "consistency-junit"} <= set(controller["roles"])
-    assert not [m for m in controller["modules"] if m.startswith(SESSION_END)], controller["modules"]
-    assert not [m for m in controller["modules"] if m.startswith(CONTROLLER_ONLY[2:])], controller["modules"]
-    for process in (worker, controller):
-        assert not [m for m in process["modules"] if m.startswith(ON_DEMAND)], process["modules"]
+    """Issue 42: under xdist too, the controller and the worker of a session that does not use the plugin load its
+    option table and the role that waits for a reason to wake it, nothing else (``asleep.ASLEEP``): none of the
+    controller's roles, modules or report model in either, nothing of the session end; and none of those modules goes
+    through pytest's assertion rewriter but the package's ``__init__``."""
+    without_reasons_to_wake(monkeypatch)
+    pytester.makeconftest(ASLEEP_PROBE)
+    pytester.makepyfile(test_it="def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "-n", "1")
+    assert result.ret == 0, result.stdout.str()
+    for name in ("controller", "gw0"):
+        loaded = json.loads((pytester.path / f"loaded-{name}.json").read_text())
+        assert loaded["roles"] == ASLEEP_ROLES, (name, loaded["roles"])
+        assert loaded["modules"] == ASLEEP, (name, loaded["modules"])
+        assert loaded["rewritten"] == REWRITTEN, (name, loaded["rewritten"])
 
 
 def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pytester: pytest.Pytester) -> None:

@@ -59,7 +59,7 @@ def test_one_cause_gate_per_cause_under_one_option() -> None:
 
 def bounded(gate: Gate, low: float, high: float) -> Gate:
     """The gate with its bounds fixed (whatever the confidence asked), to test the decision alone."""
-    return replace(gate, bounds=lambda summary, confidence: Interval(low, high))
+    return gate.replaced(bounds=lambda summary, confidence: Interval(low, high))
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_the_bounds_are_one_sided_at_the_level_divided_by_the_family() -> None:
         return Interval(0.0, 1.0)
 
     base = summary(10.0, 6.0, 14.0)
-    result = decide(replace(GAP, bounds=read), base, 12.0, family=4)
+    result = decide(GAP.replaced(bounds=read), base, 12.0, family=4)
     assert asked == [pytest.approx(1 - 2 * 0.05 / 4)]
     assert result.level == pytest.approx(0.0125) and result.family == 4
 

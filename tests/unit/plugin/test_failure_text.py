@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.plugin.failure_text import has_text, redact_report
+from pytest_consistency.plugin.carried import has_text
+from pytest_consistency.plugin.failure_text import redact_report
 from pytest_consistency.secrets.literals import redactor
 from pytest_consistency.secrets.names import REDACTED
 
