@@ -33,8 +33,9 @@ ASLEEP = [
 ]
 #: Its roles (the defaults of its own hooks, the fixtures, the dormant role).
 ASLEEP_ROLES = ["consistency-defaults", "consistency-dormant", "consistency-fixtures"]
-#: The one module pytest's assertion rewriter loads.
-REWRITTEN = ["pytest_consistency"]
+#: The one module pytest's assertion rewriter may load: the package's ``__init__`` when the plugin is installed from
+#: a wheel (pytest marks an installed distribution's packages for rewriting); an editable install's is not marked.
+REWRITTEN = frozenset({"pytest_consistency"})
 
 #: A conftest: every process of the session (xdist's controller and each worker) writes, last, what of the plugin it
 #: loaded, which of those modules pytest's assertion rewriter loaded, and which roles it registered.

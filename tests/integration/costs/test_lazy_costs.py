@@ -636,7 +636,7 @@ def test_a_session_of_unmarked_tests_loads_the_option_table_and_nothing_through_
     loaded = json.loads((pytester.path / "loaded-controller.json").read_text())
     assert loaded["roles"] == ASLEEP_ROLES, loaded["roles"]
     assert loaded["modules"] == ASLEEP, loaded["modules"]
-    assert loaded["rewritten"] == REWRITTEN, loaded["rewritten"]
+    assert set(loaded["rewritten"]) <= REWRITTEN, loaded["rewritten"]
     assert "PYTEST_DONT_REWRITE" in (pytest_consistency.__doc__ or "")
 
 

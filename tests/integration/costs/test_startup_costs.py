@@ -70,7 +70,7 @@ def test_an_xdist_session_of_unmarked_tests_sleeps_in_every_process(
         loaded = json.loads((pytester.path / f"loaded-{name}.json").read_text())
         assert loaded["roles"] == ASLEEP_ROLES, (name, loaded["roles"])
         assert loaded["modules"] == ASLEEP, (name, loaded["modules"])
-        assert loaded["rewritten"] == REWRITTEN, (name, loaded["rewritten"])
+        assert set(loaded["rewritten"]) <= REWRITTEN, (name, loaded["rewritten"])
 
 
 def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pytester: pytest.Pytester) -> None:
