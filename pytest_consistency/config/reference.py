@@ -23,6 +23,7 @@ from pytest_consistency.config.options import (
     TRACE_OPTIONS,
     Option,
 )
+from pytest_consistency.config.options_cost import COST_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ GROUPS = (
     ),
     Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
     Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
+    Group("Cost", COST_OPTIONS, (("Cost", "cost.md"),)),
     Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
     Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),
     Group("Traces", TRACE_OPTIONS, (("Traces", "traces.md"),)),
