@@ -335,9 +335,9 @@ def price_entries(raw: Any) -> tuple[tuple[str, Any], ...]:
         if missing:
             raise SettingError(f"{name}: {' and '.join(missing)} missing (US dollars per million tokens)")
         try:
-            values = {field: non_negative_number(value) for field, value in fields.items() if value is not None}
+            amounts = {field: non_negative_number(value) for field, value in fields.items() if value is not None}
         except SettingError as exc:
             raise SettingError(f"{name}: {exc}") from None
-        cached = values.get("cached_input", values["input"])
-        table.append((name, Price(values["input"], values["output"], cached, values.get("cache_write"))))
+        cached = amounts.get("cached_input", amounts["input"])
+        table.append((name, Price(amounts["input"], amounts["output"], cached, amounts.get("cache_write"))))
     return tuple(table)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
     ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
@@ -21,7 +22,6 @@ from pytest_consistency.config.options import (
     RESAMPLE_OPTIONS,
     ROUTE_OPTIONS,
     TRACE_OPTIONS,
-    Option,
 )
 from pytest_consistency.config.options_cost import COST_OPTIONS
 

@@ -78,10 +78,11 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
-def price_table(overrides: Iterable[tuple[str, Price]] = ()) -> dict[str, Price]:
-    """The shipped table with ``overrides`` (``prices:``) put over it, entry by entry."""
+def price_table(overrides: Iterable[tuple[str, tuple[float, float, float, float | None]]] = ()) -> dict[str, Price]:
+    """The shipped table with ``overrides`` (``prices:``: model, then input, output, cached input and cache write
+    per million tokens) put over it, entry by entry."""
     table = dict(DEFAULT_PRICES)
-    table.update(overrides)
+    table.update((model, Price(*values)) for model, values in overrides)
     return table
 
 

@@ -63,7 +63,8 @@ def test_the_responses_api_reports_cached_tokens_under_input_tokens_details() ->
 
 
 def test_anthropic_cache_reads_and_writes_are_apart_from_input_tokens() -> None:
-    record = call("claude-x", prompt_tokens=100, completion_tokens=10, cache_read_tokens=1000, cache_creation_tokens=200)
+    record = call("claude-x", prompt_tokens=100, completion_tokens=10, cache_read_tokens=1000)
+    record.cache_creation_tokens = 200
     record.provider = "anthropic"
     # 100 x 3 + 1000 x 0.30 + 200 x 3.75 + 10 x 15, per million
     assert call_cost(record, TABLE) == 0.0015
