@@ -153,5 +153,6 @@ def usd_text(amount: float) -> str:
     if abs(amount) >= 1:
         return f"${amount:,.2f}"
     if abs(amount) >= 0.01:
-        return f"${amount:.4f}"
+        cents, fraction = f"{amount:.4f}".split(".")
+        return f"${cents}.{fraction[:2]}{fraction[2:].rstrip('0')}"
     return f"${amount:.2g}" if abs(amount) < 1e-6 else f"${amount:.6f}".rstrip("0")

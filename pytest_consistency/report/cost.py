@@ -31,9 +31,10 @@ def headline(cost: CostFacts) -> str:
         if cost.per_decided_verdict is not None
         else "no decided verdict"
     )
+    lower = "at least " if cost.at_least else ""
     return (
-        f"cost {total}{added}: {_amount(cost.per_task)} per task, {_amount(cost.per_repetition)} per repetition, "
-        f"{decided}"
+        f"cost {total}{added}: {lower}{_amount(cost.per_task)} per task, {_amount(cost.per_repetition)} per "
+        f"repetition, {decided}"
     )
 
 
@@ -78,7 +79,8 @@ def html_section(summary: SessionSummary) -> str:
     return (
         f'<section id="cost"><h2>Cost</h2><p>{html.escape(headline(cost))} (prices as of '
         f"{html.escape(cost.prices_as_of)})</p>{warnings}"
-        f"<table><thead><tr><th>task</th><th>cost</th></tr></thead><tbody>{rows}</tbody></table></section>"
+        '<table class="plain"><thead><tr><th>priced task</th><th>US dollars (per repetition)</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table></section>"
     )
 
 

@@ -461,7 +461,12 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     cluster_head = ["### Answers of inconsistent tasks", ""]
     failure_head = ["### Why repetitions failed", ""]
     trajectory_head = ["### Where repetitions part", ""]
-    cost_head = ["<details><summary>Cost per task and repetition</summary>", "", "| task | cost |", "|---|---|"]
+    cost_head = [
+        "<details><summary>Cost per task and repetition</summary>",
+        "",
+        "| priced task | US dollars (per repetition) |",
+        "|---|---|",
+    ]
     heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head) + _size(trajectory_head)
     heads += _size(cost_head) + _size(["", "</details>"])
     budget = max_bytes - MARGIN - _size(head) - heads - 2048

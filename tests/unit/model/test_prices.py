@@ -129,10 +129,12 @@ def test_a_total_is_the_same_in_any_order(amounts: list[float], random) -> None:
 
 
 def test_dollars_are_printed_with_the_digits_a_small_amount_needs() -> None:
-    assert [usd_text(x) for x in (0.0, 0.00045, 0.0123, 12.5, 1234.5)] == [
+    assert [usd_text(x) for x in (0.0, 0.00045, 0.0123, 0.02, 0.5, 12.5, 1234.5)] == [
         "$0.00",
         "$0.00045",
         "$0.0123",
+        "$0.02",
+        "$0.50",
         "$12.50",
         "$1,234.50",
     ]
