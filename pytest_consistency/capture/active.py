@@ -200,7 +200,10 @@ class Consistency:
         once, the amounts add up. A negative, infinite or NaN amount, or one that is not a number, is a ValueError
         (TypeError) and adds nothing.
         """
-        if isinstance(usd, bool) or not isinstance(usd, numbers.Real):
+        # a Decimal is a Number but not Real; a complex is Complex but not Real
+        number = isinstance(usd, numbers.Number) and not isinstance(usd, numbers.Complex)
+        real = isinstance(usd, numbers.Real) or number
+        if isinstance(usd, bool) or not real:
             raise TypeError(f"consistency.cost() takes an amount in US dollars (a number), not {shown(usd)}")
         amount = float(usd)
         if not math.isfinite(amount) or amount < 0:
