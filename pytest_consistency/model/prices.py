@@ -30,8 +30,10 @@ from typing import NamedTuple
 
 from pytest_consistency.model.records import CallRecord
 
-#: The date the shipped table's prices were read from the providers' price lists.
-PRICES_AS_OF = "2026-12-01"
+#: The date the shipped table was last checked: against LiteLLM 1.108.7's ``model_prices_and_context_window.json``
+#: (a price list the LiteLLM project keeps from the providers' pages; ``tests/unit/model/test_prices.py`` compares
+#: every entry with it where the tests' LiteLLM venv is installed).
+PRICES_AS_OF = "2026-12-07"
 #: The words every output uses for a model with no price (``{model}`` is its name).
 NO_PRICE = "no price for model {model}: add it under prices: in consistency.yaml"
 

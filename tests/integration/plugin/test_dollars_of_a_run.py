@@ -102,7 +102,7 @@ def test_the_dollars_are_the_same_live_replayed_under_xdist_and_in_every_output(
         "per_repetition": usd / 4,
         "decided": 2,
         "per_decided_verdict": usd / 2,
-        "prices_as_of": "2026-12-01",
+        "prices_as_of": "2026-12-07",
     }
     calls = {c["provider"]: c["cost_usd"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"]}
     assert calls == {"openai": OPENAI_CALL, "anthropic": ANTHROPIC_CALL}
@@ -121,7 +121,7 @@ def test_the_dollars_are_the_same_live_replayed_under_xdist_and_in_every_output(
     ) in terminal
     markdown = (both.path / "summary.md").read_text()
     assert "**Cost** \\$0.0374, of which \\$0.02 added by tests" in markdown
-    assert "(prices as of 2026-12-01)" in markdown
+    assert "(prices as of 2026-12-07)" in markdown
     suite = ET.parse(both.path / "junit.xml").getroot().find("testsuite")
     assert suite is not None
     properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}

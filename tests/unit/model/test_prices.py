@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -113,7 +117,7 @@ def test_a_priced_call_keeps_its_price() -> None:
 
 
 def test_the_shipped_table_says_its_date_and_prices_entry_by_entry_overrides() -> None:
-    assert PRICES_AS_OF == "2026-12-01"
+    assert PRICES_AS_OF == "2026-12-07"
     assert DEFAULT_PRICES["gpt-4o-mini"] == Price(0.15, 0.60, 0.075)
     table = price_table([("gpt-4o-mini", Price(1.0, 2.0, 0.5)), ("my-model", Price(0.1, 0.2, 0.05))])
     assert table["gpt-4o-mini"] == Price(1.0, 2.0, 0.5) and table["my-model"] == Price(0.1, 0.2, 0.05)
@@ -138,3 +142,35 @@ def test_dollars_are_printed_with_the_digits_a_small_amount_needs() -> None:
         "$12.50",
         "$1,234.50",
     ]
+
+
+#: LiteLLM's price list in the LiteLLM venv the tests use (``.ci/run`` makes it; ``tests/support/gateways.py``).
+LITELLM_PRICES = sorted(
+    (Path(__file__).resolve().parents[3] / ".venv-litellm").glob(
+        "lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json"
+    )
+)
+
+
+@pytest.mark.skipif(not LITELLM_PRICES, reason="the LiteLLM venv is not installed (.ci/run installs .venv-litellm)")
+def test_every_shipped_price_is_litellms() -> None:
+    """The shipped table says the date it was checked (``PRICES_AS_OF``) against LiteLLM's price list: each entry is
+    LiteLLM's, under the model's own name or its dated (or Bedrock) snapshot's, per million tokens."""
+    listed = json.loads(LITELLM_PRICES[0].read_text())
+    for model, price in DEFAULT_PRICES.items():
+        snapshot = re.compile(rf"(anthropic\.)?{re.escape(model)}-\d{{8}}(-v\d+:\d+)?")
+        key = model if model in listed else next((k for k in sorted(listed) if snapshot.fullmatch(k)), None)
+        assert key is not None, f"{model} is not in LiteLLM's price list"
+        entry = listed[key]
+        per_million = {
+            name: round(entry[field] * 1_000_000, 6)
+            for name, field in [
+                ("input", "input_cost_per_token"),
+                ("output", "output_cost_per_token"),
+                ("cached_input", "cache_read_input_token_cost"),
+                ("cache_write", "cache_creation_input_token_cost"),
+            ]
+            if entry.get(field) is not None
+        }
+        ours = {name: getattr(price, name) for name in per_million}
+        assert ours == pytest.approx(per_million), (model, key)
