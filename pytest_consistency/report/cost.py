@@ -18,8 +18,27 @@ def _amount(amount: float | None) -> str:
     return "n/a" if amount is None else usd_text(amount)
 
 
+def unknown(cost: CostFacts) -> bool:
+    """Nothing was priced: every call that used tokens is of a model with no price and no test added a cost (a local
+    model, a test server): "at least $0.00" would say nothing, so the views say the cost is unknown, and why."""
+    return cost.at_least and cost.usd == 0
+
+
+def unknown_line(cost: CostFacts) -> str:
+    """``cost unknown (5 call(s)): no price for model fake-model: add it under prices: in consistency.yaml``."""
+    models = cost.unpriced_models
+    if len(models) == 1:
+        why = NO_PRICE.format(model=models[0])
+    else:
+        why = f"no price for models {', '.join(models)}: add them under prices: in consistency.yaml"
+    return f"cost unknown ({cost.unpriced_calls} call(s)): {why}"
+
+
 def headline(cost: CostFacts) -> str:
-    """``cost $0.0123: $0.0041 per task, ...`` (``at least`` with unpriced calls)."""
+    """``cost $0.0123: $0.0041 per task, ...`` (``at least`` with unpriced calls); :func:`unknown_line` when nothing
+    was priced."""
+    if unknown(cost):
+        return unknown_line(cost)
     total = (
         f"at least {usd_text(cost.usd)} ({cost.unpriced_calls} call(s) unpriced)"
         if cost.at_least
@@ -39,7 +58,8 @@ def headline(cost: CostFacts) -> str:
 
 
 def unpriced_lines(cost: CostFacts) -> list[str]:
-    return [NO_PRICE.format(model=model) for model in cost.unpriced_models]
+    """A line per model with no price (none when the headline already says it: nothing priced)."""
+    return [] if unknown(cost) else [NO_PRICE.format(model=model) for model in cost.unpriced_models]
 
 
 def task_text(task: TaskResult) -> str:
@@ -57,7 +77,7 @@ def terminal_lines(summary: SessionSummary, verbosity: int = 0) -> list[tuple[st
         return []
     lines = [(headline(cost), "warn" if cost.at_least else "plain")]
     lines += [(f"  {text}", "warn") for text in unpriced_lines(cost)]
-    if verbosity >= 1:
+    if verbosity >= 1 and not unknown(cost):
         lines += [(f"  {task.task_id}: {task_text(task)}", "plain") for task in summary.tasks]
     return lines
 
@@ -76,11 +96,13 @@ def html_section(summary: SessionSummary) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(t.task_id)}</td><td>{html.escape(task_text(t))}</td></tr>" for t in summary.tasks
     )
+    table = (
+        '<table class="plain"><thead><tr><th>priced task</th><th>US dollars (per repetition)</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
     return (
         f'<section id="cost"><h2>Cost</h2><p>{html.escape(headline(cost))} (prices as of '
-        f"{html.escape(cost.prices_as_of)})</p>{warnings}"
-        '<table class="plain"><thead><tr><th>priced task</th><th>US dollars (per repetition)</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table></section>"
+        f"{html.escape(cost.prices_as_of)})</p>{warnings}{'' if unknown(cost) else table}</section>"
     )
 
 

@@ -30,7 +30,7 @@ from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, needs_a_look, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
-from pytest_consistency.report.cost import markdown_head, task_text
+from pytest_consistency.report.cost import markdown_head, task_text, unknown
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
 from pytest_consistency.report.terminal import (
     TARGET_TEXT,
@@ -454,7 +454,8 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     clusters = [cluster_block(t, c, summary.run.equivalence) for t, c in clustered if c]
     trajectories = [block for block in (trajectory_block(t) for t in shown) if block]
     failures = [block for block in (failure_block(t) for t in shown) if block]
-    costs = [[f"| {cell(t.task_id)} | {cell(task_text(t))} |"] for t in summary.tasks] if summary.cost else []
+    priced = summary.cost is not None and not unknown(summary.cost)
+    costs = [[f"| {cell(t.task_id)} | {cell(task_text(t))} |"] for t in summary.tasks] if priced else []
 
     table_head = [f"### Tasks that need a look ({len(shown)} of {len(summary.tasks)})", "", *task_header(summary)]
     drift_head = [f"### Route drift ({len(drifted)} task(s))", ""]
