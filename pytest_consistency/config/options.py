@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
+from pytest_consistency.config.options_sequential import SEQUENTIAL
 from pytest_consistency.config.parse import (
     cause_limits,
     choice,
@@ -449,12 +450,13 @@ ADAPTIVE_OPTIONS = (
         "--consistency-n-min",
         ("adaptive", "n_min"),
         repetitions,
-        "with --consistency-adaptive: run at least N repetitions of every task (default 1)",
+        "with --consistency-adaptive or --consistency-sequential: run at least N repetitions of every task (default 1)",
         metavar="N",
         default=1,
     ),
 )
 
+SEQUENTIAL_OPTIONS = tuple(Option(**entry) for entry in SEQUENTIAL)  # config/options_sequential.py
 CASSETTE_OPTIONS = (
     Option(
         "consistency_cassettes",
@@ -589,6 +591,7 @@ OPTIONS = (
     *GATE_OPTIONS,
     *ANALYSIS_OPTIONS,
     *ADAPTIVE_OPTIONS,
+    *SEQUENTIAL_OPTIONS,
     *ROUTE_OPTIONS,
     *CASSETTE_OPTIONS,
     *RESAMPLE_OPTIONS,

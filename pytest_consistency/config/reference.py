@@ -20,6 +20,7 @@ from pytest_consistency.config.options import (
     GATE_OPTIONS,
     RESAMPLE_OPTIONS,
     ROUTE_OPTIONS,
+    SEQUENTIAL_OPTIONS,
     TRACE_OPTIONS,
     Option,
 )
@@ -59,6 +60,7 @@ GROUPS = (
         ),
     ),
     Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
+    Group("Sequential verdicts", SEQUENTIAL_OPTIONS, (("Sequential verdicts", "sequential.md"),)),
     Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
     Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
     Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),

@@ -177,7 +177,8 @@ class RepetitionScope:
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
             )
         if state.board is not None:
-            reason = curtail(tracked, state, state.board, active)
+            needless = state.settings.consistency_sequential
+            reason = (not_needed if needless else curtail)(tracked, state, state.board, active)
             if reason is not None:
                 return "skip", reason
         return None
@@ -372,6 +373,30 @@ def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRe
         f"curtailed (--consistency-adaptive): {active.task_id} is {verdict} at n={spec.n} whatever the remaining "
         f"repetitions do ({tally.passes} passed, {tally.failures} failed, {bar})"
     )
+
+
+def not_needed(tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition) -> str | None:
+    """Why this repetition is not needed when its task is decided (sequential mode, beyond n_min): by the
+    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass)."""
+    from pytest_consistency.analysis.sequential import task_decision
+
+    spec = tracked.spec
+    assert spec is not None  # a marked repetition
+    if active.repeat <= state.settings.consistency_n_min:
+        return None
+    settings = state.settings
+    alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
+    decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
+    if decision is None:
+        return None
+    active.curtailed = True
+    if decision.decided_by == "evidence":
+        how = f"by evidence after {decision.at} repetition(s) (min_rate {spec.min_rate:g}, alpha {alpha:g})"
+    elif decision.decided_by == "cap":
+        how = f"at the cap: n={spec.n} can no longer be crossed (min_rate {spec.min_rate:g})"
+    else:
+        how = f"at n={spec.n} whatever the remaining repetitions do (min_pass {spec.min_pass:g})"
+    return f"not needed (--consistency-sequential): {active.task_id} is {decision.verdict} {how}"
 
 
 def marker_problem(item: pytest.Item, tracked: Tracked | None) -> str | None:

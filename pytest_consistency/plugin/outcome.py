@@ -106,7 +106,7 @@ class Outcome:
         if state.board is not None and active.marked:
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:
-                state.board.record(active.task_id, item.nodeid, outcome)
+                state.board.record(active.task_id, item.nodeid, outcome, active.repeat)
         if state.equivalence_plugins is None:  # conftests register before the first test runs
             hook = item.config.hook.pytest_consistency_answers_equivalent
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]
