@@ -9,7 +9,8 @@ every xdist worker shares), for the session's summary (analysis/summary.py, from
   else ``undecided`` once the cap (the marker's n) is reached or can no longer be crossed (``cap``). Only the
   unbroken run of known outcomes from repetition 1 is read, so the decision does not depend on which worker
   finished first. A repetition that skipped at run time is not an outcome: the next one takes its place and the
-  cap shrinks by one.
+  cap shrinks by one. A replay that would need a repetition it has no cassette for never calls live: the task's
+  sequence ends there, as at the cap (:data:`UNRECORDED`).
 - A ``min_pass`` task is a rule on the count at n, and curtailment (:func:`.adaptive.decided`) is already exact for
   it: it stops once the remaining repetitions cannot change the verdict (``decided_by: curtailed``), with the same
   verdict as the full run. A task with a skipped repetition is not stopped (as in adaptive mode).
@@ -27,8 +28,11 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.model.records import FAILURE, SUCCESS
 from pytest_consistency.stats.sequential import decide
 
-Outcome = Literal["pass", "fail", "skip"]
+Outcome = Literal["pass", "fail", "skip", "unrecorded"]
 DecidedBy = Literal["evidence", "cap", "curtailed"]
+#: How a repetition that a replay would need but that has no cassette is skipped (its message starts so): the
+#: task's sequence ends there, as at the cap, and nothing is sent live.
+UNRECORDED = "not recorded (--consistency-sequential)"
 
 
 @dataclass(frozen=True)
@@ -48,43 +52,41 @@ def task_decision(
     repetitions still to run can change it (module docstring)."""
     if min_rate is None:
         marks = list(outcomes.values())
-        if "skip" in marks:
-            return None
+        if "skip" in marks or "unrecorded" in marks:
+            return None  # as in adaptive mode: the full run would score the task on fewer repetitions
         verdict = decided(marks.count("pass"), marks.count("fail"), n, min_pass)
         return None if verdict is None else TaskDecision(verdict, "curtailed", len(marks))
     read: list[bool] = []
-    skipped = 0
+    numbers: list[int] = []  # the repetition number of each outcome read
+    cap = n
     for number in range(1, n + 1):
         outcome = outcomes.get(number)
         if outcome is None:
             break
-        if outcome == "skip":
-            skipped += 1
-        else:
+        if outcome == "unrecorded":  # a replay without this repetition: the cap is here
+            cap = number - 1
+            break
+        if outcome != "skip":
             read.append(outcome == "pass")
-    if n - skipped < 1:
-        return None  # every repetition skipped: nothing to decide on
-    decision = decide(read, n - skipped, min_rate, alpha)
+            numbers.append(number)
+    cap -= sum(1 for number in range(1, cap + 1) if outcomes.get(number) == "skip")
+    if cap < 1:
+        return TaskDecision("undecided", "cap", 0) if outcomes.get(1) == "unrecorded" else None
+    decision = decide(read, cap, min_rate, alpha)
     if decision is None:
         return None
-    at = decision.at
-    if at:  # count the skips among the repetitions read
-        seen = 0
-        for number in range(1, n + 1):
-            if outcomes.get(number) != "skip":
-                seen += 1
-            if seen == decision.at:
-                at = number
-                break
-    return TaskDecision(decision.verdict, decision.decided_by, at)
+    return TaskDecision(decision.verdict, decision.decided_by, numbers[decision.at - 1] if decision.at else 0)
 
 
-def from_records(records: Iterable[tuple[int, str]]) -> dict[int, Outcome]:
-    """The outcomes by repetition number from (number, outcome as the records say it) pairs: the scored ones and
-    the skips; a repetition not run or not needed is absent."""
+def from_records(records: Iterable[tuple[int, str, str | None]]) -> dict[int, Outcome]:
+    """The outcomes by repetition number from (number, outcome as the records say it, message) triples: the scored
+    ones, the skips, and those a replay did not have (:data:`UNRECORDED`); a repetition not run or not needed is
+    absent."""
     found: dict[int, Outcome] = {}
-    for number, outcome in records:
-        if outcome in SUCCESS:
+    for number, outcome, message in records:
+        if outcome == "curtailed" and message is not None and message.startswith(UNRECORDED):
+            found[number] = "unrecorded"
+        elif outcome in SUCCESS:
             found[number] = "pass"
         elif outcome in FAILURE:
             found[number] = "fail"

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pytest_consistency.analysis.sequential import DecidedBy
     from pytest_consistency.model.cause import Finding
     from pytest_consistency.model.trajectory import DivergenceMap
+    from pytest_consistency.stats.interval import Interval
 
 Equivalence = Callable[[Any, Any, str], bool]
 
@@ -133,7 +134,7 @@ def build_task(
         # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test.
         from pytest_consistency.analysis.sequential import from_records, task_decision
 
-        by_number = from_records((r.repeat, r.outcome) for r in repetitions)
+        by_number = from_records((r.repeat, r.outcome, r.message) for r in repetitions)
         decision = task_decision(by_number, n, min_pass, min_rate, analysis.sequential_alpha)
         verdict = "incomplete" if decision is None or not scored else decision.verdict
         if decision is not None and scored:
@@ -192,12 +193,24 @@ def build_task(
         cause=why.cause if why is not None else None,
         why=why,
         min_rate=min_rate,
-        rate_bounds=rate_bounds(passes, len(scored), analysis.alpha) if min_rate is not None and scored else None,
+        rate_bounds=task_rate_bounds(passes, len(scored), analysis, decided_by)
+        if min_rate is not None and scored
+        else None,
         plan_n=planning_n(passes, len(scored), min_rate, analysis.alpha)
         if min_rate is not None and verdict == "undecided"
         else None,
         decided_by=decided_by,
     )
+
+
+def task_rate_bounds(passes: int, scored: int, analysis: Analysis, decided_by: DecidedBy | None) -> Interval:
+    """The one-sided bounds a min_rate verdict is read on: the exact test's at n, or in sequential mode the
+    anytime-valid ones (:func:`..stats.sequential.bounds`), which hold at whatever repetition the task stopped."""
+    if analysis.sequential_alpha is not None and decided_by is not None:
+        from pytest_consistency.stats.sequential import bounds
+
+        return bounds(passes, scored - passes, analysis.sequential_alpha)
+    return rate_bounds(passes, scored, analysis.alpha)
 
 
 def whole(task: TaskResult) -> bool:

@@ -58,6 +58,8 @@ class Outcome:
             return report
         infrastructure = message = None
         failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
+        if active.curtailed and state.settings.consistency_sequential and isinstance(report.longrepr, tuple):
+            message = report.longrepr[2].removeprefix("Skipped: ")  # why it was not needed (or not recorded)
         if report.when == "call" and not failed:
             # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
             # could not answer, so it is still the setup's failure, never a pass.

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
+#: A repetition's outcome on the board.
+Mark = Literal["pass", "fail", "skip", "unrecorded"]
 #: Seconds between two attempts at a held lock: it is held for one read and at most one append.
 POLL = 0.001
 
@@ -55,9 +57,10 @@ class Board:
             lock = self._locks[path] = FileLock(f"{path}.lock", mode=0o600)
         return lock
 
-    def record(self, task_id: str, nodeid: str, outcome: Literal["pass", "fail", "skip"], repeat: int = 0) -> None:
+    def record(self, task_id: str, nodeid: str, outcome: Mark, repeat: int = 0) -> None:
         """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome), with its
-        number (``repeat``, 1..n: sequential mode reads the outcomes in that order)."""
+        number (``repeat``, 1..n: sequential mode reads the outcomes in that order). ``unrecorded``: a replay found
+        no cassette for it (sequential mode then ends the task's sequence there, with no live call)."""
         path = self._file(task_id)
         line = f"{outcome[0]} {repeat} {nodeid}\n".encode()
         with self._lock(path).acquire(poll_interval=POLL):
@@ -76,15 +79,15 @@ class Board:
             marks = [line[:1] for line in _lines(path)]
         return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
 
-    def outcomes(self, task_id: str) -> dict[int, Literal["pass", "fail", "skip"]]:
+    def outcomes(self, task_id: str) -> dict[int, Mark]:
         """The first outcome of each repetition reported so far, by its number (those recorded with one)."""
         path = self._file(task_id)
         if not path.exists():
             return {}
         with self._lock(path).acquire(poll_interval=POLL):
             lines = _lines(path)
-        words: dict[bytes, Literal["pass", "fail", "skip"]] = {b"p": "pass", b"f": "fail", b"s": "skip"}
-        found: dict[int, Literal["pass", "fail", "skip"]] = {}
+        words: dict[bytes, Mark] = {b"p": "pass", b"f": "fail", b"s": "skip", b"u": "unrecorded"}
+        found: dict[int, Mark] = {}
         for line in lines:
             number = int(line.split(b" ", 2)[1])
             if number:

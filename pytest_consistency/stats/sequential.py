@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from pytest_consistency.stats.interval import Interval
+
 SequentialVerdict = Literal["pass", "fail", "undecided"]
 #: How the verdict was reached: a crossing of 1/alpha (``evidence``), or none by the cap (``cap``; also when the
 #: cap can no longer be crossed before it is reached).
@@ -66,7 +68,7 @@ def _counts(passes: int, failures: int) -> None:
 def alternatives(rate: float, side: Literal["pass", "fail"]) -> tuple[float, ...]:
     """The grid of alternative rates q of one process: above the bar up to 1 (PASS), from 0 below it (FAIL)."""
     if side == "pass":
-        return tuple(rate + (1.0 - rate) * i / GRID for i in range(1, GRID + 1))
+        return (*(rate + (1.0 - rate) * i / GRID for i in range(1, GRID)), 1.0)  # 1 exactly, never a float above
     return tuple(rate * i / GRID for i in range(GRID))
 
 
@@ -117,6 +119,29 @@ def reachable(passes: int, failures: int, cap: int, rate: float, alpha: float) -
         crossing(passes + left, failures, rate, alpha) == "pass"
         or crossing(passes, failures + left, rate, alpha) == "fail"
     )
+
+
+#: The bars :func:`bounds` tries, 0.001 apart.
+_BARS = 1000
+
+
+@lru_cache(maxsize=4096)
+def bounds(passes: int, failures: int, alpha: float) -> Interval:
+    """The anytime-valid one-sided bounds of the rate at these counts, each at 1 - alpha: the bars neither process
+    rejects (a bar below the rate is rejected by its PASS process, one above by its FAIL process), widened by the
+    0.001 step of the bars tried. At the true rate both processes are test supermartingales, so each bound holds
+    with probability at least 1 - alpha at whatever repetition the run stopped, as the verdicts do."""
+    _counts(passes, failures)
+    kept = [
+        j / _BARS
+        for j in range(1, _BARS)
+        if (passes or failures) == 0 or crossing(passes, failures, j / _BARS, alpha) is None
+    ]
+    if not kept:  # cannot happen: the observed share itself is never rejected
+        return Interval(0.0, 1.0)
+    low = 0.0 if kept[0] <= 1 / _BARS else kept[0] - 1 / _BARS
+    high = 1.0 if kept[-1] >= 1 - 1 / _BARS else kept[-1] + 1 / _BARS
+    return Interval(round(low, 3), round(high, 3))
 
 
 @dataclass(frozen=True)

@@ -305,7 +305,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
     reps = "".join(f'<th class="rh">{i}</th>' for i in range(1, width + 1))
     parts = [
         '<section id="tasks"><h2>Tasks × repetitions</h2>',
-        '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
+        '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · not needed (verdict decided); '
         f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded; "
         f"verdict {TOLERATED_SYMBOL}: the task met a min_pass below 1 with failed repetitions. "
         "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "

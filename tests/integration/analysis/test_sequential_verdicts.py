@@ -147,3 +147,15 @@ def test_without_sequential_mode_there_is_no_decided_by(pytester: pytest.Pyteste
     report = load_report(pytester, "s.json")
     assert report["tasks"][0]["decided_by"] is None and report["summary"]["sequential"] is None
     assert report["tasks"][0]["scored"] == 20
+
+
+def test_a_sequential_report_is_not_a_baseline_for_the_exact_tests(pytester: pytest.Pytester) -> None:
+    """A task that ran to its cap did so because it did not cross: its count is selected by the stopping rule,
+    whether or not any task was stopped early."""
+    pytester.makepyfile(test_task=pattern_suite({"broken": "FFF"}, marker="min_rate=0.8"))
+    pytester.runpytest("--consistency-report=base.json", "--consistency-sequential")
+    task = load_report(pytester, "base.json")["tasks"][0]
+    assert (task["decided_by"], task["scored"], task["curtailed"]) == ("evidence", 3, 0)  # not stopped early
+    pytester.runpytest("--consistency-report=now.json", "--consistency-baseline=base.json")
+    comparison = load_report(pytester, "now.json")["summary"]["comparison"]
+    assert comparison["untested"].startswith("the baseline ran with --consistency-sequential: ")

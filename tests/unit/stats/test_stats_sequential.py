@@ -20,6 +20,7 @@ from pytest_consistency.stats.sequential import (
     Decision,
     alternatives,
     bets,
+    bounds,
     crossing,
     decide,
     log_wealth,
@@ -188,6 +189,32 @@ def test_peeking_at_the_exact_test_is_not_valid() -> None:
         mass = following
     assert wrong > ALPHA
     assert operating(p, cap, rate, ALPHA).passed <= ALPHA
+
+
+def test_the_bounds_agree_with_the_verdicts_and_cover_the_rate_whenever_the_run_stops() -> None:
+    """Each bound excludes exactly the bars a process rejects: a PASS at the bar puts the lower bound above it, a
+    FAIL the upper bound below it. Seeded runs stopped at their decision (cap 40) cover the true rate from each side
+    at least 1 - alpha of the time."""
+    rate = 0.8
+    assert bounds(0, 0, ALPHA).low == 0.0 and bounds(0, 0, ALPHA).high == 1.0
+    assert bounds(18, 0, ALPHA).low >= rate > bounds(17, 0, ALPHA).low
+    assert bounds(0, 3, ALPHA).high < rate
+    for passes, failures in ((23, 6), (30, 5), (10, 10), (1, 0), (200, 3)):
+        interval = bounds(passes, failures, ALPHA)
+        assert interval.low <= passes / (passes + failures) <= interval.high
+    rng = random.Random(4301)
+    for p in (0.5, 0.75, 0.9, 0.97):
+        low_misses = high_misses = 0
+        runs = 600
+        for _ in range(runs):
+            outcomes: list[bool] = []
+            while decide(outcomes, 40, rate, ALPHA) is None:
+                outcomes.append(rng.random() < p)
+            interval = bounds(sum(outcomes), len(outcomes) - sum(outcomes), ALPHA)
+            low_misses += interval.low > p
+            high_misses += interval.high < p
+        limit = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / runs)
+        assert low_misses / runs <= limit and high_misses / runs <= limit
 
 
 @pytest.mark.parametrize(
