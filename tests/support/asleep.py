@@ -20,6 +20,7 @@ ASLEEP = [
     "pytest_consistency.config",
     "pytest_consistency.config.marker",
     "pytest_consistency.config.options",
+    "pytest_consistency.config.options_sequential",
     "pytest_consistency.config.parse",
     "pytest_consistency.plugin",
     "pytest_consistency.plugin.carried",
