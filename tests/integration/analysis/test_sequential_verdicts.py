@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from suites import load_report, pattern_suite
+from suites import cli, load_report, pattern_suite
 
 #: n = 40, min_rate 0.8, alpha 0.05: solid passes by evidence at repetition 18, broken fails at 3, late (5 passes,
 #: then failures) fails at 12; edge (a rate of exactly 0.8) can no longer cross by repetition 29: undecided.
@@ -159,3 +159,35 @@ def test_a_sequential_report_is_not_a_baseline_for_the_exact_tests(pytester: pyt
     pytester.runpytest("--consistency-report=now.json", "--consistency-baseline=base.json")
     comparison = load_report(pytester, "now.json")["summary"]["comparison"]
     assert comparison["untested"].startswith("the baseline ran with --consistency-sequential: ")
+
+
+def test_shards_decide_their_tasks_and_the_merge_keeps_the_decisions_and_refuses_figure_gates(
+    pytester: pytest.Pytester,
+) -> None:
+    patterns = {"solid": "P" * 40, "broken": "F" * 40, "edge": "PPPPF" * 8, "late": "P" * 5 + "F" * 35}
+    pytester.makepyfile(test_task=pattern_suite(patterns, marker="min_rate=0.8"))
+    pytester.runpytest("--consistency-report=full.json", "--consistency-sequential")
+    for i in (1, 2):
+        pytester.runpytest(f"--consistency-shard={i}/2", f"--consistency-report=s{i}.json", "--consistency-sequential")
+    merged = cli("merge", "s1.json", "s2.json", "-o", "merged.json", cwd=pytester.path)
+    assert merged.returncode == 1, merged.stdout + merged.stderr  # broken and late FAIL, as unsharded
+    full, joined = load_report(pytester, "full.json"), load_report(pytester, "merged.json")
+    assert decisions(joined) == decisions(full)
+    assert joined["summary"]["sequential"] == full["summary"]["sequential"]
+    refused = cli("merge", "s1.json", "s2.json", "--consistency-gap-max=10", "-o", "m.json", cwd=pytester.path)
+    assert refused.returncode == 2
+    assert "the reports ran with --consistency-sequential, which stops a task" in refused.stderr
+    assert "Drop --consistency-sequential" in refused.stderr
+
+
+def test_a_cap_too_small_for_a_sequential_pass_is_said_at_collection(pytester: pytest.Pytester) -> None:
+    """The fixed-n warning would say n = 14 can PASS; the sequential test needs 18 passes in a row at 0.8."""
+    pytester.makepyfile(test_task=pattern_suite({"solid": "P" * 14}, marker="min_rate=0.8"))
+    result = pytester.runpytest("--consistency-sequential")
+    result.stdout.fnmatch_lines(
+        [
+            "*repeat_consistency(min_rate=0.8): the cap n = 14 is too small for a sequential PASS at alpha 0.05: a "
+            "PASS needs at least 18 repetitions, all passing; it can only FAIL or stay undecided, and a cap of 18 can*"
+        ]
+    )
+    assert "too small" not in pytester.runpytest().stdout.str()  # n = 14 can PASS the fixed-n test
