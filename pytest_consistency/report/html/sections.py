@@ -234,6 +234,8 @@ def notes_section(summary: SessionSummary) -> str:
             f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
             "calls)</li>"
         )
+    if summary.sequential is not None:
+        items.append(f"<li>{e(summary.sequential.text)}</li>")
     tolerated = tolerated_text(summary)
     if tolerated:
         items.append(f"<li>{e(tolerated)}</li>")

@@ -191,3 +191,14 @@ def test_a_cap_too_small_for_a_sequential_pass_is_said_at_collection(pytester: p
         ]
     )
     assert "too small" not in pytester.runpytest().stdout.str()  # n = 14 can PASS the fixed-n test
+
+
+def test_every_output_says_what_sequential_mode_spent_and_decided(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_task=pattern_suite(PATTERNS, marker="min_rate=0.8"))
+    pytester.runpytest("--consistency-sequential", "--consistency-md=out.md", "--consistency-html=out.html")
+    line = (
+        "equential (alpha 0.05): 62 repetitions run of the cap's fixed run of 160, 98 not needed; 3 task(s) decided "
+        "by evidence, 1 undecided at the cap, 0 decided by curtailment (min_pass)"
+    )
+    assert line in (pytester.path / "out.md").read_text()
+    assert line.replace("'", "&#x27;") in (pytester.path / "out.html").read_text()
