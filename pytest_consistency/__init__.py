@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_consistency.model.records import CallRecord
     from pytest_consistency.model.result import SessionSummary
     from pytest_consistency.route.route import Route
-    from pytest_consistency.shared.ledger import TokenBudgetExceeded
+    from pytest_consistency.shared.ledger import CostBudgetExceeded, TokenBudgetExceeded
 
 __version__ = "0.1.0"
 
@@ -51,6 +51,7 @@ del _finder, _marked, _name
 _HOMES = {
     "CallRecord": "model.records",
     "Consistency": "capture.active",
+    "CostBudgetExceeded": "shared.ledger",
     "ConsistencyWarning": "capture.active",
     "NetworkBlocked": "capture.network",
     "Route": "route.route",
@@ -63,6 +64,7 @@ __all__ = [
     "CallRecord",
     "Consistency",
     "ConsistencyWarning",
+    "CostBudgetExceeded",
     "NetworkBlocked",
     "Route",
     "SecretInCassetteError",

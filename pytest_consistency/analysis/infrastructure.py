@@ -2,10 +2,10 @@
 
 Why apart from ordinary failures: ``min_pass < 1`` tolerates the agent failing now and then, and a tolerated
 failure passes the run. A corrupt cassette, a cassette write refused because it still held a secret, a replay
-whose request has no recorded answer, a call the token budget refused, a client the agent built without a key (the
-SDK refuses before any request) or a normalize hook that raised say nothing about the agent: tolerating them would
-let a broken setup pass CI. So a repetition that failed for one of these reasons is marked with it; its task's
-verdict is ``error`` (in no figure, never tolerated), and every output names the reason.
+whose request has no recorded answer, a call the token or cost budget refused, a client the agent built without a
+key (the SDK refuses before any request) or a normalize hook that raised say nothing about the agent: tolerating
+them would let a broken setup pass CI. So a repetition that failed for one of these reasons is marked with it; its
+task's verdict is ``error`` (in no figure, never tolerated), and every output names the reason.
 
 The exception is recognised by the qualified names of its classes, through its ``__cause__``/``__context__``
 chain (SDKs wrap transport errors: openai raises ``APIConnectionError`` from ours), so nothing is imported here;
@@ -27,6 +27,7 @@ REASONS = {
     "pytest_consistency.cassette.messages.SecretInCassetteError": "cassette write refused (it still held a secret)",
     "pytest_consistency.cassette.messages.CassetteError": "cassette unreadable or unwritable",
     "pytest_consistency.shared.ledger.TokenBudgetExceeded": "token budget refused a call",
+    "pytest_consistency.shared.ledger.CostBudgetExceeded": "cost budget refused a call",
     "pytest_consistency.capture.network.NetworkBlocked": "replay tried to reach the network",
     "pytest_consistency.capture.transport.LiveCallRefused": "replay tried to reach the network",
     "pytest_consistency.capture.transport.ModelNotSet": "no model on the route",
@@ -39,6 +40,7 @@ REASONS = {
 CALL_REASONS = {
     "replay_mismatch": "replay mismatch (no recorded response)",
     "token_budget": "token budget refused a call",
+    "cost_budget": "cost budget refused a call",
 }
 
 

@@ -28,6 +28,7 @@ unmarked test that every shard saw counts once (reports carry their node ids).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -37,7 +38,7 @@ from pytest_consistency.analysis.gates import ALL_GATES
 from pytest_consistency.analysis.summary import build_summary, conclude, whole
 from pytest_consistency.model.cause import Finding
 from pytest_consistency.model.records import RepetitionResult
-from pytest_consistency.model.result import Analysis, RunFacts, SessionSummary, TaskResult, TokenBudget
+from pytest_consistency.model.result import Analysis, CostBudget, RunFacts, SessionSummary, TaskResult, TokenBudget
 
 
 class MergeError(ValueError):
@@ -318,6 +319,14 @@ def _merged_run(
             spent=sum(b.spent for _, b in budgets),
             exceeded_in=tuple(shard for name, b in budgets if b.exceeded for shard in (b.exceeded_in or (name,))),
         )
+    dollars = [(name, report.run.cost_budget) for name, report in reports if report.run.cost_budget is not None]
+    cost_budget = None
+    if dollars:
+        cost_budget = CostBudget(
+            limit=math.fsum(b.limit for _, b in dollars),
+            spent=math.fsum(b.spent for _, b in dollars),
+            exceeded_in=tuple(shard for name, b in dollars if b.exceeded for shard in (b.exceeded_in or (name,))),
+        )
     modes = {run.record_mode for run in runs}
     # Node ids, where every report has them: a collection error each shard saw (each collects the whole suite) is one.
     if all(len(run.other_failed) == run.other_failures for run in runs):
@@ -331,6 +340,7 @@ def _merged_run(
         first,
         record_mode=modes.pop() if len(modes) == 1 else "mixed",
         token_budget=budget,
+        cost_budget=cost_budget,
         interrupted=any(run.interrupted for run in runs),
         equivalence=", ".join(hooks) if hooks else "default",
         other_failures=other_failures,

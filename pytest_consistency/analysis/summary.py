@@ -26,6 +26,7 @@ import pytest_consistency.stats.metrics as metrics
 from pytest_consistency.analysis.adaptive import decided, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
+from pytest_consistency.analysis.cost import cost_facts, task_cost
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
@@ -337,6 +338,7 @@ def build_summary(
         for task_id, reps in ordered
     ]
     for task in tasks:
+        task_cost(task)
         if whole(task):
             task.repetitions = lightened(task.repetitions)
     scored = [t for t in tasks if t.is_scored]
@@ -364,6 +366,7 @@ def build_summary(
         errors=session_errors(tasks),
         causes=suite_causes(tasks, analysis),
         pass_hat_k_curve=pass_hat_k_curve(counts),
+        cost=cost_facts(tasks),
     )
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:
@@ -389,6 +392,18 @@ def build_summary(
         summary.warnings.append(
             f"token budget exceeded: {budget.spent} tokens used > --consistency-token-budget={budget.limit}; "
             "later live calls were refused"
+        )
+    dollars = run.cost_budget
+    if dollars is not None and dollars.exceeded_in:
+        summary.warnings.append(
+            f"cost budget exceeded in {', '.join(dollars.exceeded_in)}: each shard was over its own "
+            f"--consistency-cost-budget (merged: ${dollars.spent:.6g} of ${dollars.limit:g}); later live calls were "
+            "refused"
+        )
+    elif dollars is not None and dollars.exceeded:
+        summary.warnings.append(
+            f"cost budget exceeded: ${dollars.spent:.6g} spent > --consistency-cost-budget={dollars.limit:g}; later "
+            "live calls were refused"
         )
     return summary
 
@@ -508,11 +523,12 @@ def conclude(
     or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
-    budget = summary.run.token_budget
+    budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
         and not any(untolerated(t, summary) for t in summary.tasks)
         and not (budget is not None and budget.exceeded)
+        and not (dollars is not None and dollars.exceeded)
         and not summary.errors
         and not summary.run.other_failures
         and not summary.run.interrupted

@@ -81,6 +81,12 @@ def failure_reasons(summary: SessionSummary) -> list[Reason]:
         if budget.exceeded_in:
             text = f"token budget exceeded in {', '.join(budget.exceeded_in)} (each shard has its own budget)"
         reasons.append(Reason("budget", text, "budget exceeded"))
+    dollars = summary.run.cost_budget
+    if dollars is not None and dollars.exceeded:
+        text = f"cost budget exceeded: ${dollars.spent:.6g} > ${dollars.limit:g}"
+        if dollars.exceeded_in:
+            text = f"cost budget exceeded in {', '.join(dollars.exceeded_in)} (each shard has its own budget)"
+        reasons.append(Reason("budget", text, "budget exceeded"))
     if summary.interrupted:
         reasons.append(Reason("interrupted", "the session was interrupted: partial results", None))
     if summary.errors:

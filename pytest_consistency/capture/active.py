@@ -8,6 +8,8 @@ what it saw to the running repetition, from any thread the agent starts.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import threading
 import warnings
 from collections.abc import Callable
@@ -88,6 +90,8 @@ class ActiveRepetition:
     #: ``check_host``), and the hosts warned about so far in the session (shared by its repetitions).
     route_hosts: frozenset[str] = frozenset()
     warned_hosts: set[str] = field(default_factory=set, repr=False)
+    #: US dollars the test added with ``consistency.cost(usd)`` (what the plugin cannot see: a tool's API).
+    added_cost_usd: float = 0.0
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
@@ -159,9 +163,11 @@ class Consistency:
     figures, so helpers that call ``record`` work in every test.
     """
 
-    def __init__(self, state: ActiveRepetition, normalize: Callable[[Any, str], Any]) -> None:
+    def __init__(self, state: ActiveRepetition, normalize: Callable[[Any, str], Any], ledger: Any = None) -> None:
         self._state = state
         self._normalize = normalize
+        #: The session's shared ledger (``shared.ledger``) when it has a budget: an added cost counts against it.
+        self._ledger = ledger
 
     @property
     def repeat(self) -> int:
@@ -185,6 +191,27 @@ class Consistency:
     @property
     def total_tokens(self) -> int:
         return sum(call.total_tokens for call in self.calls)
+
+    def cost(self, usd: float) -> None:
+        """Add ``usd`` US dollars to this repetition's cost: what the plugin cannot see, e.g. a paid tool's API.
+
+        Added to the repetition, its task and the session in every output, and counted against
+        ``--consistency-cost-budget`` (a later live call is refused once the budget is used up). Called more than
+        once, the amounts add up. A negative, infinite or NaN amount, or one that is not a number, is a ValueError
+        (TypeError) and adds nothing.
+        """
+        # a Decimal is a Number but not Real; a complex is Complex but not Real
+        number = isinstance(usd, numbers.Number) and not isinstance(usd, numbers.Complex)
+        real = isinstance(usd, numbers.Real) or number
+        if isinstance(usd, bool) or not real:
+            raise TypeError(f"consistency.cost() takes an amount in US dollars (a number), not {shown(usd)}")
+        amount = float(usd)
+        if not math.isfinite(amount) or amount < 0:
+            raise ValueError(f"consistency.cost() takes a finite amount of US dollars of at least 0, not {usd!r}")
+        with self._state.lock:
+            self._state.added_cost_usd += amount
+        if self._ledger is not None and amount:
+            self._ledger.add(0, amount)
 
     def record(self, answer: Any) -> None:
         """Record this repetition's answer; it is compared across the task's repetitions.

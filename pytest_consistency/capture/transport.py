@@ -82,7 +82,8 @@ class LiveCallRefused(ConnectionError):
 class Attempt:
     """One attempt being recorded: created before sending, completed by the response or the error.
 
-    A call refused by the token budget is recorded too (``error: token_budget``) before the refusal is raised.
+    A call refused by the token or cost budget is recorded too (``error: token_budget``, ``cost_budget``) before the
+    refusal is raised.
     """
 
     def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
@@ -164,7 +165,7 @@ class Attempt:
         if self.tap_ is not None and sampling and ok and not record.total_tokens:
             wire.estimate_tokens(record, self.request_bytes, self.tap_)
         if self.ledger is not None and not record.replayed:
-            self.ledger.add(record.total_tokens)
+            self.ledger.spend(record)
         self._forget()
 
     def _forget(self) -> None:

@@ -177,6 +177,11 @@ def _usage(record: CallRecord, usage: Any) -> None:
     completion = _count(usage.get("completion_tokens", usage.get("output_tokens")))
     cache_read = _count(usage.get("cache_read_input_tokens"))
     cache_creation = _count(usage.get("cache_creation_input_tokens"))
+    # OpenAI: the part of the prompt tokens read from the cache (chat completions, then the Responses API)
+    details = usage.get("prompt_tokens_details", usage.get("input_tokens_details"))
+    cached_prompt = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached_prompt is not None:
+        record.cached_prompt_tokens = cached_prompt
     if prompt is not None:
         record.prompt_tokens = prompt
     if completion is not None:
@@ -387,6 +392,8 @@ def exception_kind(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
     if isinstance(exc, NotRecorded) or "cannotoverwrite" in name:
         return "replay_mismatch"
+    if "costbudget" in name:
+        return "cost_budget"
     if "budget" in name:
         return "token_budget"
     if "standinkey" in name:

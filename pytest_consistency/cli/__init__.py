@@ -26,12 +26,12 @@ from typing import Any
 from pytest_consistency.analysis.compare_table import FORMATS, comparison_table
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
+from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
     ANALYSIS_OPTIONS,
     CONFIG_FILE,
     GATE_OPTIONS,
     OUTPUT_OPTIONS,
-    Option,
 )
 from pytest_consistency.config.parse import SettingError, argparse_type
 from pytest_consistency.config.yaml import ConfigError, load_yaml

@@ -12,12 +12,11 @@ makes, about 1 ms a class), nor do the modules it imports (the gates, the parser
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
 from pytest_consistency.config.marker import MAX_REPETITIONS
-from pytest_consistency.config.options_sequential import SEQUENTIAL
+from pytest_consistency.config.option import Option
+from pytest_consistency.config.options_cost import COST_OPTIONS
+from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
 from pytest_consistency.config.parse import (
     cause_limits,
     choice,
@@ -44,51 +43,6 @@ from pytest_consistency.stats.choices import TARGETS, TESTS
 #: replays only; ``off`` has no cassette, and its calls may be another tool's replays, as pytest-recording's).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
 LIVE_MODES = ("once", "new_episodes", "all")
-
-
-class Option:
-    """A setting, declared once: its command-line flag, YAML path, parser and help. Read-only by convention (a plain
-    class: see the module docstring)."""
-
-    __slots__ = ("default", "dest", "flag", "help", "is_flag", "is_list", "metavar", "negation", "parse", "yaml_path")
-
-    def __init__(
-        self,
-        dest: str,
-        flag: str,
-        yaml_path: tuple[str, ...],
-        parse: Callable[[Any], Any],
-        help: str,
-        default: Any = None,
-        metavar: str = "VALUE",
-        is_flag: bool = False,
-        is_list: bool = False,
-        negation: str | None = None,
-    ) -> None:
-        self.dest = dest
-        self.flag = flag
-        self.yaml_path = yaml_path
-        self.parse = parse
-        self.help = help
-        self.default = default
-        self.metavar = metavar
-        self.is_flag = is_flag
-        #: Given several times on the command line (each adds), a YAML list, or one value per line in the ini file.
-        self.is_list = is_list
-        #: A flag that can be switched off on the command line too (``--no-...``); unset, it stays None (its default
-        #: depends on the session: the suite-level test is on whenever a baseline is given).
-        self.negation = negation
-
-    def __repr__(self) -> str:
-        return f"Option({self.dest!r}, {self.flag!r})"
-
-    @property
-    def ini(self) -> str:
-        return self.dest
-
-    @property
-    def yaml_key(self) -> str:
-        return ".".join(self.yaml_path)
 
 
 def _gate_option(gate: Gate) -> Option:
@@ -456,7 +410,6 @@ ADAPTIVE_OPTIONS = (
     ),
 )
 
-SEQUENTIAL_OPTIONS = tuple(Option(**entry) for entry in SEQUENTIAL)  # config/options_sequential.py
 CASSETTE_OPTIONS = (
     Option(
         "consistency_cassettes",
@@ -593,6 +546,7 @@ OPTIONS = (
     *ADAPTIVE_OPTIONS,
     *SEQUENTIAL_OPTIONS,
     *ROUTE_OPTIONS,
+    *COST_OPTIONS,
     *CASSETTE_OPTIONS,
     *RESAMPLE_OPTIONS,
     *TRACE_OPTIONS,

@@ -290,3 +290,59 @@ def argparse_type(parse: Callable[[str], Any], metavar: str) -> Callable[[str], 
 
     convert.__name__ = metavar.lower()
     return convert
+
+
+#: The fields of one model's entry under ``prices:`` (US dollars per million tokens); the first two are required.
+PRICE_FIELDS = ("input", "output", "cached_input", "cache_write")
+
+
+def price_entries(raw: Any) -> tuple[tuple[str, Any], ...]:
+    """Prices per model, US dollars per million tokens: a YAML mapping ``{MODEL: {input, output, cached_input,
+    cache_write}}`` (``cached_input`` defaults to ``input``: a model without a cache discount; ``cache_write`` too),
+    or ``MODEL=INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]]`` strings (a list of them, or one per line)."""
+    from pytest_consistency.model.prices import Price  # the table's type: only when prices are given
+
+    items: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(raw, dict):
+        for model, fields in raw.items():
+            if not isinstance(fields, dict):
+                raise SettingError(
+                    f"{shown(model)}: expected a mapping of {', '.join(PRICE_FIELDS)}, not {shown(fields)}"
+                )
+            unknown = sorted(str(name) for name in fields if name not in PRICE_FIELDS)
+            if unknown:
+                raise SettingError(
+                    f"{shown(model)}: unknown field(s) {', '.join(unknown)}; the fields are "
+                    f"{', '.join(PRICE_FIELDS)} (US dollars per million tokens)"
+                )
+            items.append((model, fields))
+    else:
+        entries = raw if isinstance(raw, (list, tuple)) else str(raw).splitlines() if isinstance(raw, str) else None
+        if entries is None:
+            raise SettingError(
+                f"{shown(raw)} is not MODEL=INPUT,OUTPUT[,CACHED_INPUT] (e.g. gpt-4o-mini=0.15,0.6,0.075)"
+            )
+        for entry in entries:
+            model, sep, values = str(entry).rpartition("=")
+            parts = [part.strip() for part in values.split(",")]
+            if not sep or not 2 <= len(parts) <= len(PRICE_FIELDS):
+                raise SettingError(
+                    f"{shown(entry)} is not MODEL=INPUT,OUTPUT[,CACHED_INPUT[,CACHE_WRITE]] (US dollars per million "
+                    "tokens, e.g. gpt-4o-mini=0.15,0.6,0.075)"
+                )
+            items.append((model, dict(zip(PRICE_FIELDS, parts, strict=False))))
+    table = []
+    for model, fields in items:
+        name = str(model).strip() if isinstance(model, (str, int, float)) and not isinstance(model, bool) else ""
+        if not name:
+            raise SettingError(f"{shown(model)} is not a model name")
+        missing = [field for field in PRICE_FIELDS[:2] if fields.get(field) is None]
+        if missing:
+            raise SettingError(f"{name}: {' and '.join(missing)} missing (US dollars per million tokens)")
+        try:
+            amounts = {field: non_negative_number(value) for field, value in fields.items() if value is not None}
+        except SettingError as exc:
+            raise SettingError(f"{name}: {exc}") from None
+        cached = amounts.get("cached_input", amounts["input"])
+        table.append((name, Price(amounts["input"], amounts["output"], cached, amounts.get("cache_write"))))
+    return tuple(table)

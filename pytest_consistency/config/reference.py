@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
     ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
@@ -20,10 +21,10 @@ from pytest_consistency.config.options import (
     GATE_OPTIONS,
     RESAMPLE_OPTIONS,
     ROUTE_OPTIONS,
-    SEQUENTIAL_OPTIONS,
     TRACE_OPTIONS,
-    Option,
 )
+from pytest_consistency.config.options_cost import COST_OPTIONS
+from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ GROUPS = (
     Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
     Group("Sequential verdicts", SEQUENTIAL_OPTIONS, (("Sequential verdicts", "sequential.md"),)),
     Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
+    Group("Cost", COST_OPTIONS, (("Cost", "cost.md"),)),
     Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),
     Group("Resampling a step", RESAMPLE_OPTIONS, (("Resampling a step", "trajectory.md#resampling-a-step"),)),
     Group("Traces", TRACE_OPTIONS, (("Traces", "traces.md"),)),

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS, Option
+from pytest_consistency.config.option import Option
+from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS
 from pytest_consistency.config.parse import SettingError, absolute_path
 from pytest_consistency.config.parse import Target as ResampleTarget
 
@@ -78,6 +79,9 @@ class Settings:
     consistency_anthropic_key_env: str | None = None
     consistency_same_gateway: bool = False
     consistency_ignore_url: str | None = None
+    #: ``(model, Price)`` pairs (``model.prices.Price``: input, output, cached input, cache write per million tokens).
+    consistency_prices: tuple[tuple[str, tuple[float, float, float, float | None]], ...] = ()
+    consistency_cost_budget: float | None = None
     consistency_cassettes: str = "cassettes"
     consistency_cassette_format: Literal["yaml", "json"] = "yaml"
     consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"

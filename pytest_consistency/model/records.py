@@ -98,6 +98,12 @@ class CallRecord:
     #: Wall-clock seconds since the epoch when the attempt was sent (after any throttle wait); replayed, when it was
     #: sent while recording (None for a cassette recorded before 0.1.0 kept it). Traces lay calls out by it.
     started_at: float | None = None
+    #: OpenAI: the part of ``prompt_tokens`` read from the prompt cache (``prompt_tokens_details.cached_tokens``,
+    #: ``input_tokens_details.cached_tokens`` on the Responses API), priced at the cached-input rate.
+    cached_prompt_tokens: int = 0
+    #: What the attempt cost in US dollars, from its usage and its model's price (:mod:`.prices`); None when it used
+    #: tokens of a model with no price (or was never priced: a report of an older version).
+    cost_usd: float | None = None
 
 
 @dataclass
@@ -135,6 +141,12 @@ class RepetitionResult:
     #: The marker's ``min_rate`` (the task is decided on exact tests against it), None when it is decided by
     #: ``min_pass``.
     min_rate: float | None = None
+    #: US dollars the test added for what the plugin cannot see (``consistency.cost(usd)``: a tool's API).
+    added_cost_usd: float = 0.0
+    #: What the repetition cost: its priced calls and ``added_cost_usd`` (derived by the summary), and its calls
+    #: that used tokens of a model with no price (so ``cost_usd`` is a lower bound when this is not 0).
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
     @property
     def scored(self) -> bool:

@@ -136,6 +136,49 @@ class TokenBudget:
         return self.spent > self.limit or bool(self.exceeded_in)
 
 
+@dataclass(frozen=True)
+class CostBudget:
+    """The session's cost budget (``--consistency-cost-budget``, US dollars) and what its live calls (priced) and the
+    costs its tests added spent of it, as the shared ledger counted them."""
+
+    limit: float
+    spent: float
+    #: Merged reports: the shards whose own budget was exceeded.
+    exceeded_in: tuple[str, ...] = ()
+
+    @property
+    def exceeded(self) -> bool:
+        return self.spent > self.limit or bool(self.exceeded_in)
+
+
+@dataclass(frozen=True)
+class CostFacts:
+    """What the session cost in US dollars (``analysis.summary.cost_facts``; every total an exact sum, so shards
+    merged give the figure of one unsharded run). With unpriced calls (a model with no price) ``usd`` is a lower
+    bound: "at least"."""
+
+    #: Priced calls and the costs tests added (``consistency.cost``), and each part.
+    usd: float
+    calls_usd: float
+    added_usd: float
+    #: Calls that used tokens of a model with no price, and those models (as the calls name them).
+    unpriced_calls: int
+    unpriced_models: list[str]
+    #: ``usd`` per task and per repetition that ran (None when none ran).
+    per_task: float | None
+    per_repetition: float | None
+    #: Tasks with a decided verdict (pass or fail; undecided, in error, incomplete or skipped ones are not), and
+    #: ``usd`` divided by them (None when there is none).
+    decided: int
+    per_decided_verdict: float | None
+    #: The shipped price table's date.
+    prices_as_of: str
+
+    @property
+    def at_least(self) -> bool:
+        return self.unpriced_calls > 0
+
+
 #: The options whose value changes a task's verdict without the task's own marker saying so: every shard of a run
 #: must share them (``merge`` compares them), by their ``Settings`` attribute and flag.
 VERDICT_OPTIONS: tuple[tuple[str, str], ...] = (
@@ -173,6 +216,8 @@ class RunFacts:
     #: The options set that change a task's verdict (:data:`VERDICT_OPTIONS`: n, the default bar), by flag, as text;
     #: an option not set is absent. A merge refuses shards that ran with different ones. None in an older report.
     verdict_settings: dict[str, str] | None = None
+    #: ``--consistency-cost-budget`` and what was spent of it; None without one.
+    cost_budget: CostBudget | None = None
 
     @property
     def shard_position(self) -> tuple[int, int] | None:
@@ -228,6 +273,10 @@ class TaskResult:
     #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
     #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
     decided_by: Literal["evidence", "cap", "curtailed"] | None = None
+    #: US dollars its repetitions cost (priced calls and added costs), and its calls with no price (``cost_usd`` is
+    #: then a lower bound).
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
     @property
     def is_scored(self) -> bool:
@@ -439,6 +488,8 @@ class SessionSummary:
     #: pass^k of the suite (the mean over its scored tasks) for k = 1 .. n, as τ-bench plots it; None when the scored
     #: tasks do not share one n.
     pass_hat_k_curve: list[float] | None = None
+    #: What the session cost in US dollars; None when no call used a token and no test added a cost.
+    cost: CostFacts | None = None
 
     @property
     def interrupted(self) -> bool:

@@ -43,9 +43,9 @@ def sent(state: ActiveRepetition) -> None:
 def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
     """What a teardown's payload would carry beyond the call's, as comparable values: every field of every call
     record (their dicts by items, as one is updated in place; decisions and messages are frozen), the unobserved
-    exchanges, the notes and the cassette. A call completed at teardown (a stream closed by the fixture), a late
-    exchange or note makes the teardown send its payload; an unchanged one sends none, as a repetition without
-    calls already did."""
+    exchanges, the notes, the cassette and the added cost. A call completed at teardown (a stream closed by the
+    fixture), a late exchange, note or cost makes the teardown send its payload; an unchanged one sends none, as a
+    repetition without calls already did."""
     with state.lock:
         calls = (
             tuple(
@@ -55,7 +55,7 @@ def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
             if state.calls
             else ()
         )
-        return (calls, state.unobserved, len(state.notes), state.cassette)
+        return (calls, state.unobserved, len(state.notes), state.cassette, state.added_cost_usd)
 
 
 def payload(
@@ -92,6 +92,7 @@ def payload(
             "cassette": state.cassette,
             "unobserved": state.unobserved,
             "curtailed": state.curtailed,
+            "added_cost_usd": state.added_cost_usd,
             "infrastructure": infrastructure,
             "message": message,
             "attempts": state.attempts,
@@ -246,6 +247,7 @@ class Collector:
         rep.notes = data["notes"]
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
+        rep.added_cost_usd = data["added_cost_usd"]
         if nodeid not in self.settled:  # the first phase that failed says why
             if data["infrastructure"] and rep.infrastructure is None:
                 rep.infrastructure = data["infrastructure"]

@@ -74,14 +74,21 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
         workerinput = getattr(config, "workerinput", {})
         directory = scratch.directory(workerinput.get(THROTTLE_KEY), "consistency-throttle-")
         state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.routes}
-    budget = state.settings.consistency_token_budget
-    if budget:
+    budget, cost_budget = state.settings.consistency_token_budget, state.settings.consistency_cost_budget
+    if budget or cost_budget:
         from pytest_consistency.shared.ledger import Ledger
 
         workerinput = getattr(config, "workerinput", {})
         handed = workerinput.get(LEDGER_KEY)
         path = Path(handed) if handed else scratch.directory(None, "consistency-") / "tokens"
-        state.ledger = Ledger(path, int(budget))
+        price = None
+        if cost_budget:
+            from functools import partial
+
+            from pytest_consistency.model.prices import call_cost, price_table
+
+            price = partial(call_cost, table=price_table(state.settings.consistency_prices))
+        state.ledger = Ledger(path, int(budget) if budget else None, cost_budget, price)
     if state.settings.consistency_adaptive and state.settings.consistency_sequential:
         raise pytest.UsageError(
             "--consistency-sequential and --consistency-adaptive cannot be combined: adaptive mode keeps the verdicts "

@@ -26,7 +26,14 @@ from pytest_consistency.config.options import BY_DEST
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
-from pytest_consistency.model.result import VERDICT_OPTIONS, Analysis, RunFacts, SessionSummary, TokenBudget
+from pytest_consistency.model.result import (
+    VERDICT_OPTIONS,
+    Analysis,
+    CostBudget,
+    RunFacts,
+    SessionSummary,
+    TokenBudget,
+)
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.gc_pause import gc_paused
 from pytest_consistency.plugin.secrets import known_secrets
@@ -95,6 +102,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         shard=shard_of(state.settings.consistency_shard, config.option),
         run_id=state.run_id,
     )
+    price_session(state)
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
     if state.resample is not None:
         from pytest_consistency.resample.session import attribute
@@ -237,6 +245,15 @@ def _write_outputs(
     return done
 
 
+def price_session(state: PluginState) -> None:
+    """Price every call of the session at the session's price table (the shipped one under ``prices:``)."""
+    calls = [call for rep in state.collector.repetitions.values() for call in rep.calls]
+    if calls:  # the table loads only for a session that made a call
+        from pytest_consistency.model.prices import price_calls, price_table
+
+        price_calls(calls, price_table(state.settings.consistency_prices))
+
+
 def analysis_of(settings: Settings) -> Analysis:
     return Analysis(
         confidence=settings.consistency_confidence,
@@ -275,7 +292,12 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         route=None if route is None else route.settings(state.settings.consistency_retries_max),
         record_mode=state.settings.consistency_record,
         preflight=state.preflight,
-        token_budget=None if state.ledger is None else TokenBudget(state.ledger.limit, state.ledger.spent()),
+        token_budget=None
+        if state.ledger is None or state.ledger.limit is None
+        else TokenBudget(state.ledger.limit, state.ledger.spent()),
+        cost_budget=None
+        if state.ledger is None or state.ledger.cost_limit is None
+        else CostBudget(state.ledger.cost_limit, state.ledger.spent_usd()),
         interrupted=interrupted,
         equivalence=equivalence,
         other_failures=len(other),

@@ -68,7 +68,8 @@ class Fixtures:
 
     @pytest.fixture
     def consistency(self) -> Consistency:
-        """Handle of the current repetition: ``record(answer)``, ``repeat``, ``n``, ``task_id``, ``calls``.
+        """Handle of the current repetition: ``record(answer)``, ``cost(usd)``, ``repeat``, ``n``, ``task_id``,
+        ``calls``.
 
         A plain fixture (no teardown of its own): the repetition scope deactivates an unmarked test's handle when
         the test's protocol ends (``lifecycle``)."""
@@ -85,7 +86,7 @@ class Fixtures:
             activate(active)
         if state.normalize is None:  # conftests register before the first test runs: read once
             state.normalize = normalizer(self.config)
-        return Consistency(active, state.normalize)
+        return Consistency(active, state.normalize, state.ledger)
 
     def setting_up(self) -> pytest.Item:
         """The item being set up when the repetition roles do not track it: a session where no collected test is

@@ -34,6 +34,7 @@ from pathlib import Path
 from pytest_consistency.analysis.verdict import failure_reasons, met_threshold_text
 from pytest_consistency.model.records import RepetitionResult
 from pytest_consistency.model.result import SessionSummary, TaskChange, TaskResult
+from pytest_consistency.report.cost import suite_properties as cost_properties
 from pytest_consistency.report.json_report import write_text_atomic
 from pytest_consistency.report.markdown import answer_classes
 from pytest_consistency.report.terminal import gate_line
@@ -187,6 +188,7 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
             ("consistency.total_tokens", str(summary.route.total_tokens)),
         ]
     props += cause_properties(summary)
+    props += cost_properties(summary.cost)
     for gate in summary.gates:
         name = f"consistency.gate.{gate.name}"
         props += [
@@ -266,10 +268,17 @@ def _repetitions(summary: SessionSummary) -> Iterator[tuple[TaskResult, Repetiti
     changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
     for task in summary.tasks:
         task_props = task_properties(task, changes.get(task.task_id))
+        if summary.cost is not None:  # dollars: the task's and each repetition's (``repr``: the exact float)
+            task_props += [
+                ("consistency.task.cost_usd", repr(task.cost_usd)),
+                ("consistency.task.unpriced_calls", str(task.unpriced_calls)),
+            ]
         classes = _classes(task)
         for rep in task.repetitions:
             tolerate = tolerated(task, rep, summary)
             props = repetition_properties(task, rep, classes.get(rep.repeat), task_props, tolerate)
+            if summary.cost is not None:
+                props.insert(4, ("consistency.cost_usd", repr(rep.cost_usd)))
             yield task, rep, props, tolerate
 
 

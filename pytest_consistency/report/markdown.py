@@ -30,6 +30,7 @@ from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, needs_a_look, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
+from pytest_consistency.report.cost import markdown_head, task_text
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
 from pytest_consistency.report.terminal import (
     TARGET_TEXT,
@@ -413,6 +414,18 @@ def trajectory_block(task: TaskResult) -> list[str]:
     return [*lines, "", "  </details>", ""]
 
 
+def cost_lines(summary: SessionSummary) -> list[str]:
+    """What the session cost (``at least`` with unpriced calls), and an alert naming each model with no price."""
+    if summary.cost is None:
+        return []
+    text, unpriced = markdown_head(summary.cost)
+    return [
+        f"**Cost** {inline(text)}",
+        "",
+        *(alert("WARNING", [inline(line) for line in unpriced]) if unpriced else []),
+    ]
+
+
 def _size(lines: Sequence[str]) -> int:
     return sum(len(visible(line).encode("utf-8")) + 1 for line in lines)
 
@@ -430,7 +443,7 @@ def _prefix(blocks: Sequence[list[str]], budget: int) -> int:
 def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     """The whole summary; parts are left out, least important first, to keep it within ``max_bytes``."""
     changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
-    head = verdict_lines(summary) + figure_lines(summary) + cause_lines(summary)
+    head = verdict_lines(summary) + figure_lines(summary) + cost_lines(summary) + cause_lines(summary)
     if summary.comparison is not None:
         head += comparison_lines(summary.comparison)
 
@@ -443,13 +456,21 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     clusters = [cluster_block(t, c, summary.run.equivalence) for t, c in clustered if c]
     trajectories = [block for block in (trajectory_block(t) for t in shown) if block]
     failures = [block for block in (failure_block(t) for t in shown) if block]
+    costs = [[f"| {cell(t.task_id)} | {cell(task_text(t))} |"] for t in summary.tasks] if summary.cost else []
 
     table_head = [f"### Tasks that need a look ({len(shown)} of {len(summary.tasks)})", "", *task_header(summary)]
     drift_head = [f"### Route drift ({len(drifted)} task(s))", ""]
     cluster_head = ["### Answers of inconsistent tasks", ""]
     failure_head = ["### Why repetitions failed", ""]
     trajectory_head = ["### Where repetitions part", ""]
+    cost_head = [
+        "<details><summary>Cost per task and repetition</summary>",
+        "",
+        "| priced task | US dollars (per repetition) |",
+        "|---|---|",
+    ]
     heads = _size(table_head) + _size(drift_head) + _size(cluster_head) + _size(failure_head) + _size(trajectory_head)
+    heads += _size(cost_head) + _size(["", "</details>"])
     budget = max_bytes - MARGIN - _size(head) - heads - 2048
     kept_rows = _prefix(rows, budget)
     budget -= _size([line for block in rows[:kept_rows] for line in block])
@@ -460,6 +481,8 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
     kept_clusters = _prefix(clusters, budget)
     budget -= _size([line for block in clusters[:kept_clusters] for line in block])
     kept_failures = _prefix(failures, budget)
+    budget -= _size([line for block in failures[:kept_failures] for line in block])
+    kept_costs = _prefix(costs, budget)
 
     lines = list(head)
     if summary.resample is not None:
@@ -478,6 +501,8 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         lines += cluster_head + [line for block in clusters[:kept_clusters] for line in block]
     if failures and kept_failures:
         lines += failure_head + [line for block in failures[:kept_failures] for line in block]
+    if costs and kept_costs:
+        lines += [*cost_head, *(line for block in costs[:kept_costs] for line in block), "", "</details>", ""]
     left_out = [
         f"{len(what) - kept} of {len(what)} {name}"
         for what, kept, name in (
@@ -486,6 +511,7 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
             (trajectories, kept_trajectories, "cause lines and trajectory trees"),
             (clusters, kept_clusters, "answer clusters"),
             (failures, kept_failures, "failure messages"),
+            (costs, kept_costs, "task cost rows"),
         )
         if kept < len(what)
     ]

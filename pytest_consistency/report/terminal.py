@@ -31,6 +31,7 @@ from pytest_consistency.model.result import (
     SessionSummary,
     TaskResult,
 )
+from pytest_consistency.report.cost import terminal_lines as cost_lines
 from pytest_consistency.stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -421,12 +422,14 @@ def gate_line(gate: GateResult, summary: SessionSummary) -> Line:
     return Line(text, style)
 
 
-def overall_lines(summary: SessionSummary, width: int, figures: bool = True) -> list[Line]:
-    """The figures (none when no task was scored for want of a recording: nothing to pretend), the route, the
-    comparison, the gates, warnings, errors and the closing line."""
+def overall_lines(summary: SessionSummary, width: int, figures: bool = True, verbosity: int = 0) -> list[Line]:
+    """The figures (none when no task was scored for want of a recording: nothing to pretend), the route, the cost
+    (each task's under ``-v``), the comparison, the gates, warnings, errors and the closing line."""
     lines = figure_lines(summary, width) if figures else []
     if summary.route is not None and figures:
         lines.extend(route_lines(summary, summary.route))
+    for text, style in cost_lines(summary, verbosity):
+        lines.extend(Line(part, style) for part in wrapped(text, width))  # type: ignore[arg-type]
     if summary.comparison is not None:
         lines.extend(comparison_lines(summary.comparison))
     if summary.adaptive is not None:
@@ -568,7 +571,7 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
 
         lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
         lines.append(Line(""))
-    lines.extend(overall_lines(summary, width))
+    lines.extend(overall_lines(summary, width, verbosity=verbosity))
     return lines
 
 

@@ -17,6 +17,7 @@ PUBLIC = {
     "CallRecord",
     "Consistency",
     "ConsistencyWarning",
+    "CostBudgetExceeded",
     "NetworkBlocked",
     "Route",
     "SecretInCassetteError",

@@ -39,6 +39,7 @@ from functools import cache
 from importlib.resources import files
 
 from pytest_consistency.model.result import SessionSummary
+from pytest_consistency.report.cost import html_section as cost_section
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
 from pytest_consistency.report.html.charts import charts_section
 from pytest_consistency.report.html.data import answer_classes, e, embedded_json, page_data
@@ -80,6 +81,7 @@ def render(summary: SessionSummary) -> str:
         comparison_section(summary.comparison) if summary.comparison is not None else "",
         notes_section(summary),
         causes_section(summary),
+        cost_section(summary),
         resample_section(summary),
         grid_section(summary, classes),
         trajectories_section(summary),

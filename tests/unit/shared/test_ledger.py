@@ -7,10 +7,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.synchronize import Event
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from pytest_consistency.shared.ledger import Ledger, TokenBudgetExceeded
+from pytest_consistency.shared.ledger import CostBudgetExceeded, Ledger, TokenBudgetExceeded
 
 SPAWN = multiprocessing.get_context("spawn")
 ADDS = 60
@@ -70,3 +71,27 @@ def test_the_budget_is_refused_once_spent_and_shared_by_ledgers_on_one_file(tmp_
     with pytest.raises(TokenBudgetExceeded, match="11 tokens used > --consistency-token-budget=10"):
         one.check()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tokens", "tokens.lock"]  # no scratch file left
+
+
+def test_the_cost_budget_counts_priced_calls_and_added_costs_in_dollars_beside_the_tokens(tmp_path: Path) -> None:
+    """Two ledgers on one file (two workers): a call's price (the function the session hands over) and a test's
+    added cost add up in ``<file>.usd``; the token count stays where it was, and no token budget is checked."""
+    prices = {"priced": 0.003, "unpriced": None}
+    one = Ledger(tmp_path / "tokens", None, cost_limit=0.005, price=lambda call: prices[call.model])
+    two = Ledger(tmp_path / "tokens", None, cost_limit=0.005, price=lambda call: prices[call.model])
+    one.spend(SimpleNamespace(model="priced", total_tokens=10))
+    two.spend(SimpleNamespace(model="unpriced", total_tokens=10))  # no price: no dollars, its tokens still count
+    two.check()
+    two.add(0, 0.0025)  # consistency.cost()
+    assert (one.spent(), one.spent_usd()) == (20, 0.0055)
+    with pytest.raises(CostBudgetExceeded, match=r"\$0.0055 spent > --consistency-cost-budget=0.005"):
+        one.check()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tokens", "tokens.lock", "tokens.usd"]
+
+
+def test_without_a_cost_budget_no_dollars_are_counted(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "tokens", limit=100, price=lambda call: 1.0)
+    ledger.spend(SimpleNamespace(total_tokens=3))
+    ledger.check()
+    assert (ledger.spent(), ledger.spent_usd()) == (3, 0.0)
+    assert not (tmp_path / "tokens.usd").exists()

@@ -1,0 +1,34 @@
+"""The options of what a session costs in US dollars: the price table's entries and the cost budget (docs/cost.md).
+
+A group of the option table (:mod:`.options` joins it into ``OPTIONS``), declared here as the table's module is at its
+length limit; like it, this module builds no class at import.
+"""
+
+from __future__ import annotations
+
+from pytest_consistency.config.option import Option
+from pytest_consistency.config.parse import positive_number, price_entries
+
+COST_OPTIONS = (
+    Option(
+        "consistency_prices",
+        "--consistency-price",
+        ("prices",),
+        price_entries,
+        "price of a model in US dollars per million tokens, over the shipped table's entry (or a model it lacks); "
+        "in YAML a mapping prices: {MODEL: {input, output, cached_input}}; given on the command line, these entries "
+        "replace the YAML's",
+        metavar="MODEL=INPUT,OUTPUT[,CACHED_INPUT]",
+        default=(),
+        is_list=True,
+    ),
+    Option(
+        "consistency_cost_budget",
+        "--consistency-cost-budget",
+        ("route", "cost_budget"),
+        positive_number,
+        "stop making live calls once the session's calls (priced from the price table) and the costs its tests "
+        "added (consistency.cost) came to more than USD US dollars, and fail the session",
+        metavar="USD",
+    ),
+)
