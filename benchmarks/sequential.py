@@ -23,6 +23,14 @@ docs/sequential.md): p = 0.5, 0.65, 0.75, 0.8, 0.85, 0.95, 1.0 with weights 5, 5
 rate is simulated ``--runs`` times (seeded ``random.Random``, so the same command prints the same table); the mix
 figures are the weighted means. The sequential rows' exact values (:func:`.stats.sequential.operating`) are
 printed beside the simulated ones, as a check that the simulation is the process.
+
+Issue 43's targets are ratios at EQUAL wrong-verdict rate, so the sequential test is also read at the level
+alpha_eq at which its wrong-verdict rate on the mix is as close as it gets to fixed n's without exceeding it
+(:func:`equal_error`: the largest alpha on a grid 0.0025 apart whose exact mix rate is at most fixed n's exact one,
+at alpha = 0.05). Those figures are exact for all three methods (the binomial sum for fixed n, a sum over the count
+paths for curtailment and, through :func:`.stats.sequential.operating`, for sequential), so the search has no
+simulation noise to chase. A task's verdict there is still valid at alpha_eq, not at 0.05: the comparison says what
+the bettor costs per wrong verdict, not which level to run at.
 """
 
 from __future__ import annotations
@@ -141,6 +149,83 @@ def ratios(table: dict[str, dict[str, Cell]]) -> dict[str, float]:
     }
 
 
+def fixed_exact(cap: int) -> float:
+    """Fixed n's exact wrong-verdict rate on the mix at :data:`ALPHA` (a binomial sum over its verdict at n)."""
+    wrong = 0.0
+    for p, weight in MIX.items():
+        for passes in range(cap + 1):
+            verdict = verdict_at_n(passes, cap, 1.0, RATE, ALPHA)
+            if (verdict == "fail" and p >= RATE) or (verdict == "pass" and p < RATE):
+                wrong += weight * math.comb(cap, passes) * p**passes * (1 - p) ** (cap - passes)
+    return wrong
+
+
+def curtailment_exact(cap: int) -> float:
+    """Curtailment's exact mean repetitions on the mix: a sum over the count paths until :func:`.adaptive.decided`."""
+    total = 0.0
+    for p, weight in MIX.items():
+        mass = {(0, 0): 1.0}
+        while mass:
+            following: dict[tuple[int, int], float] = {}
+            for (s, f), chance in mass.items():
+                if decided(s, f, cap, 1.0, RATE, ALPHA) is not None:
+                    continue
+                total += weight * chance
+                for step, q in (((s + 1, f), p), ((s, f + 1), 1 - p)):
+                    if q:
+                        following[step] = following.get(step, 0.0) + chance * q
+            mass = following
+    return total
+
+
+@dataclass
+class Level:
+    """The sequential test's exact figures on the mix at one alpha."""
+
+    alpha: float
+    wrong: float
+    repetitions: float
+    decided: float
+
+
+def sequential_exact(cap: int, alpha: float) -> Level:
+    figures = {p: operating(p, cap, RATE, alpha) for p in MIX}
+    return Level(
+        alpha,
+        sum(w * figures[p].wrong(p, RATE) for p, w in MIX.items()),
+        sum(w * figures[p].repetitions for p, w in MIX.items()),
+        sum(w * (1 - figures[p].undecided) for p, w in MIX.items()),
+    )
+
+
+#: The alphas :func:`equal_error` tries: 0.05 to 0.25, 0.0025 apart.
+LEVELS = tuple(round(ALPHA + 0.0025 * i, 4) for i in range(81))
+
+
+def equal_error(cap: int) -> dict[str, float]:
+    """The sequential test at the largest alpha of :data:`LEVELS` whose exact wrong-verdict rate on the mix is at
+    most fixed n's at :data:`ALPHA`, beside the nominal one; the repetition ratios are exact."""
+    target = fixed_exact(cap)
+    curtailment = curtailment_exact(cap)
+    nominal = sequential_exact(cap, ALPHA)
+    level = max((sequential_exact(cap, a) for a in LEVELS), key=lambda x: (x.wrong <= target, x.alpha))
+    if level.wrong > target:  # no level errs as little as fixed n: report the nominal one
+        level = nominal
+    return {
+        "fixed_wrong": target,
+        "curtailment_repetitions": curtailment,
+        "nominal_wrong": nominal.wrong,
+        "nominal_decided": nominal.decided,
+        "nominal/curtailment": nominal.repetitions / curtailment,
+        "nominal/fixed": nominal.repetitions / cap,
+        "alpha_eq": level.alpha,
+        "eq_wrong": level.wrong,
+        "eq_decided": level.decided,
+        "eq/curtailment": level.repetitions / curtailment,
+        "eq/fixed": level.repetitions / cap,
+    }
+
+
 def render(cap: int, table: dict[str, dict[str, Cell]], runs: int, markdown: bool) -> list[str]:
     se = math.sqrt(ALPHA * (1 - ALPHA) / runs)
     lines = [
@@ -192,6 +277,17 @@ def render(cap: int, table: dict[str, dict[str, Cell]], runs: int, markdown: boo
             for method in METHODS
         )
     )
+    eq = equal_error(cap)
+    lines.append(
+        f"exact, at alpha {ALPHA:g}: sequential wrong {eq['nominal_wrong']:.4f} (fixed n {eq['fixed_wrong']:.4f}), "
+        f"decided {eq['nominal_decided']:.3f}, repetitions sequential/curtailment {eq['nominal/curtailment']:.3f}, "
+        f"sequential/fixed {eq['nominal/fixed']:.3f}"
+    )
+    lines.append(
+        f"exact, at equal wrong-verdict rate (sequential alpha {eq['alpha_eq']:g}): sequential wrong "
+        f"{eq['eq_wrong']:.4f}, decided {eq['eq_decided']:.3f}, repetitions sequential/curtailment "
+        f"{eq['eq/curtailment']:.3f}, sequential/fixed {eq['eq/fixed']:.3f}"
+    )
     return lines
 
 
@@ -212,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         everything[str(cap)] = {
             "cells": {m: {k: asdict(c) for k, c in cells.items()} for m, cells in table.items()},
             "ratios": ratios(table),
+            "equal_error": equal_error(cap),
         }
     print(f"({time.monotonic() - started:.0f} s)")
     if args.json:

@@ -51,3 +51,19 @@ def test_at_cap_10_sequential_decides_no_more_than_curtailment() -> None:
     for key, cell in table["sequential"].items():
         assert cell.wrong <= LIMIT, (key, cell)
     assert table["sequential"]["mix"].undecided >= table["curtailment"]["mix"].undecided
+
+
+def test_the_ratio_at_equal_wrong_verdict_rate_is_read_where_sequential_errs_no_more_than_fixed_n() -> None:
+    """Issue 43's targets are ratios at equal wrong-verdict rate: the benchmark searches the sequential alpha whose
+    exact wrong-verdict rate on the mix is the largest not above fixed n's, and reads the ratios there (exact, no
+    simulation noise): at cap 40 that level is above the nominal 0.05, errs no more than fixed n, and decides more."""
+    eq = BENCH.equal_error(40)
+    assert eq["alpha_eq"] > ALPHA
+    assert eq["nominal_wrong"] <= eq["eq_wrong"] <= eq["fixed_wrong"]
+    assert eq["eq_decided"] >= eq["nominal_decided"]
+    next_level = BENCH.sequential_exact(40, round(eq["alpha_eq"] + 0.0025, 4))
+    assert next_level.wrong > eq["fixed_wrong"]  # the search stopped where the next level errs more
+    assert (
+        eq["eq/curtailment"] == BENCH.sequential_exact(40, eq["alpha_eq"]).repetitions / eq["curtailment_repetitions"]
+    )
+    assert abs(eq["curtailment_repetitions"] - 36.0) < 0.1  # the simulated table's 36.0
