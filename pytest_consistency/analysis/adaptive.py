@@ -33,12 +33,15 @@ from typing import Literal
 ADAPTIVE_GATES = frozenset({"route_drift_max"})
 
 
-def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regression: bool, who: str) -> str | None:
+def refused_with_adaptive(
+    thresholds: Mapping[str, float | None], suite_regression: bool, who: str, mode: str = "--consistency-adaptive"
+) -> str | None:
     """Why the gates set in ``thresholds`` (by gate dest) cannot be decided on adaptive runs, or None.
 
-    One rule for pytest (``--consistency-adaptive`` with a figure gate is a usage error) and for
-    ``pytest-consistency merge`` of adaptive shards, which must refuse what pytest refuses. ``who`` starts the
-    sentence: "--consistency-adaptive" or "the reports ran with --consistency-adaptive, which".
+    One rule for pytest (``--consistency-adaptive`` or ``--consistency-sequential`` with a figure gate is a usage
+    error) and for ``pytest-consistency merge`` of such shards, which must refuse what pytest refuses. ``who`` starts
+    the sentence: "--consistency-adaptive" or "the reports ran with --consistency-adaptive, which"; ``mode`` is the
+    option to drop.
     """
     from pytest_consistency.analysis.gates import ALL_GATES, SUITE_REGRESSION_FLAG
 
@@ -49,8 +52,8 @@ def refused_with_adaptive(thresholds: Mapping[str, float | None], suite_regressi
         return None
     return (
         f"{who} stops a task once its verdict is decided, so its figures come from fewer than n repetitions; "
-        f"{', '.join(refused)} would gate on them. Drop --consistency-adaptive to gate on figures, or gate on "
-        "verdicts (min_pass) and --route-drift-max only."
+        f"{', '.join(refused)} would gate on them. Drop {mode} to gate on figures, or gate on "
+        "verdicts (min_pass, min_rate) and --route-drift-max only."
     )
 
 

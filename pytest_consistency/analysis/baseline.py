@@ -118,11 +118,15 @@ def untested_reason(baseline: SessionSummary, current: SessionSummary) -> str | 
     A curtailed task (``--consistency-adaptive``) stops at a decided verdict, so its pass count is not binomial: at
     ``min_pass=1.0``, n = 5, p = 0.7 the expected passes per scored repetition are 0.506, not 0.7, and an unchanged
     agent run in full "regresses" against it at p = 7.8e-06. Its verdict is exact, so tasks are still classified.
+    A run with ``--consistency-sequential`` is refused whole, curtailed tasks or not: a task that ran to its cap
+    did so because it did not cross, so its count is selected by the stopping rule too.
     """
     reasons = []
     for which, summary in (("the baseline", baseline), ("this run", current)):
         curtailed = curtailed_tasks(summary)
-        if curtailed:
+        if summary.analysis.sequential_alpha is not None:
+            reasons.append(f"{which} ran with --consistency-sequential")
+        elif curtailed:
             reasons.append(f"{which} has {len(curtailed)} curtailed task(s) (--consistency-adaptive)")
     if not reasons:
         return None
@@ -130,7 +134,7 @@ def untested_reason(baseline: SessionSummary, current: SessionSummary) -> str | 
         f"{' and '.join(reasons)}: a curtailed task stops once its verdict is decided, so its pass count is not "
         "binomial and the regression tests (per task, McNemar, the gap change, the suite-level test) would read "
         "the stopping rule as a change; tasks are classified by verdict only. Compare runs made without "
-        "--consistency-adaptive"
+        "--consistency-adaptive and --consistency-sequential"
     )
 
 

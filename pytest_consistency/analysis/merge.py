@@ -267,11 +267,14 @@ def merged_thresholds(
 
 
 def adaptive_problem(summary: SessionSummary, thresholds: Mapping[str, float | None]) -> str | None:
-    """What pytest refuses with ``--consistency-adaptive``, refused for a merge of adaptive reports too."""
-    if summary.run.adaptive_n_min is None and not any(t.curtailed for t in summary.tasks):
+    """What pytest refuses with ``--consistency-adaptive`` or ``--consistency-sequential``, refused for a merge of
+    such reports too (a sequential report is refused whether or not a task stopped early)."""
+    mode = "--consistency-sequential" if summary.analysis.sequential_alpha is not None else "--consistency-adaptive"
+    stopped = summary.run.adaptive_n_min is not None or any(t.curtailed for t in summary.tasks)
+    if mode == "--consistency-adaptive" and not stopped:
         return None
     return refused_with_adaptive(
-        thresholds, summary.analysis.suite_regression is True, "the reports ran with --consistency-adaptive, which"
+        thresholds, summary.analysis.suite_regression is True, f"the reports ran with {mode}, which", mode
     )
 
 
@@ -286,6 +289,7 @@ def _analysis_label(analysis: Analysis) -> str:
         f"confidence {analysis.confidence:g}, target {analysis.target}, gate on {analysis.gate_on}, "
         f"test {analysis.test}, inconclusive={analysis.inconclusive}, "
         f"suite regression {_SUITE_REGRESSION[analysis.suite_regression]}"
+        + ("" if analysis.sequential_alpha is None else f", sequential at alpha {analysis.sequential_alpha:g}")
     )
 
 

@@ -38,6 +38,7 @@ from pytest_consistency.model.result import (
     RouteFacts,
     RouteSettings,
     RunFacts,
+    SequentialFacts,
     SessionSummary,
     TaskResult,
     Verdict,
@@ -47,8 +48,10 @@ from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
 
 if TYPE_CHECKING:
+    from pytest_consistency.analysis.sequential import DecidedBy
     from pytest_consistency.model.cause import Finding
     from pytest_consistency.model.trajectory import DivergenceMap
+    from pytest_consistency.stats.interval import Interval
 
 Equivalence = Callable[[Any, Any, str], bool]
 
@@ -107,6 +110,7 @@ def build_task(
 
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
+    decided_by: DecidedBy | None = None
     # A report written before the field existed says it through its calls (replay mismatches, refused calls).
     broken = [
         (r.repeat, reason)
@@ -127,6 +131,16 @@ def build_task(
         verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
     elif missing_reps:
         verdict = "incomplete"
+    elif analysis.sequential_alpha is not None and min_rate is not None:
+        # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test.
+        from pytest_consistency.analysis.sequential import from_records, task_decision
+
+        by_number = from_records((r.repeat, r.outcome, r.message) for r in repetitions)
+        decision = task_decision(by_number, n, min_pass, min_rate, analysis.sequential_alpha)
+        verdict = "incomplete" if decision is None or not scored else decision.verdict
+        if decision is not None and scored:
+            decided_by = decision.decided_by
+            counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
         early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
@@ -140,6 +154,8 @@ def build_task(
     else:
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
+    if analysis.sequential_alpha is not None and min_rate is None and verdict in ("pass", "fail"):
+        decided_by = "curtailed"  # a count rule: curtailment decides it, early or at n
     failures = [r.outcome for r in scored if not r.succeeded]
     if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
@@ -178,11 +194,24 @@ def build_task(
         cause=why.cause if why is not None else None,
         why=why,
         min_rate=min_rate,
-        rate_bounds=rate_bounds(passes, len(scored), analysis.alpha) if min_rate is not None and scored else None,
+        rate_bounds=task_rate_bounds(passes, len(scored), analysis, decided_by)
+        if min_rate is not None and scored
+        else None,
         plan_n=planning_n(passes, len(scored), min_rate, analysis.alpha)
         if min_rate is not None and verdict == "undecided"
         else None,
+        decided_by=decided_by,
     )
+
+
+def task_rate_bounds(passes: int, scored: int, analysis: Analysis, decided_by: DecidedBy | None) -> Interval:
+    """The one-sided bounds a min_rate verdict is read on: the exact test's at n, or in sequential mode the
+    anytime-valid ones (:func:`..stats.sequential.bounds`), which hold at whatever repetition the task stopped."""
+    if analysis.sequential_alpha is not None and decided_by is not None:
+        from pytest_consistency.stats.sequential import bounds
+
+        return bounds(passes, scored - passes, analysis.sequential_alpha)
+    return rate_bounds(passes, scored, analysis.alpha)
 
 
 def whole(task: TaskResult) -> bool:
@@ -350,6 +379,8 @@ def build_summary(
         summary.route = route_facts(summary, run)
     if run.adaptive_n_min is not None:
         summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
+    if analysis.sequential_alpha is not None:
+        summary.sequential = sequential_facts(tasks, analysis.sequential_alpha)
     budget = run.token_budget
     if budget is not None and budget.exceeded_in:
         summary.warnings.append(
@@ -389,6 +420,19 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
         repetitions_used=sum(t.scored for t in tasks),
         repetitions_saved=sum(t.curtailed for t in tasks),
         calls_saved=round(saved_calls, 1),
+    )
+
+
+def sequential_facts(tasks: list[TaskResult], alpha: float) -> SequentialFacts:
+    decided_by = [t.decided_by for t in tasks]
+    return SequentialFacts(
+        alpha=alpha,
+        repetitions_used=sum(t.scored for t in tasks),
+        cap_repetitions=sum(t.n for t in tasks),
+        not_needed=sum(t.curtailed for t in tasks),
+        by_evidence=decided_by.count("evidence"),
+        at_cap=decided_by.count("cap"),
+        curtailed=decided_by.count("curtailed"),
     )
 
 

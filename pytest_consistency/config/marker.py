@@ -211,3 +211,27 @@ def task_id_of(nodeid: str, repeat: int) -> str:
     if nodeid.endswith(f"-{part}]"):
         return nodeid[: -len(part) - 2] + "]"
     return nodeid
+
+
+def sequential_rate_warning(spec: MarkerSpec, alpha: float) -> str | None:
+    """``--consistency-sequential``: why a ``min_rate`` task's cap (its n) cannot reach a PASS (or a FAIL) by
+    evidence at ``alpha``, and the cap that can; None when it can reach both."""
+    if spec.min_rate is None:
+        return None
+    from pytest_consistency.stats.sequential import crossing
+
+    rate, n = spec.min_rate, spec.n
+    to_pass = next((t for t in range(1, MAX_REPETITIONS + 1) if crossing(t, 0, rate, alpha) == "pass"), None)
+    to_fail = next((t for t in range(1, MAX_REPETITIONS + 1) if crossing(0, t, rate, alpha) == "fail"), None)
+    short = [(verdict, least) for verdict, least in (("PASS", to_pass), ("FAIL", to_fail)) if least and least > n]
+    if not short:
+        return None
+    words = {"PASS": "passing", "FAIL": "failing"}
+    why = " and ".join(
+        f"a {verdict} needs at least {least} repetitions, all {words[verdict]}" for verdict, least in short
+    )
+    left = "stay undecided" if len(short) == 2 else f"{'FAIL' if short[0][0] == 'PASS' else 'PASS'} or stay undecided"
+    return (
+        f"the cap n = {n} is too small for a sequential {' or '.join(v for v, _ in short)} at alpha {alpha:g}: "
+        f"{why}; it can only {left}, and a cap of {max(least for _, least in short)} can"
+    )

@@ -16,6 +16,7 @@ from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, G
 from pytest_consistency.config.marker import MAX_REPETITIONS
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options_cost import COST_OPTIONS
+from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
 from pytest_consistency.config.parse import (
     cause_limits,
     choice,
@@ -403,7 +404,7 @@ ADAPTIVE_OPTIONS = (
         "--consistency-n-min",
         ("adaptive", "n_min"),
         repetitions,
-        "with --consistency-adaptive: run at least N repetitions of every task (default 1)",
+        "with --consistency-adaptive or --consistency-sequential: run at least N repetitions of every task (default 1)",
         metavar="N",
         default=1,
     ),
@@ -543,6 +544,7 @@ OPTIONS = (
     *GATE_OPTIONS,
     *ANALYSIS_OPTIONS,
     *ADAPTIVE_OPTIONS,
+    *SEQUENTIAL_OPTIONS,
     *ROUTE_OPTIONS,
     *COST_OPTIONS,
     *CASSETTE_OPTIONS,

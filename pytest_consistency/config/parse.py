@@ -122,6 +122,11 @@ def open_rate(raw: Any) -> float:
     return _bounded(raw, lambda v: 0.0 < v < 1.0, "must be strictly between 0 and 1 (use min_pass=1.0 for 'all pass')")
 
 
+def test_level(raw: Any) -> float:
+    """A test's level (a chance of a wrong verdict): strictly between 0 and 0.5."""
+    return _bounded(raw, lambda v: 0.0 < v < 0.5, "must be strictly between 0 and 0.5 (e.g. 0.05)")
+
+
 def positive_number(raw: Any) -> float:
     return _bounded(raw, lambda v: v > 0, "must be greater than 0")
 

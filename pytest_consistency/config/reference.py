@@ -24,6 +24,7 @@ from pytest_consistency.config.options import (
     TRACE_OPTIONS,
 )
 from pytest_consistency.config.options_cost import COST_OPTIONS
+from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ GROUPS = (
         ),
     ),
     Group("Adaptive repetitions", ADAPTIVE_OPTIONS, (("Adaptive repetitions", "baselines.md#adaptive-repetitions"),)),
+    Group("Sequential verdicts", SEQUENTIAL_OPTIONS, (("Sequential verdicts", "sequential.md"),)),
     Group("Routes and clients", ROUTE_OPTIONS, (("Routes and clients", "route.md"),)),
     Group("Cost", COST_OPTIONS, (("Cost", "cost.md"),)),
     Group("Cassettes", CASSETTE_OPTIONS, (("Cassettes", "cassettes.md"),)),

@@ -90,6 +90,9 @@ class Analysis:
     #: The suite-level (stratified exact) test: None (the default) gates every run compared with a baseline, True
     #: requires a comparison (it fails as not measurable without one), False switches it off.
     suite_regression: bool | None = None
+    #: ``--consistency-sequential``: the level of its sequential verdicts (min_rate tasks decided by an anytime-valid
+    #: test, docs/sequential.md); None when the mode was off.
+    sequential_alpha: float | None = None
 
     @property
     def alpha(self) -> float:
@@ -267,6 +270,9 @@ class TaskResult:
     #: An inconsistent task: why its repetitions part, as one word (:data:`.cause.CAUSES`), and the finding behind it.
     cause: Cause | None = None
     why: Finding | None = None
+    #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
+    #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
+    decided_by: Literal["evidence", "cap", "curtailed"] | None = None
     #: US dollars its repetitions cost (priced calls and added costs), and its calls with no price (``cost_usd`` is
     #: then a lower bound).
     cost_usd: float = 0.0
@@ -341,6 +347,29 @@ class AdaptiveFacts:
     repetitions_used: int
     repetitions_saved: int
     calls_saved: float
+
+
+@dataclass(frozen=True)
+class SequentialFacts:
+    """What sequential mode spent and decided: repetitions run against the cap's fixed run (every task at its
+    marker's n), tasks decided by evidence, undecided at the cap, and decided by curtailment (min_pass)."""
+
+    alpha: float
+    repetitions_used: int
+    cap_repetitions: int
+    not_needed: int
+    by_evidence: int
+    at_cap: int
+    curtailed: int
+
+    @property
+    def text(self) -> str:
+        """The sentence every output prints."""
+        return (
+            f"sequential (alpha {self.alpha:g}): {self.repetitions_used} repetitions run of the cap's fixed run of "
+            f"{self.cap_repetitions}, {self.not_needed} not needed; {self.by_evidence} task(s) decided by evidence, "
+            f"{self.at_cap} undecided at the cap, {self.curtailed} decided by curtailment (min_pass)"
+        )
 
 
 @dataclass
@@ -443,6 +472,7 @@ class SessionSummary:
     route: RouteFacts | None = None
     comparison: Comparison | None = None
     adaptive: AdaptiveFacts | None = None
+    sequential: SequentialFacts | None = None
     gates: list[GateResult] = field(default_factory=list)
     passed: bool = True
     #: The session's exit status as settled by the plugin (None until settled).

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_consistency.cassette import tree as cassette_tree
-from pytest_consistency.config.marker import PARAM, MarkerError, MarkerSpec, rate_warning, repetition_id, task_id_of
+from pytest_consistency.config.marker import (
+    PARAM,
+    MarkerError,
+    MarkerSpec,
+    rate_warning,
+    repetition_id,
+    sequential_rate_warning,
+    task_id_of,
+)
 from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.config.shard import select as select_shard
 from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
@@ -27,7 +35,11 @@ def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
     that could: once per task, in one process (each xdist worker collects every task; the first one says it)."""
     config = metafunc.config
     settings = config.stash[STATE].settings
-    text = rate_warning(spec, settings.consistency_confidence)
+    if settings.consistency_sequential:
+        alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
+        text = sequential_rate_warning(spec, alpha)
+    else:
+        text = rate_warning(spec, settings.consistency_confidence)
     worker = getattr(config, "workerinput", {}).get("workerid")
     if text is None or worker not in (None, "gw0"):
         return

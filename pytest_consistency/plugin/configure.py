@@ -89,7 +89,12 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
 
             price = partial(call_cost, table=price_table(state.settings.consistency_prices))
         state.ledger = Ledger(path, int(budget) if budget else None, cost_budget, price)
-    if state.settings.consistency_adaptive:
+    if state.settings.consistency_adaptive and state.settings.consistency_sequential:
+        raise pytest.UsageError(
+            "--consistency-sequential and --consistency-adaptive cannot be combined: adaptive mode keeps the verdicts "
+            "of the full run (curtailment), sequential mode decides by an anytime-valid test; choose one"
+        )
+    if state.settings.consistency_adaptive or state.settings.consistency_sequential:
         from pytest_consistency.shared.board import Board
 
         refuse_figure_gates(state)
@@ -184,9 +189,8 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
-    problem = refused_with_adaptive(
-        thresholds, state.settings.consistency_suite_regression is True, "--consistency-adaptive"
-    )
+    mode = "--consistency-sequential" if state.settings.consistency_sequential else "--consistency-adaptive"
+    problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression is True, mode, mode)
     if problem is not None:
         raise pytest.UsageError(problem)
 

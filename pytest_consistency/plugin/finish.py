@@ -262,6 +262,9 @@ def analysis_of(settings: Settings) -> Analysis:
         inconclusive=settings.consistency_inconclusive,
         test=settings.consistency_test,
         suite_regression=settings.consistency_suite_regression,
+        sequential_alpha=(settings.consistency_sequential_alpha or round(1 - settings.consistency_confidence, 12))
+        if settings.consistency_sequential
+        else None,
     )
 
 
@@ -299,7 +302,7 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         equivalence=equivalence,
         other_failures=len(other),
         other_failed=other,
-        adaptive_n_min=state.settings.consistency_n_min if state.board is not None else None,
+        adaptive_n_min=state.settings.consistency_n_min if state.settings.consistency_adaptive else None,
         verdict_settings={
             flag: f"{value:g}" if isinstance(value, float) else str(value)
             for attribute, flag in VERDICT_OPTIONS

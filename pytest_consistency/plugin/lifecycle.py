@@ -177,7 +177,10 @@ class RepetitionScope:
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
             )
         if state.board is not None:
-            reason = curtail(tracked, state, state.board, active)
+            if state.settings.consistency_sequential:
+                reason = not_needed(tracked, state, state.board, active, item)
+            else:
+                reason = curtail(tracked, state, state.board, active)
             if reason is not None:
                 return "skip", reason
         return None
@@ -372,6 +375,61 @@ def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRe
         f"curtailed (--consistency-adaptive): {active.task_id} is {verdict} at n={spec.n} whatever the remaining "
         f"repetitions do ({tally.passes} passed, {tally.failures} failed, {bar})"
     )
+
+
+def not_needed(
+    tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition, item: pytest.Item
+) -> str | None:
+    """Why this repetition is not needed when its task is decided (sequential mode, beyond n_min): by the
+    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass)."""
+    from pytest_consistency.analysis.sequential import UNRECORDED, task_decision
+
+    spec = tracked.spec
+    assert spec is not None  # a marked repetition
+    missing = unrecorded_cassette(state, active, item)
+    if missing is not None:
+        board.record(active.task_id, item.nodeid, "unrecorded", active.repeat)
+        active.curtailed = True
+        return (
+            f"{UNRECORDED}: {active.task_id} repetition {active.repeat} has no cassette at {missing}; a replay never "
+            "calls live, so the task's sequence ends here, as at the cap"
+        )
+    if active.repeat <= state.settings.consistency_n_min:
+        return None
+    settings = state.settings
+    alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
+    decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
+    if decision is None:
+        return None
+    active.curtailed = True
+    if decision.decided_by == "evidence":
+        how = f"by evidence after {decision.at} repetition(s) (min_rate {spec.min_rate:g}, alpha {alpha:g})"
+    elif decision.decided_by == "cap":
+        how = f"at the cap: n={spec.n} can no longer be crossed (min_rate {spec.min_rate:g})"
+    else:
+        how = f"at n={spec.n} whatever the remaining repetitions do (min_pass {spec.min_pass:g})"
+    return f"not needed (--consistency-sequential): {active.task_id} is {decision.verdict} {how}"
+
+
+def unrecorded_cassette(state: PluginState, active: ActiveRepetition, item: pytest.Item) -> str | None:
+    """The cassette this repetition would replay, as shown, when replaying (``--consistency-record=none``) a task
+    that has recordings but none for this repetition; else None (a task with no recording at all is a first run,
+    which the replay says how to record)."""
+    if state.settings.consistency_record != "none":
+        return None
+    if state.resample is not None and state.resample.covers(active.task_id):
+        return None
+    folder = cassette_folder(state, active.task_id, item)
+    if folder.present is None:
+        folder.present = folder.directory.is_dir()
+    if not folder.present:
+        return None
+    name = f"rep-{active.repeat}{paths.SUFFIXES[state.settings.consistency_cassette_format]}"
+    if paths.cassette_exists(folder.directory / name):
+        return None
+    if not any(paths.cassette_exists(path) for path in folder.directory.glob("rep-*")):
+        return None
+    return folder.prefix + name
 
 
 def marker_problem(item: pytest.Item, tracked: Tracked | None) -> str | None:

@@ -58,6 +58,8 @@ class Outcome:
             return report
         infrastructure = message = None
         failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
+        if active.curtailed and state.settings.consistency_sequential and isinstance(report.longrepr, tuple):
+            message = report.longrepr[2].removeprefix("Skipped: ")  # why it was not needed (or not recorded)
         if report.when == "call" and not failed:
             # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
             # could not answer, so it is still the setup's failure, never a pass.
@@ -106,7 +108,7 @@ class Outcome:
         if state.board is not None and active.marked:
             outcome = board_outcome(report, active.curtailed)
             if outcome is not None:
-                state.board.record(active.task_id, item.nodeid, outcome)
+                state.board.record(active.task_id, item.nodeid, outcome, active.repeat)
         if state.equivalence_plugins is None:  # conftests register before the first test runs
             hook = item.config.hook.pytest_consistency_answers_equivalent
             state.equivalence_plugins = [impl.plugin_name for impl in hook.get_hookimpls()]

@@ -233,6 +233,8 @@ def figure_lines(summary: SessionSummary) -> list[str]:
             f"{a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} calls).",
             "",
         ]
+    if summary.sequential is not None:
+        lines += [summary.sequential.text[0].upper() + summary.sequential.text[1:] + ".", ""]
     return lines
 
 

@@ -111,6 +111,8 @@ def verdict_text(task: TaskResult) -> str:
         text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
+    if task.decided_by in ("evidence", "cap"):
+        text += ", by evidence" if task.decided_by == "evidence" else ", at the cap"
     if task.curtailed:
         text += f", stopped after {task.scored} of {task.n}"
     if task.attribution:
@@ -439,6 +441,8 @@ def overall_lines(summary: SessionSummary, width: int, figures: bool = True, ver
                 f"{a.calls_saved:g} calls)"
             )
         )
+    if summary.sequential is not None:
+        lines.append(Line(summary.sequential.text))
     if not summary.gates:
         lines.append(Line("gates: none set"))
     lines.extend(gate_line(gate, summary) for gate in summary.gates)

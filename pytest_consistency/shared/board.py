@@ -1,10 +1,12 @@
 """The adaptive board: outcomes of the repetitions run so far, per task, shared by every process of the session.
 
-Repetitions of one task may run on different xdist workers, so what ``--consistency-adaptive`` decides from (see
-:mod:`pytest_consistency.analysis.adaptive`) lives here: one small append-only file per task in a directory the
-controller creates and hands to every worker, read and appended to while an exclusive lock on its neighbour
-``<file>.lock`` is held (``filelock``, as the token ledger). A repetition's first outcome is the one that counts: a
-rerun of the same repetition (``pytest-rerunfailures``) adds nothing.
+Repetitions of one task may run on different xdist workers, so what ``--consistency-adaptive`` and
+``--consistency-sequential`` decide from (see :mod:`pytest_consistency.analysis.adaptive` and
+:mod:`pytest_consistency.analysis.sequential`) lives here: one small append-only file per task in a directory the
+controller creates and hands to every worker, one line per repetition (its outcome's initial, its number and its
+node id), read and appended to while an exclusive lock on its neighbour ``<file>.lock`` is held (``filelock``, as
+the token ledger). A repetition's first outcome is the one that counts: a rerun of the same repetition
+(``pytest-rerunfailures``) adds nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
+#: A repetition's outcome on the board.
+Mark = Literal["pass", "fail", "skip", "unrecorded"]
 #: Seconds between two attempts at a held lock: it is held for one read and at most one append.
 POLL = 0.001
 
@@ -53,10 +57,12 @@ class Board:
             lock = self._locks[path] = FileLock(f"{path}.lock", mode=0o600)
         return lock
 
-    def record(self, task_id: str, nodeid: str, outcome: Literal["pass", "fail", "skip"]) -> None:
-        """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome)."""
+    def record(self, task_id: str, nodeid: str, outcome: Mark, repeat: int = 0) -> None:
+        """Note a repetition's first outcome (a rerun of the same repetition is not a second outcome), with its
+        number (``repeat``, 1..n: sequential mode reads the outcomes in that order). ``unrecorded``: a replay found
+        no cassette for it (sequential mode then ends the task's sequence there, with no live call)."""
         path = self._file(task_id)
-        line = f"{outcome[0]} {nodeid}\n".encode()
+        line = f"{outcome[0]} {repeat} {nodeid}\n".encode()
         with self._lock(path).acquire(poll_interval=POLL):
             if not any(seen[2:] == line[2:] for seen in _lines(path)):
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -72,6 +78,21 @@ class Board:
         with self._lock(path).acquire(poll_interval=POLL):
             marks = [line[:1] for line in _lines(path)]
         return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
+
+    def outcomes(self, task_id: str) -> dict[int, Mark]:
+        """The first outcome of each repetition reported so far, by its number (those recorded with one)."""
+        path = self._file(task_id)
+        if not path.exists():
+            return {}
+        with self._lock(path).acquire(poll_interval=POLL):
+            lines = _lines(path)
+        words: dict[bytes, Mark] = {b"p": "pass", b"f": "fail", b"s": "skip", b"u": "unrecorded"}
+        found: dict[int, Mark] = {}
+        for line in lines:
+            number = int(line.split(b" ", 2)[1])
+            if number:
+                found.setdefault(number, words[line[:1]])
+        return found
 
 
 def _lines(path: Path) -> list[bytes]:

@@ -22,6 +22,7 @@ ASLEEP = [
     "pytest_consistency.config.option",
     "pytest_consistency.config.options",
     "pytest_consistency.config.options_cost",
+    "pytest_consistency.config.options_sequential",
     "pytest_consistency.config.parse",
     "pytest_consistency.plugin",
     "pytest_consistency.plugin.carried",

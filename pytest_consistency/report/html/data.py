@@ -36,7 +36,7 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "error": ("!", "e", "error in setup or teardown"),
     "skipped": ("–", "s", "skipped"),
     "not run": ("○", "n", "not run"),
-    "curtailed": ("·", "n", "skipped by adaptive mode (verdict already decided)"),
+    "curtailed": ("·", "n", "not needed: skipped by adaptive or sequential mode (verdict already decided)"),
 }
 UNKNOWN_OUTCOME = ("?", "n", "unknown outcome")
 #: Sort ranks: worst first.

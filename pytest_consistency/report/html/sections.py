@@ -234,6 +234,8 @@ def notes_section(summary: SessionSummary) -> str:
             f"decided; {a.repetitions_used} repetitions run, {a.repetitions_saved} saved (about {a.calls_saved:g} "
             "calls)</li>"
         )
+    if summary.sequential is not None:
+        items.append(f"<li>{e(summary.sequential.text)}</li>")
     tolerated = tolerated_text(summary)
     if tolerated:
         items.append(f"<li>{e(tolerated)}</li>")
@@ -305,7 +307,7 @@ def grid_section(summary: SessionSummary, classes: list[Classes]) -> str:
     reps = "".join(f'<th class="rh">{i}</th>' for i in range(1, width + 1))
     parts = [
         '<section id="tasks"><h2>Tasks × repetitions</h2>',
-        '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · stopped by adaptive mode; '
+        '<p class="legend">✓ passed · ✗ failed · ! error · – skipped · ○ not run · · not needed (verdict decided); '
         f"A, B, C… the answer class (same letter, same normalised answer), {NO_ANSWER} no answer recorded; "
         f"verdict {TOLERATED_SYMBOL}: the task met a min_pass below 1 with failed repetitions. "
         "Click a cell (or focus it and press Enter; arrow keys move) for that repetition's route, calls and answer. "

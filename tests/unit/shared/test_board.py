@@ -26,6 +26,19 @@ def test_board_is_shared_and_counts_each_repetition_once(tmp_path: Path) -> None
     assert two.tally("task[b]").passes == 1 and two.tally("unknown") == Tally()
 
 
+def test_board_keeps_each_repetitions_first_outcome_by_its_number(tmp_path: Path) -> None:
+    """Sequential mode reads the outcomes in the order of the repetitions' numbers, whatever order they arrived in."""
+    one, two = Board(tmp_path), Board(tmp_path)
+    two.record("task", "t.py::x[rep3]", "fail", 3)
+    one.record("task", "t.py::x[rep1]", "pass", 1)
+    one.record("task", "t.py::x[rep1]", "fail", 1)  # a rerun: the first outcome stands
+    two.record("task", "t.py::x[rep4]", "unrecorded", 4)
+    one.record("task", "t.py::x[rep2]", "skip", 2)
+    assert two.outcomes("task") == {1: "pass", 2: "skip", 3: "fail", 4: "unrecorded"}
+    assert one.tally("task") == Tally(passes=1, failures=1, skipped=1)
+    assert one.outcomes("unknown") == {}
+
+
 def _record_all(directory: str, ready: Event, go: Event, outcome: str) -> None:
     board = Board(Path(directory))
     ready.set()

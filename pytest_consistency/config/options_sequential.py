@@ -1,0 +1,33 @@
+"""The options of sequential verdicts (``--consistency-sequential``): a group of the option table (:mod:`.options`
+joins it into ``OPTIONS`` after the adaptive group), declared here as the table's module is at its length limit;
+like it, this module builds no class at import. What the mode promises: docs/sequential.md; the decisions:
+:mod:`..stats.sequential`.
+"""
+
+from __future__ import annotations
+
+from pytest_consistency.config.option import Option
+from pytest_consistency.config.parse import choice, test_level
+
+#: The sequential mode's switch and its level. ``--consistency-n-min`` (the adaptive group's) sets the repetitions
+#: every task runs first; the marker's n is the cap.
+SEQUENTIAL_OPTIONS = (
+    Option(
+        "consistency_sequential",
+        "--consistency-sequential",
+        ("sequential", "enabled"),
+        choice("true", "false"),
+        "decide each min_rate task by an anytime-valid sequential test and stop it once decided (the marker's n is "
+        "the cap; undecided at the cap); min_pass tasks stop by curtailment. Not with --consistency-adaptive",
+        is_flag=True,
+    ),
+    Option(
+        "consistency_sequential_alpha",
+        "--consistency-sequential-alpha",
+        ("sequential", "alpha"),
+        test_level,
+        "with --consistency-sequential: the chance that a decided verdict is wrong, at most (default 1 - "
+        "--consistency-confidence)",
+        metavar="ALPHA",
+    ),
+)

@@ -1,0 +1,229 @@
+"""A task's pass rate against a bar (``min_rate``), tested sequentially: a verdict valid whenever the run stops.
+
+It exists because the exact tests of :mod:`.rate` hold for ONE look at a fixed n: stopping as soon as a task looks
+decided, or adding repetitions to an undecided one and looking again, is optional stopping, whose error rate is no
+longer alpha. Here two betting processes (test supermartingales) are watched after every repetition:
+
+- PASS: evidence that the rate is at least the bar ``r``. Its wealth is a mixture, with equal weights, over a fixed
+  grid of alternatives ``q`` above ``r`` (:data:`GRID` of them, evenly spaced up to 1), of the products
+  ``prod_i (1 + lam_q (X_i - r))`` with ``lam_q = (q - r) / (r (1 - r))``: the likelihood ratio of q against r,
+  ``(q / r)^passes ((1 - q) / (1 - r))^failures``. Each factor has mean at most 1 when the rate is at most r;
+- FAIL: evidence that the rate is below the bar, the same with alternatives evenly spaced from 0 up to below r.
+
+A process whose wealth reaches ``1 / alpha`` decides its verdict. By Ville's inequality a nonnegative
+supermartingale starting at 1 ever reaches ``1 / alpha`` with probability at most alpha, so a task whose true rate is
+below the bar PASSES with probability at most alpha and one whose rate is at least the bar FAILS with probability at
+most alpha (the same meaning as :mod:`.rate`), at whatever repetition the run stops, cap or no cap. The two cannot
+cross together: a Bernoulli log-likelihood is concave in q, so the data cannot be 1/alpha times likelier than at
+r both under some q above r and under some q below it. A task that reaches its cap without a crossing is
+UNDECIDED, never a point verdict.
+
+The bets are fixed in advance (no bet depends on any outcome, its own included), so each product, and the mixture,
+depends only on the counts (passes, failures), not on their order. The decision is read along the repetitions in
+the order of their numbers (1, 2, ...), fixed before any runs: :func:`decide` stops at the first number whose
+counts so far cross. So the decision is a function of the outcomes per repetition number alone, the same when the
+repetitions run serially, across xdist workers in any order, or replayed; and no outcome's timing (a failure that
+returns faster) can steer it.
+
+A task that can no longer cross by its cap (:func:`reachable`: all passes cannot reach PASS and all failures cannot
+reach FAIL) is undecided at the cap whatever the remaining repetitions do: stopping it changes no verdict.
+Operating characteristics (:func:`operating`) are exact sums over the paths, standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pytest_consistency.stats.interval import Interval
+
+SequentialVerdict = Literal["pass", "fail", "undecided"]
+#: How the verdict was reached: a crossing of 1/alpha (``evidence``), or none by the cap (``cap``; also when the
+#: cap can no longer be crossed before it is reached).
+DecidedBy = Literal["evidence", "cap"]
+#: Alternatives on each side of the bar in the mixture. More alternatives cost log(GRID) of evidence, fewer are
+#: coarse; 5 measured as well as 10 or 20 at cap 40 and min_rate 0.8 (``benchmarks/sequential.py``).
+GRID = 5
+#: Wealth within this relative margin of 1/alpha counts as reaching it (sums of logs are a few ulps off).
+_ULPS = 1e-12
+
+
+def _check(rate: float, alpha: float) -> None:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
+        raise ValueError(f"rate must be strictly between 0 and 1, got {rate!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 0.5:
+        raise ValueError(f"alpha must be strictly between 0 and 0.5, got {alpha!r}")
+
+
+def _counts(passes: int, failures: int) -> None:
+    for name, value in (("passes", passes), ("failures", failures)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+
+
+@lru_cache(maxsize=256)
+def alternatives(rate: float, side: Literal["pass", "fail"]) -> tuple[float, ...]:
+    """The grid of alternative rates q of one process: above the bar up to 1 (PASS), from 0 below it (FAIL)."""
+    if side == "pass":
+        return (*(rate + (1.0 - rate) * i / GRID for i in range(1, GRID)), 1.0)  # 1 exactly, never a float above
+    return tuple(rate * i / GRID for i in range(GRID))
+
+
+def bets(rate: float, side: Literal["pass", "fail"]) -> tuple[float, ...]:
+    """The betting fractions ``lam`` of the grid, on ``X - rate`` (PASS) or ``rate - X`` (FAIL): each in
+    (0, 1/rate] or (0, 1/(1 - rate)], so no factor is negative."""
+    return tuple(abs(q - rate) / (rate * (1.0 - rate)) for q in alternatives(rate, side))
+
+
+def log_wealth(passes: int, failures: int, rate: float, side: Literal["pass", "fail"]) -> float:
+    """The log of one process's mixture wealth after ``passes`` and ``failures`` (order does not matter)."""
+    _counts(passes, failures)
+    terms = []
+    for q in alternatives(rate, side):
+        if (q == 1.0 and failures) or (q == 0.0 and passes):
+            continue  # the component bet everything on the other outcome: its wealth is 0
+        term = 0.0
+        if passes:
+            term += passes * math.log(q / rate)
+        if failures:
+            term += failures * math.log((1.0 - q) / (1.0 - rate))
+        terms.append(term)
+    if not terms:
+        return -math.inf
+    top = max(terms)
+    return top + math.log(sum(math.exp(t - top) for t in terms)) - math.log(GRID)
+
+
+@lru_cache(maxsize=65536)
+def crossing(passes: int, failures: int, rate: float, alpha: float) -> Literal["pass", "fail"] | None:
+    """The verdict whose process's wealth has reached ``1 / alpha`` at these counts, else None."""
+    _check(rate, alpha)
+    threshold = -math.log(alpha) - _ULPS
+    if log_wealth(passes, failures, rate, "pass") >= threshold:
+        return "pass"
+    if log_wealth(passes, failures, rate, "fail") >= threshold:
+        return "fail"
+    return None
+
+
+def reachable(passes: int, failures: int, cap: int, rate: float, alpha: float) -> bool:
+    """Whether some outcomes of the repetitions left before ``cap`` could still make a process cross: each wealth
+    grows with its own outcome, so the extremes (all passes, all failures) are the ones to look at."""
+    left = cap - passes - failures
+    if left <= 0:
+        return False
+    return (
+        crossing(passes + left, failures, rate, alpha) == "pass"
+        or crossing(passes, failures + left, rate, alpha) == "fail"
+    )
+
+
+#: The bars :func:`bounds` tries, 0.001 apart.
+_BARS = 1000
+
+
+@lru_cache(maxsize=4096)
+def bounds(passes: int, failures: int, alpha: float) -> Interval:
+    """The anytime-valid one-sided bounds of the rate at these counts, each at 1 - alpha: the bars neither process
+    rejects (a bar below the rate is rejected by its PASS process, one above by its FAIL process), widened by the
+    0.001 step of the bars tried. At the true rate both processes are test supermartingales, so each bound holds
+    with probability at least 1 - alpha at whatever repetition the run stopped, as the verdicts do."""
+    _counts(passes, failures)
+    kept = [
+        j / _BARS
+        for j in range(1, _BARS)
+        if (passes or failures) == 0 or crossing(passes, failures, j / _BARS, alpha) is None
+    ]
+    if not kept:  # cannot happen: the observed share itself is never rejected
+        return Interval(0.0, 1.0)
+    low = 0.0 if kept[0] <= 1 / _BARS else kept[0] - 1 / _BARS
+    high = 1.0 if kept[-1] >= 1 - 1 / _BARS else kept[-1] + 1 / _BARS
+    return Interval(round(low, 3), round(high, 3))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A task's sequential verdict: what, how, and at which repetition number it was known."""
+
+    verdict: SequentialVerdict
+    decided_by: DecidedBy
+    #: The repetitions read to reach it (the crossing's number; for ``cap``, where it became certain).
+    at: int
+
+
+def decide(outcomes: Sequence[bool], cap: int, rate: float, alpha: float) -> Decision | None:
+    """The decision from the outcomes of repetitions 1, 2, ... in their numbers' order (True: passed), or None
+    while the repetitions still to run can change it.
+
+    ``outcomes`` is the unbroken run of known outcomes from repetition 1 (a later outcome whose predecessors are not
+    all known is not read: the decision would then depend on which finished first). The first number at which a
+    process crosses decides; else ``undecided`` by the cap when no crossing is left possible before it.
+    """
+    _check(rate, alpha)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise ValueError(f"cap must be an int >= 1, got {cap!r}")
+    if len(outcomes) > cap:
+        raise ValueError(f"{len(outcomes)} outcomes for a cap of {cap}")
+    passes = failures = 0
+    for number, passed in enumerate(outcomes, start=1):
+        if passed:
+            passes += 1
+        else:
+            failures += 1
+        verdict = crossing(passes, failures, rate, alpha)
+        if verdict is not None:
+            return Decision(verdict, "evidence", number)
+    if not reachable(passes, failures, cap, rate, alpha):
+        return Decision("undecided", "cap", len(outcomes))
+    return None
+
+
+@dataclass(frozen=True)
+class Operating:
+    """Exact operating characteristics of one task under :func:`decide` with stopping at the decision."""
+
+    passed: float
+    failed: float
+    undecided: float
+    #: Expected repetitions run (serially: each starts once the previous one's outcome is known).
+    repetitions: float
+
+    def wrong(self, p: float, rate: float) -> float:
+        """The probability of a wrong verdict for a task whose true rate is p (FAIL at p >= rate, PASS below)."""
+        return self.failed if p >= rate else self.passed
+
+
+def operating(p: float, cap: int, rate: float, alpha: float, n_min: int = 1) -> Operating:
+    """P(PASS), P(FAIL), P(UNDECIDED) and the expected repetitions for a task whose true rate is ``p``, run
+    serially, at least ``n_min`` repetitions, stopped at the decision: an exact sum over the count paths."""
+    _check(rate, alpha)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be within [0, 1], got {p!r}")
+    # A state is the counts and the verdict decided on the way (kept: below n_min the run goes on, the decision
+    # does not change).
+    mass: dict[tuple[int, int, SequentialVerdict | None], float] = {(0, 0, None): 1.0}
+    passed = failed = undecided = repetitions = 0.0
+    while mass:
+        following: dict[tuple[int, int, SequentialVerdict | None], float] = {}
+        for (s, f, verdict), weight in mass.items():
+            if verdict is None and s + f:
+                verdict = crossing(s, f, rate, alpha)
+            if verdict is None and not reachable(s, f, cap, rate, alpha):
+                verdict = "undecided"
+            if verdict is not None and s + f >= min(n_min, cap):
+                if verdict == "pass":
+                    passed += weight
+                elif verdict == "fail":
+                    failed += weight
+                else:
+                    undecided += weight
+                continue
+            repetitions += weight
+            for step, chance in (((s + 1, f, verdict), p), ((s, f + 1, verdict), 1.0 - p)):
+                if chance:
+                    following[step] = following.get(step, 0.0) + weight * chance
+        mass = following
+    return Operating(passed, failed, undecided, repetitions)
