@@ -312,6 +312,19 @@ def cassette_folder(state: PluginState, task_id: str, item: pytest.Item) -> Cass
     return folder
 
 
+def replayed_folder(state: PluginState, task_id: str, item: pytest.Item) -> CassetteFolder | None:
+    """The task's cassette folder when this session replays it from cassettes (``--consistency-record=none``, and
+    not a task a resample covers), with whether the folder is there found once; else None."""
+    if state.settings.consistency_record != "none":
+        return None
+    if state.resample is not None and state.resample.covers(task_id):
+        return None
+    folder = cassette_folder(state, task_id, item)
+    if folder.present is None:
+        folder.present = folder.directory.is_dir()
+    return folder
+
+
 def close(carried: tuple[str, ExitStack, tuple[str, ...]] | None) -> None:
     if carried is not None:
         carried[1].close()
@@ -415,14 +428,8 @@ def unrecorded_cassette(state: PluginState, active: ActiveRepetition, item: pyte
     """The cassette this repetition would replay, as shown, when replaying (``--consistency-record=none``) a task
     that has recordings but none for this repetition; else None (a task with no recording at all is a first run,
     which the replay says how to record)."""
-    if state.settings.consistency_record != "none":
-        return None
-    if state.resample is not None and state.resample.covers(active.task_id):
-        return None
-    folder = cassette_folder(state, active.task_id, item)
-    if folder.present is None:
-        folder.present = folder.directory.is_dir()
-    if not folder.present:
+    folder = replayed_folder(state, active.task_id, item)
+    if folder is None or not folder.present:
         return None
     name = f"rep-{active.repeat}{paths.SUFFIXES[state.settings.consistency_cassette_format]}"
     if paths.cassette_exists(folder.directory / name):

@@ -23,7 +23,7 @@ from pytest_consistency.capture.active import ActiveRepetition, refusals, take_r
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.carried import ATTRIBUTE, HANDLE, MARKED
 from pytest_consistency.plugin.collect import adds_nothing, payload, phase_outcome, sent
-from pytest_consistency.plugin.lifecycle import cassette_folder, display_path
+from pytest_consistency.plugin.lifecycle import cassette_folder, display_path, replayed_folder
 from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
@@ -134,13 +134,9 @@ class Outcome:
 def first_recording(state: PluginState, tracked: Tracked, active: ActiveRepetition, item: pytest.Item) -> bool:
     """Whether a replay mismatch is a task's first run: replaying, and its task has no cassette at all (no folder, or
     none in it); a cassette missing among recorded ones stays the infrastructure error it is."""
-    if state.settings.consistency_record != "none" or tracked.existed:
+    folder = None if tracked.existed else replayed_folder(state, active.task_id, item)
+    if folder is None:
         return False
-    if state.resample is not None and state.resample.covers(active.task_id):
-        return False
-    folder = cassette_folder(state, active.task_id, item)
-    if folder.present is None:
-        folder.present = folder.directory.is_dir()
     return not folder.present or not any(paths.cassette_exists(path) for path in folder.directory.glob("rep-*"))
 
 

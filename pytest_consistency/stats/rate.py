@@ -39,7 +39,8 @@ PLAN_POWER = 0.8
 _ULPS = 1e-12
 
 
-def _check(rate: float, alpha: float) -> None:
+def check_bar(rate: float, alpha: float) -> None:
+    """A bar strictly between 0 and 1 and a level strictly between 0 and 0.5, else ``ValueError`` naming the value."""
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
         raise ValueError(f"rate must be strictly between 0 and 1, got {rate!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 0.5:
@@ -55,7 +56,7 @@ def rate_bounds(c: int, n: int, alpha: float) -> Interval:
 @lru_cache(maxsize=4096)
 def pass_from(n: int, rate: float, alpha: float) -> int | None:
     """The fewest passes out of n that PASS the bar (None: no count does, n is too small)."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     low, high = 0, n + 1  # binomial_sf(c) falls with c: the first c with sf <= alpha
     while low < high:
         middle = (low + high) // 2
@@ -69,7 +70,7 @@ def pass_from(n: int, rate: float, alpha: float) -> int | None:
 @lru_cache(maxsize=4096)
 def fail_to(n: int, rate: float, alpha: float) -> int | None:
     """The most passes out of n that FAIL the bar (None: no count does)."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     low, high = -1, n  # binomial_cdf(c) grows with c: the last c with cdf <= alpha
     while low < high:
         middle = (low + high + 1) // 2
@@ -104,7 +105,7 @@ def settled(passes: int, failures: int, n: int, rate: float, alpha: float) -> Ra
 
 def n_to_pass(rate: float, alpha: float) -> int:
     """The fewest repetitions at which n/n PASSES: alpha^(1/n) >= rate (0.8 at 95 %: 14)."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     n = max(1, math.ceil(math.log(alpha) / math.log(rate) - 1e-9))
     while pass_from(n, rate, alpha) is None:
         n += 1
@@ -115,7 +116,7 @@ def n_to_pass(rate: float, alpha: float) -> int:
 
 def n_to_fail(rate: float, alpha: float) -> int:
     """The fewest repetitions at which 0/n FAILS: (1 - rate)^n <= alpha (0.8 at 95 %: 2)."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     n = max(1, math.ceil(math.log(alpha) / math.log1p(-rate) - 1e-9))
     while fail_to(n, rate, alpha) is None:
         n += 1
@@ -141,7 +142,7 @@ def planning_n(c: int, n: int, rate: float, alpha: float, power: float = PLAN_PO
     A planning figure for the next run, not a number of repetitions to add to this one (optional stopping).
     """
     check_counts(c, n)
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     p = c / n
     if p == rate:
         return None

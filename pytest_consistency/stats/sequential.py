@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pytest_consistency.stats.interval import Interval
+from pytest_consistency.stats.rate import check_bar
 
 SequentialVerdict = Literal["pass", "fail", "undecided"]
 #: How the verdict was reached: a crossing of 1/alpha (``evidence``), or none by the cap (``cap``; also when the
@@ -49,13 +50,6 @@ DecidedBy = Literal["evidence", "cap"]
 GRID = 5
 #: Wealth within this relative margin of 1/alpha counts as reaching it (sums of logs are a few ulps off).
 _ULPS = 1e-12
-
-
-def _check(rate: float, alpha: float) -> None:
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate < 1.0:
-        raise ValueError(f"rate must be strictly between 0 and 1, got {rate!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 0.5:
-        raise ValueError(f"alpha must be strictly between 0 and 0.5, got {alpha!r}")
 
 
 def _counts(passes: int, failures: int) -> None:
@@ -100,7 +94,7 @@ def log_wealth(passes: int, failures: int, rate: float, side: Literal["pass", "f
 @lru_cache(maxsize=65536)
 def crossing(passes: int, failures: int, rate: float, alpha: float) -> Literal["pass", "fail"] | None:
     """The verdict whose process's wealth has reached ``1 / alpha`` at these counts, else None."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     threshold = -math.log(alpha) - _ULPS
     if log_wealth(passes, failures, rate, "pass") >= threshold:
         return "pass"
@@ -162,7 +156,7 @@ def decide(outcomes: Sequence[bool], cap: int, rate: float, alpha: float) -> Dec
     all known is not read: the decision would then depend on which finished first). The first number at which a
     process crosses decides; else ``undecided`` by the cap when no crossing is left possible before it.
     """
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ValueError(f"cap must be an int >= 1, got {cap!r}")
     if len(outcomes) > cap:
@@ -199,7 +193,7 @@ class Operating:
 def operating(p: float, cap: int, rate: float, alpha: float, n_min: int = 1) -> Operating:
     """P(PASS), P(FAIL), P(UNDECIDED) and the expected repetitions for a task whose true rate is ``p``, run
     serially, at least ``n_min`` repetitions, stopped at the decision: an exact sum over the count paths."""
-    _check(rate, alpha)
+    check_bar(rate, alpha)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be within [0, 1], got {p!r}")
     # A state is the counts and the verdict decided on the way (kept: below n_min the run goes on, the decision

@@ -8,36 +8,17 @@ example CI set failed an unchanged agent 55 % of the time at 10 tasks x n = 5 (p
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from benchmark_scripts import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[3]
 PAIRS = 400
 ALPHA = 0.05
 LIMIT = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / PAIRS)
 
 
-def benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("aa_benchmark", ROOT / "benchmarks" / "aa.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        # The script puts the checkout on sys.path (to run without an install); left there, pytester's later sessions
-        # find the checkout's egg-info as a second pytest_consistency distribution and warn that it cannot be rewritten.
-        sys.path[:] = path
-    return module
-
-
-AA = benchmark()
+AA = load_benchmark("aa")
 
 
 @pytest.mark.parametrize(("mix", "tasks", "n"), [("docs", 10, 5), ("all 0.9", 10, 5), ("all 0.9", 5, 3)])

@@ -8,32 +8,16 @@ A fast version of ``benchmarks/sequential.py`` (the same decision functions the 
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[3]
+from benchmark_scripts import load_benchmark
+
 RUNS = 1000
 ALPHA = 0.05
 LIMIT = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / RUNS)
 
 
-def benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sequential_benchmark", ROOT / "benchmarks" / "sequential.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    path = list(sys.path)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path[:] = path  # the script puts the checkout on sys.path; pytester's sessions must not see it twice
-    return module
-
-
-BENCH = benchmark()
+BENCH = load_benchmark("sequential")
 
 
 def test_every_cell_errs_at_most_alpha_and_sequential_spends_less_than_curtailment_at_cap_40() -> None:
