@@ -197,11 +197,23 @@ def build_task(
         rate_bounds=task_rate_bounds(passes, len(scored), analysis, decided_by)
         if min_rate is not None and scored
         else None,
-        plan_n=planning_n(passes, len(scored), min_rate, analysis.alpha)
-        if min_rate is not None and verdict == "undecided"
+        plan_n=task_plan_n(passes, len(scored), min_rate, analysis, decided_by)
+        if min_rate is not None and verdict == "undecided" and scored
         else None,
         decided_by=decided_by,
     )
+
+
+def task_plan_n(
+    passes: int, scored: int, min_rate: float, analysis: Analysis, decided_by: DecidedBy | None
+) -> int | None:
+    """What would likely decide an undecided min_rate task in a fresh run: the n of one look, or in sequential mode
+    the cap (:func:`..stats.sequential.planning_cap`: larger, every look is paid for)."""
+    if analysis.sequential_alpha is not None and decided_by is not None:
+        from pytest_consistency.stats.sequential import planning_cap
+
+        return planning_cap(passes, scored, min_rate, analysis.sequential_alpha)
+    return planning_n(passes, scored, min_rate, analysis.alpha)
 
 
 def task_rate_bounds(passes: int, scored: int, analysis: Analysis, decided_by: DecidedBy | None) -> Interval:

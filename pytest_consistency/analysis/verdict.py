@@ -138,10 +138,11 @@ def rate_verdict_text(task: TaskResult) -> str:
         return f"pass (min_rate {rate} shown: {shown})"
     if task.verdict == "fail":
         return f"fail (below min_rate {rate}: {shown})"
+    sequential = task.decided_by is not None  # --consistency-sequential: the plan is a cap
     plan = (
-        f"a fresh run at n = {task.plan_n} would likely decide it"
+        f"a fresh run {'capped ' if sequential else ''}at n = {task.plan_n} would likely decide it"
         if task.plan_n is not None
-        else "no n is likely to decide it"
+        else f"no {'cap' if sequential else 'n'} is likely to decide it"
     )
     return f"undecided ({shown} holds min_rate {rate}; {plan})"
 

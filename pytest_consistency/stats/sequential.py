@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pytest_consistency.stats.interval import Interval
-from pytest_consistency.stats.rate import check_bar
+from pytest_consistency.stats.rate import PLAN_MAX, PLAN_POWER, check_bar, planning_n
 
 SequentialVerdict = Literal["pass", "fail", "undecided"]
 #: How the verdict was reached: a crossing of 1/alpha (``evidence``), or none by the cap (``cap``; also when the
@@ -221,3 +221,45 @@ def operating(p: float, cap: int, rate: float, alpha: float, n_min: int = 1) -> 
                     following[step] = following.get(step, 0.0) + weight * chance
         mass = following
     return Operating(passed, failed, undecided, repetitions)
+
+
+@lru_cache(maxsize=1024)
+def planning_cap(c: int, n: int, rate: float, alpha: float, power: float = PLAN_POWER) -> int | None:
+    """The cap a FRESH sequential run needs to decide the bar with probability ``power`` if the true rate is what
+    this run saw (c / n): the sequential twin of :func:`.rate.planning_n`, larger than it (every look is paid for:
+    an all-pass task at 0.8 needs 18 repetitions here, 14 at one look). None when the rate seen is the bar itself
+    or no cap up to :data:`.rate.PLAN_MAX` is likely to decide it. A planning figure for the next run, not
+    repetitions to add to this one.
+    """
+    check_bar(rate, alpha)
+    if not 0 <= c <= n or n < 1:
+        raise ValueError(f"counts must satisfy 0 <= c <= n and n >= 1, got c={c!r}, n={n!r}")
+    p = c / n
+    if p == rate:
+        return None
+
+    def decides(cap: int) -> bool:
+        chances = operating(p, cap, rate, alpha)
+        return chances.passed + chances.failed >= power
+
+    # One look at a fixed n is at least as likely to decide as a sequential run capped there (it pays for one look,
+    # not for every one): where no fixed n up to PLAN_MAX is likely to, no cap is; and no cap below that n is.
+    fixed = planning_n(c, n, rate, alpha, power)
+    if fixed is None:
+        return None
+    # From there, or the fewest repetitions that can cross on the side the run saw, bisection: a larger cap only
+    # adds paths that cross (the early stop is at no crossing within the cap).
+    low = 1
+    while low <= PLAN_MAX and crossing(low if p > rate else 0, 0 if p > rate else low, rate, alpha) is None:
+        low += 1
+    low = max(low, fixed)
+    if low > PLAN_MAX or not decides(PLAN_MAX):
+        return None
+    high = PLAN_MAX
+    while low < high:
+        middle = (low + high) // 2
+        if decides(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low

@@ -231,3 +231,21 @@ def test_the_bounds_agree_with_the_verdicts_and_cover_the_rate_whenever_the_run_
 def test_invalid_arguments_are_refused(call: object) -> None:
     with pytest.raises(ValueError):
         call()  # type: ignore[operator]
+
+
+def test_the_plan_for_a_fresh_sequential_run_is_a_cap_larger_than_one_looks_n() -> None:
+    """An undecided task's advice in sequential mode: every look is paid for, so an all-pass task at 0.8 needs a cap
+    of 18 where one look needs 14; the cap given is the smallest likely (>= 0.8) to decide, and the rate seen being
+    the bar itself has none."""
+    from pytest_consistency.stats.rate import PLAN_POWER, planning_n
+    from pytest_consistency.stats.sequential import planning_cap
+
+    assert planning_cap(1, 1, 0.8, 0.05) == 18 and planning_n(1, 1, 0.8, 0.05) == 14
+    assert planning_cap(0, 1, 0.8, 0.05) == 3
+    for c, n in [(2, 3), (9, 10), (38, 40), (1, 4)]:
+        cap = planning_cap(c, n, 0.8, 0.05)
+        assert cap is not None and cap >= (planning_n(c, n, 0.8, 0.05) or 0), (c, n)
+        decided = operating(c / n, cap, 0.8, 0.05)
+        before = operating(c / n, cap - 1, 0.8, 0.05)
+        assert decided.passed + decided.failed >= PLAN_POWER > before.passed + before.failed, (c, n, cap)
+    assert planning_cap(4, 5, 0.8, 0.05) is None
