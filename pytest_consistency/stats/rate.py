@@ -135,6 +135,11 @@ def decided_probability(n: int, p: float, rate: float, alpha: float) -> float:
     return 0.0 if most is None else binomial_cdf(most, n, p)
 
 
+#: The sizes and margin of :func:`planning_n`'s early answer.
+_TOOTH = 20
+_TOOTH_MARGIN = 0.05
+
+
 def planning_n(c: int, n: int, rate: float, alpha: float, power: float = PLAN_POWER) -> int | None:
     """The repetitions a FRESH run needs to decide the bar with probability ``power`` if the true rate is what this
     run saw (c / n); None when that is the bar itself (no n decides it) or beyond :data:`PLAN_MAX`.
@@ -147,6 +152,13 @@ def planning_n(c: int, n: int, rate: float, alpha: float, power: float = PLAN_PO
     if p == rate:
         return None
     first = n_to_pass(rate, alpha) if p > rate else n_to_fail(rate, alpha)
+    # Near the bar no n up to PLAN_MAX decides, and the walk below would try every one (seconds per task at the
+    # session end). The chance grows with n but for a saw-tooth of a few hundredths (one count's probability at
+    # most, 0.05 only for n below about 60): where the last _TOOTH sizes all stay _TOOTH_MARGIN below ``power``, so
+    # does every smaller n (tests/unit/stats: the same answers as the whole walk).
+    last = range(max(first, PLAN_MAX - _TOOTH), PLAN_MAX + 1)
+    if max(decided_probability(size, p, rate, alpha) for size in last) < power - _TOOTH_MARGIN:
+        return None
     for size in range(first, PLAN_MAX + 1):
         if decided_probability(size, p, rate, alpha) >= power:
             return size

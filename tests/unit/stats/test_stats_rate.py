@@ -16,6 +16,8 @@ from scipy import stats as scipy_stats
 from pytest_consistency.analysis.adaptive import passes_as_a_whole
 from pytest_consistency.stats.binomial import binomial_cdf, binomial_sf
 from pytest_consistency.stats.rate import (
+    PLAN_MAX,
+    PLAN_POWER,
     decided_probability,
     fail_to,
     n_to_fail,
@@ -120,3 +122,15 @@ def test_no_plan_for_an_estimate_on_the_bar() -> None:
 def test_a_bar_strictly_between_0_and_1(bad: object) -> None:
     with pytest.raises(ValueError, match="rate must be strictly between 0 and 1"):
         rate_verdict(3, 5, bad, 0.05)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("c", "n", "rate"), [(24, 29, 0.8), (33, 40, 0.8), (30, 40, 0.8), (9, 10, 0.8), (27, 29, 0.9)])
+def test_the_plan_near_the_bar_answers_as_the_whole_walk_does(c: int, n: int, rate: float) -> None:
+    """Near the bar no n up to PLAN_MAX may decide; ``planning_n`` says so from its last sizes instead of trying
+    every n (seconds per task at the session end): the same answer as trying every one."""
+    p = c / n
+    first = n_to_pass(rate, 0.05) if p > rate else n_to_fail(rate, 0.05)
+    walked = next(
+        (size for size in range(first, PLAN_MAX + 1) if decided_probability(size, p, rate, 0.05) >= PLAN_POWER), None
+    )
+    assert planning_n(c, n, rate, 0.05) == walked
