@@ -461,7 +461,9 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
             # with: a suite recorded on two keys has no one recorded key to compare every task with. An unpinned
             # call's own key never does: another key is what key drift is about.
             keys = {
-                c.route_key or (c.key_fingerprint if c.pinned else None) for c in calls if c.provider == route.provider
+                c.route_key or (c.key_fingerprint if c.pinned else None)
+                for c in calls
+                if c.provider == route.provider and c.role == route.role
             }
             keys.discard(None)
             if len(keys) == 1:
@@ -469,7 +471,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         return pinned
 
     pinned = pinned_of(run.route)
-    others = {route.provider: pinned_of(route) for route in run.other_routes}
+    others = {route.provider: pinned_of(route) for route in run.other_routes if route.role == "agent"}
     for task in summary.tasks:
         unobserved = sum(map(_UNOBSERVED, task.repetitions))
         drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
@@ -493,7 +495,11 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         if route.key_fingerprint is not None:
             return str(route.key_fingerprint)
         recorded = sorted(
-            {c.key_fingerprint for c in calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
+            {
+                c.key_fingerprint
+                for c in calls
+                if c.provider == route.provider and c.replayed and c.key_fingerprint and c.role == route.role
+            }
         )
         return ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
 
@@ -511,7 +517,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         drift_tasks=[t.task_id for t in scored if t.drifted],
         tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
         other_routes=list(run.other_routes),
-        other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
+        other_keys_shown={route.name: key_shown(route) for route in run.other_routes},
         calls_by_provider=by_provider if len(by_provider) > 1 else {},
         route_used=bool(calls) and (not run.other_routes or "openai" in by_provider),
         wait_ms=float(round(sum(c.wait_ms for c in calls), 3)),

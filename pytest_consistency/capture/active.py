@@ -7,12 +7,14 @@ what it saw to the running repetition, from any thread the agent starts.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import numbers
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -92,6 +94,9 @@ class ActiveRepetition:
     warned_hosts: set[str] = field(default_factory=set, repr=False)
     #: US dollars the test added with ``consistency.cost(usd)`` (what the plugin cannot see: a tool's API).
     added_cost_usd: float = 0.0
+    #: The roles opened with ``consistency.role`` and not closed yet, innermost last: the role of a call made from a
+    #: thread whose own context opened none (a thread does not copy its starter's context variables).
+    roles: list[str] = field(default_factory=list, repr=False)
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
@@ -132,6 +137,22 @@ class ActiveRepetition:
 
 
 _active: ActiveRepetition | None = None
+
+#: The roles a call can have (``model.records.ROLES``, spelled here: the records load with the first call).
+ROLES = ("agent", "judge", "user")
+#: The role opened in this context (``Consistency.role``); asyncio copies it into every task it creates.
+_role: contextvars.ContextVar[str | None] = contextvars.ContextVar("consistency_role", default=None)
+
+
+def call_role(state: ActiveRepetition | None) -> str:
+    """The role of a call made now: the one opened in this context, else (a thread started inside, which does not
+    copy its starter's context) the innermost one open in the repetition, else ``agent``."""
+    role = _role.get()
+    if role is not None:
+        return role
+    if state is not None and state.roles:
+        return state.roles[-1]
+    return "agent"
 
 #: Requests and child processes refused for carrying the replay's stand-in key (``standin``), since the last report
 #: took them (``take_refusals``): the test phase during which one happened is the setup's failure.
@@ -191,6 +212,30 @@ class Consistency:
     @property
     def total_tokens(self) -> int:
         return sum(call.total_tokens for call in self.calls)
+
+    @contextlib.contextmanager
+    def role(self, name: str) -> Iterator[None]:
+        """Tag every call made inside the block with the role ``name`` (``agent``, ``judge`` or ``user``): a judge
+        built on a client of your own, a simulated user. Code the block awaits, tasks it creates and threads it
+        starts inherit it; a role opened inside wins, and so does a judge client's own role. Route drift and the
+        causes read the agent's calls only."""
+        if name not in ROLES:
+            raise ValueError(f"consistency.role() takes one of {', '.join(ROLES)}, not {shown(name)}")
+        token = _role.set(name)
+        state = self._state
+        with state.lock:
+            state.roles.append(name)
+        try:
+            yield
+        finally:
+            _role.reset(token)
+            with state.lock:
+                index = len(state.roles) - 1 - state.roles[::-1].index(name)
+                del state.roles[index]
+
+    def judging(self) -> contextlib.AbstractContextManager[None]:
+        """``role("judge")``: the calls made inside decide the outcome, they are not the agent's."""
+        return self.role("judge")
 
     def cost(self, usd: float) -> None:
         """Add ``usd`` US dollars to this repetition's cost: what the plugin cannot see, e.g. a paid tool's API.

@@ -387,6 +387,38 @@ ROUTE_OPTIONS = (
         "telemetry, e.g. /traces/ingest); join several with |",
         metavar="REGEX",
     ),
+    Option(
+        "consistency_judge_base_url",
+        "--consistency-judge-base-url",
+        ("judge", "base_url"),
+        text,
+        "base URL of the judge's route (judge_client, anthropic_judge_client; default: the agent route's)",
+        metavar="URL",
+    ),
+    Option(
+        "consistency_judge_model",
+        "--consistency-judge-model",
+        ("judge", "model"),
+        text,
+        "model id of the judge's route, applied to its requests that name none (default: the agent route's)",
+        metavar="MODEL",
+    ),
+    Option(
+        "consistency_judge_key_env",
+        "--consistency-judge-key-env",
+        ("judge", "api_key_env"),
+        text,
+        "environment variable holding the judge's key (default: the agent route's)",
+        metavar="VAR",
+    ),
+    Option(
+        "consistency_judge_temperature",
+        "--consistency-judge-temperature",
+        ("judge", "temperature"),
+        non_negative_number,
+        "temperature applied to the judge's requests that set none (default: the agent route's)",
+        metavar="T",
+    ),
 )
 
 ADAPTIVE_OPTIONS = (

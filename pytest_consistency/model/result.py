@@ -116,6 +116,13 @@ class RouteSettings:
     retries_max: int
     #: The API the route speaks (``openai``, ``anthropic``).
     provider: str = "openai"
+    #: Whose calls travel it: the agent's, or a judge's (``judge_client``), whose calls are no part of route drift.
+    role: str = "agent"
+
+    @property
+    def name(self) -> str:
+        """How outputs name the route: its provider, and its role when it is not the agent's (``openai judge``)."""
+        return self.provider if self.role == "agent" else f"{self.provider} {self.role}"
 
     def pinned(self) -> PinnedRoute:
         return PinnedRoute(self.base_url, self.key_fingerprint, self.model, self.retries_max)

@@ -210,7 +210,7 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
     pinned: list[tuple[str | None, RouteSettings, str]] = (
         [(None, route.settings, route.key_shown)] if route.route_used else []
     )
-    pinned += [(o.provider, o, route.other_keys_shown.get(o.provider, "")) for o in route.other_routes]
+    pinned += [(o.name, o, route.other_keys_shown.get(o.name, "")) for o in route.other_routes]
     lines = [
         Line(
             f"route{f' ({provider})' if provider else ''}: {s.base_url}  model {s.model or '(per request)'}  "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pytest_consistency.config.settings import Settings
-from pytest_consistency.route.route import ROUTE_OPTIONS, Route
+from pytest_consistency.route.route import JUDGE_OPTIONS, ROUTE_OPTIONS, Route
 from pytest_consistency.secrets.keys import REPLAY_KEY, is_placeholder, key_problem
 from pytest_consistency.secrets.structures import redact_url
 
@@ -60,15 +60,23 @@ def base_url_problems(url: str, source: str, provider: Provider) -> list[str]:
     return problems
 
 
-def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider) -> Route:
+def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider, role: str = "agent") -> Route:
     """Build ``provider``'s route and list its problems; raising is left to the caller, who knows
-    if it is needed.
+    if it is needed. A judge's route (``role`` ``judge``) reads the judge's options (YAML ``judge:``) first and the
+    agent's route options for what they leave unset, with the same checks; its calls are the judge's.
 
     When cassettes are replayed only (``--consistency-record=none``) no call goes out, so the environment's key
     is not used at all, whatever it holds (none, a placeholder, a dummy, a real key as CI jobs often have): the
     clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
-    base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
+    agent_options = ROUTE_OPTIONS.get(provider.name, (None, None, None))
+    if role == "agent":
+        base_url_option, model_option, key_env_option = agent_options
+    else:  # each of the judge's options when it is set, else the agent's
+        base_url_option, model_option, key_env_option = (
+            judge if settings.value(judge) is not None else agent
+            for judge, agent in zip(JUDGE_OPTIONS, agent_options, strict=True)
+        )
     problems: list[str] = []
     configured_env = settings.value(key_env_option) if key_env_option else None
     candidates = (str(configured_env),) if configured_env else provider.key_envs
@@ -94,7 +102,9 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
     env_url = env.get(url_env) or None
     if configured:
         base_url, source = str(configured), settings.sources.get(str(base_url_option), "the configuration")
-        if env_url and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
+        # The agent's own clients read the variable; a judge on another endpoint is what its option is for.
+        judged = base_url_option in JUDGE_OPTIONS
+        if env_url and not judged and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
             problems.append(
                 f"{url_env}={redact_url(env_url)} differs from the configured base URL "
                 f"{redact_url(base_url)} ({source}); "
@@ -118,7 +128,9 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         model=model,
         timeout=float(settings.consistency_timeout),
         max_retries=int(settings.consistency_max_retries),
-        temperature=settings.consistency_temperature,
+        temperature=settings.consistency_temperature
+        if role == "agent" or settings.consistency_judge_temperature is None
+        else settings.consistency_judge_temperature,
         seed=settings.consistency_seed,
         max_tokens=settings.consistency_max_tokens,
         key_env=key_env,
@@ -126,4 +138,5 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         problems=tuple(problems),
         provider=provider.name,
         model_source=model_source,
+        role=role,
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_consistency.model.cause import CAUSES, CauseShare
+from pytest_consistency.model.records import agent_calls
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import suite_intervals
@@ -43,18 +44,19 @@ def task_finding(
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
     if len(scored) < 2:
         return None
-    decisions = [decisions_of(r.calls) for r in scored]
+    calls = [agent_calls(r.calls) for r in scored]  # the agent's: a judge's or a user's calls are not its steps
+    decisions = [decisions_of(each) for each in calls]
     classes = text_classes(decisions, same_text)
     runs = [
         run_of(
             r.repeat,
-            r.calls,
+            each,
             [step_key(decision, classes) for decision in run],
             r.succeeded,
             answer_class.get(r.repeat),
             classes,
         )
-        for r, run in zip(scored, decisions, strict=True)
+        for r, each, run in zip(scored, calls, decisions, strict=True)
     ]
     return find_cause(runs, task_id)
 
