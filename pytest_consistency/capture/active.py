@@ -154,6 +154,7 @@ def call_role(state: ActiveRepetition | None) -> str:
         return state.roles[-1]
     return "agent"
 
+
 #: Requests and child processes refused for carrying the replay's stand-in key (``standin``), since the last report
 #: took them (``take_refusals``): the test phase during which one happened is the setup's failure.
 refusals: list[str] = []

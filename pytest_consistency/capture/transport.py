@@ -113,6 +113,8 @@ class Attempt:
         self.sent_at: str | None = None
         if state is not None and state.recording:  # lets the cassette store the start and latency measured now
             self.sent_at = request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
+            if self.record.role != "agent":  # and whose exchange it is: a judge's can be told from the agent's
+                request.headers[wire.ROLE_HEADER] = self.record.role
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""

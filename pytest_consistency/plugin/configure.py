@@ -59,14 +59,14 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "observed count (min_pass) or a verdict on exact tests (min_rate), not both; keep one"
         )
     for name in ROUTE_FIXTURES:  # the agent's route of each provider, and the judge's
-        provider_name, role = ROUTE_NAMES[name]
+        provider_name, route_role = ROUTE_NAMES[name]
         provider = state.providers.get(provider_name)
         if provider is None:
             provider = config.hook.pytest_consistency_provider(name=provider_name, config=config)
             if provider is None:
                 raise pytest.UsageError(f"pytest-consistency: no provider called {provider_name!r}")
             state.providers[provider_name] = provider
-        state.routes[name] = resolve_route(state.settings, os.environ, provider, role)
+        state.routes[name] = resolve_route(state.settings, os.environ, provider, route_role)
     for name, problems in cross_route_problems(state.routes, bool(state.settings.consistency_same_gateway)).items():
         route = state.routes[name]
         state.routes[name] = replace(route, problems=(*route.problems, *problems))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import yaml
 from fake_openai import FakeOpenAI, Step
 from suites import consistency_section
 from suites import load_report as report
@@ -95,6 +96,11 @@ def test_judge_calls_carry_their_role_travel_their_route_and_are_no_drift(
         0.7,
     ]
     assert any("route (openai judge): " + judge_server.base_url in line for line in consistency_section(result))
+    # the repetition's cassette marks whose each exchange was, the agent's left unmarked
+    (cassette,) = pytester.path.glob("cassettes/**/rep-1.yaml")
+    exchanges = yaml.safe_load(cassette.read_text())["interactions"]
+    marked = [(i["request"]["headers"].get("x-consistency-role") or [None])[0] for i in exchanges]
+    assert marked == [None if role == "agent" else role for role in [*ROLES[:2], "judge", *ROLES[2:]]]
     # replayed from the repetitions' cassettes, judge calls included: nothing goes out, the roles are the same
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("JUDGE_KEY")
