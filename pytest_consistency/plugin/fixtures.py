@@ -24,8 +24,10 @@ NAME = "consistency-fixtures"
 ROUTE_FIXTURES = {
     "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
     "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
-    "judge": frozenset({"judge_route", "judge_client", "async_judge_client"}),
-    "anthropic_judge": frozenset({"anthropic_judge_route", "anthropic_judge_client", "async_anthropic_judge_client"}),
+    # Two fixtures, no more: each fixture of this role costs every pytest start about 0.5 M instructions, the plugin
+    # asleep too (docs/performance.md). An async judge: ``consistency.judging()`` around a client of your own.
+    "judge": frozenset({"judge_client"}),
+    "anthropic_judge": frozenset({"anthropic_judge_client"}),
 }
 #: A test that names one of these needs the plugin awake before it runs (``dormant``).
 WAKING = frozenset({"consistency"}).union(*ROUTE_FIXTURES.values())
@@ -148,43 +150,24 @@ class Fixtures:
         """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
         return _client(self.awake(), pinned_anthropic_route, is_async=True)
 
-    @pytest.fixture(scope="session")
-    @classmethod
-    def judge_route(cls) -> Route:
-        """The judge's route on OpenAI's API (YAML ``judge:``, ``--consistency-judge-*``; what it leaves unset is the
-        agent route's)."""
-        return _route(cls.awake(), "judge")
-
     @pytest.fixture
-    def judge_client(self, judge_route: Route) -> Iterator[Any]:
-        """``openai.OpenAI`` on the judge's route: every call it makes is recorded with the role ``judge`` (in the
-        repetition's cassette), and is no part of route drift or the causes."""
-        client = _client(self.awake(), judge_route, is_async=False)
+    def judge_client(self) -> Iterator[Any]:
+        """``openai.OpenAI`` on the judge's route (``--consistency-judge``, YAML ``judge:``; what it leaves unset is
+        the agent route's): every call it makes is recorded with the role ``judge`` (in the repetition's cassette),
+        and is no part of route drift or the causes."""
+        state = self.awake()
+        client = _client(state, _route(state, "judge"), is_async=False)
         yield client
         client.close()
 
     @pytest.fixture
-    def async_judge_client(self, judge_route: Route) -> Any:
-        """``openai.AsyncOpenAI`` on the judge's route (a sync fixture, as ``async_pinned_client``)."""
-        return _client(self.awake(), judge_route, is_async=True)
-
-    @pytest.fixture(scope="session")
-    @classmethod
-    def anthropic_judge_route(cls) -> Route:
-        """The judge's route on Anthropic's API (the ``judge:`` options over the Anthropic route's)."""
-        return _route(cls.awake(), "anthropic_judge")
-
-    @pytest.fixture
-    def anthropic_judge_client(self, anthropic_judge_route: Route) -> Iterator[Any]:
-        """``anthropic.Anthropic`` on the judge's Anthropic route; its calls are the judge's, as ``judge_client``'s."""
-        client = _client(self.awake(), anthropic_judge_route, is_async=False)
+    def anthropic_judge_client(self) -> Iterator[Any]:
+        """``anthropic.Anthropic`` on the judge's Anthropic route (the ``judge:`` options over the Anthropic route's);
+        its calls are the judge's, as ``judge_client``'s."""
+        state = self.awake()
+        client = _client(state, _route(state, "anthropic_judge"), is_async=False)
         yield client
         client.close()
-
-    @pytest.fixture
-    def async_anthropic_judge_client(self, anthropic_judge_route: Route) -> Any:
-        """``anthropic.AsyncAnthropic`` on the judge's Anthropic route."""
-        return _client(self.awake(), anthropic_judge_route, is_async=True)
 
 
 def normalizer(config: pytest.Config) -> Callable[[Any, str], Any]:

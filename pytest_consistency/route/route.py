@@ -33,11 +33,9 @@ ROUTE_OPTIONS = {
     "openai": ("consistency_base_url", "consistency_model", "consistency_api_key_env"),
     "anthropic": ("consistency_anthropic_base_url", "consistency_anthropic_model", "consistency_anthropic_key_env"),
 }
-#: The options of the judge's route (YAML ``judge:``), over the agent's route of the same provider: what the judge
-#: leaves unset is the agent route's (its temperature: ``consistency_judge_temperature``, else the agent's).
-JUDGE_OPTIONS = ("consistency_judge_base_url", "consistency_judge_model", "consistency_judge_key_env")
 #: The routes of the session by name, each with its provider and role: the agent's, one per provider, and the
-#: judge's (``judge_client`` on OpenAI's API, ``anthropic_judge_client`` on Anthropic's).
+#: judge's (``judge_client`` on OpenAI's API, ``anthropic_judge_client`` on Anthropic's), whose settings
+#: (``--consistency-judge``, YAML ``judge:``) are over the agent route's of the same provider.
 ROUTE_NAMES = {
     "openai": ("openai", "agent"),
     "anthropic": ("anthropic", "agent"),

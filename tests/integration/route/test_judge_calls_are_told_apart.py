@@ -67,10 +67,10 @@ def options(agent: FakeOpenAI, judge: FakeOpenAI) -> tuple[str, ...]:
     return (
         f"--consistency-base-url={agent.base_url}",
         "--consistency-temperature=0.7",
-        f"--consistency-judge-base-url={judge.base_url}",
-        "--consistency-judge-model=judge-model",
-        "--consistency-judge-key-env=JUDGE_KEY",
-        "--consistency-judge-temperature=0",
+        f"--consistency-judge=base_url={judge.base_url}",
+        "--consistency-judge=model=judge-model",
+        "--consistency-judge=api_key_env=JUDGE_KEY",
+        "--consistency-judge=temperature=0",
         "--route-drift-max=0",
     )
 
