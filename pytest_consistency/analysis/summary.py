@@ -291,6 +291,29 @@ def task_trajectory(
         return divergence_map(repetitions, inconsistent)
 
 
+def score_facts(summary: SessionSummary, confidence: float) -> None:
+    """Graded outcomes (``consistency.score``): each task's mean score over its scored repetitions that gave one, and
+    the suite's over those of its scored tasks, each with its Hoeffding interval (``stats.bounded``). The figures
+    (Mean@k, pass^k, the gap) stay on the outcomes, thresholded by ``score_min`` where a marker sets it."""
+    if not any(r.score is not None for t in summary.tasks for r in t.repetitions):
+        return  # the commonest session: no score, and the statistics are not loaded
+    from pytest_consistency.stats.bounded import mean_interval
+
+    everything: list[float] = []
+    for task in summary.tasks:
+        values = [r.score for r in task.repetitions if r.scored and r.score is not None]
+        found = mean_interval(values, confidence)
+        if found is not None:
+            task.score_mean, task.score_interval = found
+            task.scores = len(values)
+        if task.is_scored:
+            everything += values
+    found = mean_interval(everything, confidence)
+    if found is not None:
+        summary.score_mean, summary.score_interval = found
+        summary.scores = len(everything)
+
+
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
     return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
 
@@ -380,6 +403,7 @@ def build_summary(
         pass_hat_k_curve=pass_hat_k_curve(counts),
         cost=cost_facts(tasks),
     )
+    score_facts(summary, analysis.confidence)
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:
         summary.warnings.append(

@@ -97,6 +97,8 @@ class ActiveRepetition:
     #: The roles opened with ``consistency.role`` and not closed yet, innermost last: the role of a call made from a
     #: thread whose own context opened none (a thread does not copy its starter's context variables).
     roles: list[str] = field(default_factory=list, repr=False)
+    #: The graded outcome the test gave with ``consistency.score(x)`` (in [0, 1]); None when it gave none.
+    score: float | None = None
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
@@ -237,6 +239,28 @@ class Consistency:
     def judging(self) -> contextlib.AbstractContextManager[None]:
         """``role("judge")``: the calls made inside decide the outcome, they are not the agent's."""
         return self.role("judge")
+
+    def score(self, value: float) -> None:
+        """This repetition's graded outcome: ``value`` in [0, 1] (a judge's score, an F1). The report keeps it, the
+        mean score is shown beside the figures, and with the marker's ``score_min`` the repetition passes only when
+        its score reaches it. Called again, the last score is kept (with a warning). A value that is not a number is
+        a TypeError; NaN, an infinity or one outside [0, 1] a ValueError, and nothing is kept."""
+        number = isinstance(value, numbers.Number) and not isinstance(value, numbers.Complex)
+        if isinstance(value, bool) or not (isinstance(value, numbers.Real) or number):
+            raise TypeError(f"consistency.score() takes a number in [0, 1], not {shown(value)}")
+        amount = float(value)
+        if not math.isfinite(amount) or not 0.0 <= amount <= 1.0:
+            raise ValueError(f"consistency.score() takes a finite number in [0, 1], not {value!r}")
+        with self._state.lock:
+            again = self._state.score is not None
+            self._state.score = amount
+        if again:
+            warnings.warn(
+                ConsistencyWarning(
+                    f"{self.task_id} repetition {self.repeat}: score() called again; keeping the last score"
+                ),
+                stacklevel=2,
+            )
 
     def cost(self, usd: float) -> None:
         """Add ``usd`` US dollars to this repetition's cost: what the plugin cannot see, e.g. a paid tool's API.

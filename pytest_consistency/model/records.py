@@ -161,6 +161,10 @@ class RepetitionResult:
     #: that used tokens of a model with no price (so ``cost_usd`` is a lower bound when this is not 0).
     cost_usd: float = 0.0
     unpriced_calls: int = 0
+    #: The graded outcome the test gave (``consistency.score(x)``, in [0, 1]), None when it gave none; and the
+    #: marker's ``score_min``, the score at or above which the repetition passes (None: its assertions decide).
+    score: float | None = None
+    score_min: float | None = None
 
     @property
     def scored(self) -> bool:

@@ -32,6 +32,7 @@ from pytest_consistency.model.result import (
     TaskResult,
 )
 from pytest_consistency.report.cost import terminal_lines as cost_lines
+from pytest_consistency.report.score import terminal_lines as score_lines
 from pytest_consistency.stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -188,6 +189,7 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
             f"answer disagreement {pp(summary.answer_disagreement_pp)}"
         ),
         *curve_lines(summary, width),
+        *map(Line, score_lines(summary)),
     ]
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
