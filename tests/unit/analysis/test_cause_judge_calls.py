@@ -1,8 +1,9 @@
-"""A judge's calls are not the agent's steps: the cause and the divergence map read the agent's calls only.
+"""A judge's calls are not the agent's steps: the cause and the divergence map read the agent's calls only, and a
+judge that flips on the same agent calls is the cause ``judge``.
 
 Two repetitions of one agent, call for call the same; an LLM judge then grades the same answer PASS once and FAIL
 once. Read as the agent's, the judge's call would be a third step the model decided otherwise (``sampling at step
-3``): the agent's noise. It is the judge's; the agent's calls agree, so the cause is not the agent's sampling.
+3``): the agent's noise. It is the judge's: the agent's calls agree, the outcomes differ, a judge decided them.
 """
 
 from __future__ import annotations
@@ -29,10 +30,15 @@ def reps(role: str = "judge") -> list[RepetitionResult]:
     ]
 
 
-def test_a_judge_that_flips_on_the_same_agent_calls_is_not_the_agents_sampling() -> None:
+def test_a_judge_that_flips_on_the_same_agent_calls_is_the_cause_judge() -> None:
     found = task_finding(TASK, reps(), {1: 0, 2: 0})
     assert found is not None
-    assert found.cause != "sampling" and found.step is None, found
+    assert (found.cause, found.step, found.where) == ("judge", None, "the judge's verdict"), found
+    assert found.detail == (
+        "all 2 repetitions sent the same 2 request(s) and got the same decisions; the judge (2 call(s)) passed 1/2 "
+        "of them"
+    )
+    assert found.advice == "pin the judge's temperature; ask for a rubric; use a majority of M judge samples"
     mapped = divergence_map(reps(), True)
     assert mapped is not None and mapped.divergent_step is None and mapped.steps == 2
 
@@ -40,3 +46,25 @@ def test_a_judge_that_flips_on_the_same_agent_calls_is_not_the_agents_sampling()
 def test_the_same_calls_made_by_the_agent_are_its_sampling_at_the_third_step() -> None:
     found = task_finding(TASK, reps("agent"), {1: 0, 2: 0})
     assert found is not None and (found.cause, found.step) == ("sampling", 3), found
+
+
+def test_a_simulated_users_calls_alone_are_not_a_judge() -> None:
+    found = task_finding(TASK, reps("user"), {1: 0, 2: 0})
+    assert found is not None and found.cause == "outside the model", found
+
+
+def test_a_judge_whose_verdicts_agree_is_no_cause_when_the_agent_parts_first() -> None:
+    """The agent's first difference stands: a judge only explains repetitions whose agent calls agree."""
+    parted = [
+        repetition(TASK, 1, graded("PASS"), passed=True, answer="total-42", n=2),
+        repetition(
+            TASK,
+            2,
+            [*two_steps(result="41 invoices", answer="total-41"), graded("FAIL")[-1]],
+            passed=False,
+            answer="total-41",
+            n=2,
+        ),
+    ]
+    found = task_finding(TASK, parted, {1: 0, 2: 1})
+    assert found is not None and found.cause == "environment", found
