@@ -36,16 +36,22 @@ def judge_flips(fake: FakeOpenAI) -> None:
     )
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("client, cause", [("judge_client", "judge"), ("pinned_client", "sampling")])
 def test_a_judge_flipping_on_identical_agent_output_is_the_cause_judge(
-    pytester: pytest.Pytester, fake: FakeOpenAI, client: str, cause: str
+    pytester: pytest.Pytester, fake: FakeOpenAI, client: str, cause: str, workers: list[str]
 ) -> None:
     judge_flips(fake)
     suite = SUITE.replace(
         "pinned_client, CLIENT", "pinned_client" if client == "pinned_client" else f"pinned_client, {client}"
     )
     pytester.makepyfile(test_agent=suite.replace("CLIENT", client))
-    args = (f"--consistency-base-url={fake.base_url}", "--consistency-cause-max=judge=0", "--consistency-md=s.md")
+    args = (
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-cause-max=judge=0",
+        "--consistency-md=s.md",
+        *workers,
+    )
     result = run(pytester, "once", *args)
     task = report(pytester)["tasks"][0]
     summary = report(pytester)["summary"]

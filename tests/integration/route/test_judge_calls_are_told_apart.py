@@ -101,6 +101,9 @@ def test_judge_calls_carry_their_role_travel_their_route_and_are_no_drift(
     exchanges = yaml.safe_load(cassette.read_text())["interactions"]
     marked = [(i["request"]["headers"].get("x-consistency-role") or [None])[0] for i in exchanges]
     assert marked == [None if role == "agent" else role for role in [*ROLES[:2], "judge", *ROLES[2:]]]
+    # the judge's key is a secret like the agent's: in no cassette, report or line of output
+    written = [cassette.read_text() for cassette in pytester.path.glob("cassettes/**/*.yaml")]
+    assert JUDGE_KEY not in "".join([*written, (pytester.path / "report.json").read_text(), result.stdout.str()])
     # replayed from the repetitions' cassettes, judge calls included: nothing goes out, the roles are the same
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("JUDGE_KEY")

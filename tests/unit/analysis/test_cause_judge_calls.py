@@ -68,3 +68,38 @@ def test_a_judge_whose_verdicts_agree_is_no_cause_when_the_agent_parts_first() -
     ]
     found = task_finding(TASK, parted, {1: 0, 2: 1})
     assert found is not None and found.cause == "environment", found
+
+
+def simulated(user_says: str, role: str = "user") -> list[CallRecord]:
+    """An agent's first step, a simulated user's turn (its own model call), and the agent's second step, which sends
+    the user's words back as the next user turn (tau-bench's loop)."""
+    first = {"model": "gpt-test", "messages": [{"role": "user", "content": "I have a problem with order 7"}]}
+    user = call({"model": "user-sim", "messages": [{"role": "user", "content": "play the customer"}]}, text(user_says))
+    user.role = role
+    second = {
+        "model": "gpt-test",
+        "messages": [
+            *first["messages"],
+            {"role": "assistant", "content": "How can I help?"},
+            {"role": "user", "content": user_says},
+        ],
+    }
+    return [call(first, text("How can I help?")), user, call(second, text("done"))]
+
+
+def test_a_simulated_users_other_turn_is_the_agents_environment_not_its_sampling() -> None:
+    parted = [
+        repetition(TASK, 1, simulated("refund it"), passed=True, answer="done", n=2),
+        repetition(TASK, 2, simulated("exchange it"), passed=False, answer="done", n=2),
+    ]
+    found = task_finding(TASK, parted, {1: 0, 2: 0})
+    assert found is not None and (found.cause, found.step) == ("environment", 2), found
+
+
+def test_the_same_turn_made_by_the_agents_own_call_is_read_as_its_sampling() -> None:
+    parted = [
+        repetition(TASK, 1, simulated("refund it", "agent"), passed=True, answer="done", n=2),
+        repetition(TASK, 2, simulated("exchange it", "agent"), passed=False, answer="done", n=2),
+    ]
+    found = task_finding(TASK, parted, {1: 0, 2: 0})
+    assert found is not None and found.cause == "sampling", found
