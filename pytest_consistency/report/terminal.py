@@ -282,8 +282,10 @@ def limits_text(settings: RouteSettings, tasks: list[TaskResult]) -> str:
 
 
 def own_clients_called(settings: RouteSettings, tasks: list[TaskResult]) -> bool:
-    """A client the agent built itself called this route's provider (its calls are ``pinned: false``)."""
-    return any(not c.pinned and c.provider == settings.provider for t in tasks for r in t.repetitions for c in r.calls)
+    """A client the agent built itself called this route's provider (its calls are ``pinned: false``; a judge route's
+    own clients are those of the judge's role)."""
+    calls = (c for t in tasks for r in t.repetitions for c in r.calls)
+    return any(not c.pinned and c.provider == settings.provider and c.role == settings.role for c in calls)
 
 
 def unmeasured_drift(summary: SessionSummary) -> str:
