@@ -1,0 +1,63 @@
+"""``pytest --consistency-plan`` collects, prints the plan from the last report and exits 0: no test runs, no
+request is sent (not even the preflight of a live mode), nothing is written over the report; the tokens it expects
+are the report's, the dollars those tokens at the price given. Bad input is one usage error naming the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from suites import ONE_CALL_AGENT, load_report, run_recorded
+
+pytest_plugins = ["pytester"]
+
+
+def _recorded(pytester: pytest.Pytester, fake: Any) -> dict[str, Any]:
+    pytester.makepyfile(test_agent=ONE_CALL_AGENT)
+    result = run_recorded(pytester, fake.base_url, "once")
+    result.assert_outcomes(passed=3)
+    return load_report(pytester)
+
+
+def test_the_plan_prints_the_reports_tokens_and_runs_nothing(pytester: pytest.Pytester, fake: Any) -> None:
+    report = _recorded(pytester, fake)
+    tokens = report["summary"]["route"]["total_tokens"]
+    assert tokens > 0
+    written = (pytester.path / "report.json").read_bytes()
+    sent, checked = len(fake.requests), len(fake.preflights)
+
+    result = run_recorded(
+        pytester, fake.base_url, "all", "--consistency-plan", "--consistency-price=fake-model=1,2", "-p", "no:randomly"
+    )
+
+    assert result.ret == 0
+    assert result.parseoutcomes().get("passed") is None and result.parseoutcomes().get("failed") is None
+    assert (len(fake.requests), len(fake.preflights)) == (sent, checked)  # a live mode, and not one request
+    assert (pytester.path / "report.json").read_bytes() == written
+    text = result.stdout.str()
+    assert "consistency plan from" in text
+    row = next(line for line in result.stdout.lines if line.startswith("test_agent.py::test_task "))
+    # 3 of 3 against min_pass 0.5: certain to pass at n = 3; the report's tokens over its 3 repetitions, 3 again.
+    assert row.split()[3:6] == ["3/3", "3", "100.0%*"]
+    assert f"{tokens:,}" in row.split()
+    prompt = sum(c["prompt_tokens"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
+    completion = tokens - prompt
+    usd = (prompt * 1 + completion * 2) / 1e6
+    total = next(line for line in result.stdout.lines if line.startswith("total: "))
+    assert total.startswith(f"total: 3.0 repetitions, {tokens:,} tokens, ${usd:.6f}".rstrip("0"))
+
+
+def test_no_report_is_one_usage_error_naming_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=ONE_CALL_AGENT)
+    result = pytester.runpytest("--consistency-plan")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --consistency-plan: no report to plan from: set --consistency-report FILE*"])
+    assert "consistency plan from" not in result.stdout.str()
+
+
+def test_a_corrupt_report_is_one_usage_error_naming_the_file(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=ONE_CALL_AGENT)
+    (pytester.path / "report.json").write_text('{"schema": ')
+    result = pytester.runpytest("--consistency-plan", "--consistency-report=report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --consistency-plan: *report.json:1: not valid JSON*"])
