@@ -28,6 +28,7 @@ from statistics import NormalDist
 from pytest_consistency.analysis.adaptive import required_passes
 from pytest_consistency.analysis.gates import ALL_GATES, decide, family_size
 from pytest_consistency.model.prices import PriceTable, call_cost, priced_model, total
+from pytest_consistency.model.records import CallRecord
 from pytest_consistency.model.result import Analysis, SessionSummary, TaskResult
 from pytest_consistency.stats.binomial import binomial_sf
 from pytest_consistency.stats.rate import PLAN_POWER, decided_probability, planning_n
@@ -79,6 +80,8 @@ class TaskPlan:
     unpriced_models: list[str] = field(default_factory=list)
     #: What is assumed where there is no history, in words.
     assumed: str | None = None
+    #: How many recorded cassettes gave the tokens, dollars and minutes (a task without a report's history).
+    cassettes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -121,39 +124,64 @@ class Plan:
 
 @dataclass(frozen=True)
 class _History:
-    passes: int
-    scored: int
+    #: None for a history read from cassettes: they keep the calls, not whether the repetition passed.
+    passes: int | None
+    scored: int | None
     tokens: float | None
     usd: float | None
     seconds: float | None
     unpriced: tuple[str, ...]
+    repetitions: int
+
+
+def _usage(
+    calls_per_repetition: Sequence[Sequence[CallRecord]], added: Sequence[float], prices: PriceTable
+) -> tuple[float, float | None, tuple[str, ...]]:
+    """(mean tokens, mean dollars or None when a model has no price, the models with no price) per repetition."""
+    count = len(calls_per_repetition)
+    amounts: list[float] = [a for a in added if a]
+    unpriced: set[str] = set()
+    for calls in calls_per_repetition:
+        for call in calls:
+            usd = call_cost(call, prices)
+            if usd is None:
+                unpriced.add(priced_model(call) or "(none named)")
+            else:
+                amounts.append(usd)
+    tokens = sum(c.total_tokens for calls in calls_per_repetition for c in calls) / count
+    return tokens, None if unpriced else total(amounts) / count, tuple(sorted(unpriced))
 
 
 def _history(task: TaskResult, prices: PriceTable) -> _History | None:
     ran = [r for r in task.repetitions if r.outcome not in _NOT_RAN]
     if not ran or not task.scored:
         return None
-    tokens = [sum(c.total_tokens for c in r.calls) for r in ran]
-    amounts: list[float] = []
-    unpriced: set[str] = set()
-    for r in ran:
-        for call in r.calls:
-            usd = call_cost(call, prices)
-            if usd is None:
-                unpriced.add(priced_model(call) or "(none named)")
-            else:
-                amounts.append(usd)
-        if r.added_cost_usd:
-            amounts.append(r.added_cost_usd)
+    tokens, usd, unpriced = _usage([r.calls for r in ran], [r.added_cost_usd for r in ran], prices)
     seconds = [r.duration for r in ran]
-    return _History(
-        passes=task.passes,
-        scored=task.scored,
-        tokens=sum(tokens) / len(ran),
-        usd=None if unpriced else total(amounts) / len(ran),
-        seconds=sum(seconds) / len(ran),
-        unpriced=tuple(sorted(unpriced)),
-    )
+    return _History(task.passes, task.scored, tokens, usd, sum(seconds) / len(ran), unpriced, len(ran))
+
+
+def recorded_seconds(calls: Sequence[CallRecord]) -> float | None:
+    """The wall time of a recorded repetition's calls: from the first start to the last end when the cassette kept
+    each start, else the sum of their latencies; None when a latency is not kept. The test's own time between the
+    calls is not in a cassette, so this is a lower bound of the repetition's time."""
+    if not calls or any(c.latency_ms is None for c in calls):
+        return None
+    if all(c.started_at is not None for c in calls):
+        first = min(c.started_at for c in calls if c.started_at is not None)
+        last = max(c.started_at + (c.latency_ms or 0.0) / 1000 for c in calls if c.started_at is not None)
+        return last - first
+    return math.fsum(c.latency_ms or 0.0 for c in calls) / 1000
+
+
+def _recorded_history(recorded: Sequence[Sequence[CallRecord]], prices: PriceTable) -> _History | None:
+    if not recorded:
+        return None
+    tokens, usd, unpriced = _usage(recorded, (), prices)
+    seconds = [recorded_seconds(calls) for calls in recorded]
+    known = [s for s in seconds if s is not None]
+    mean = None if len(known) < len(seconds) else math.fsum(known) / len(known)
+    return _History(None, None, tokens, usd, mean, unpriced, len(recorded))
 
 
 def _task_chances(
@@ -186,14 +214,25 @@ def plan_task(
     prices: PriceTable,
     concurrency: int = 1,
     n_min: int = 1,
+    recorded: Sequence[Sequence[CallRecord]] = (),
 ) -> TaskPlan:
-    """The plan of one task from its last run (None: no history, the rate is :data:`ASSUMED_RATE`)."""
+    """The plan of one task from its last run; without one (None, or nothing that ran), from the calls of its
+    ``recorded`` cassettes (one list per repetition: tokens, dollars and minutes, the rate :data:`ASSUMED_RATE`),
+    else with nothing but the assumed rate."""
     bar = f"min_rate {planned.min_rate:g}" if planned.min_rate is not None else f"min_pass {planned.min_pass:g}"
     seen = None if history is None else _history(history, prices)
     if seen is None:
+        seen = _recorded_history(recorded, prices)
+    if seen is None or seen.passes is None or seen.scored is None:
         # 1 of 2 is the widest rate as counts: the planning figures read counts, and c / n is what they assume.
         passes, scored = 1, 2
-        assumed = f"no history: assumed rate {ASSUMED_RATE:g} (the widest), tokens, dollars and minutes unknown"
+        if seen is None:
+            assumed = f"no history: assumed rate {ASSUMED_RATE:g} (the widest), tokens, dollars and minutes unknown"
+        else:
+            assumed = (
+                f"from {seen.repetitions} recorded cassette{'s' if seen.repetitions != 1 else ''}: no pass/fail in "
+                f"a cassette, assumed rate {ASSUMED_RATE:g} (the widest); minutes are the recorded calls' time"
+            )
     else:
         passes, scored, assumed = seen.passes, seen.scored, None
     decided, n_to_decide, repetitions = _task_chances(planned, passes, scored, analysis, n_min)
@@ -203,7 +242,7 @@ def plan_task(
         task_id=planned.task_id,
         n=planned.n,
         bar=bar,
-        history=None if seen is None else f"{seen.passes}/{seen.scored}",
+        history=None if seen is None or assumed is not None else f"{seen.passes}/{seen.scored}",
         rate=passes / scored,
         decided=decided,
         n_to_decide=n_to_decide,
@@ -216,6 +255,7 @@ def plan_task(
         expected_minutes=minutes,
         unpriced_models=[] if seen is None else list(seen.unpriced),
         assumed=assumed,
+        cassettes=None if seen is None or seen.passes is not None else seen.repetitions,
     )
 
 
@@ -287,12 +327,18 @@ def build_plan(
     prices: PriceTable,
     concurrency: int = 1,
     n_min: int = 1,
+    recorded: Mapping[str, Sequence[Sequence[CallRecord]]] | None = None,
 ) -> Plan:
-    """The session's plan: each planned task against its history in ``summary`` (by task id), every gate set."""
+    """The session's plan: each planned task against its history in ``summary`` (by task id), else its
+    ``recorded`` cassettes' calls (by task id), every gate set."""
     if not planned:
         raise PlanError(f"{source}: no task to plan (no repeated task was collected or reported)")
     history = {} if summary is None else {t.task_id: t for t in summary.tasks}
-    tasks = [plan_task(p, history.get(p.task_id), analysis, prices, concurrency, n_min) for p in planned]
+    recorded = recorded or {}
+    tasks = [
+        plan_task(p, history.get(p.task_id), analysis, prices, concurrency, n_min, recorded.get(p.task_id, ()))
+        for p in planned
+    ]
     sizes = {p.n for p in planned}
     gates = [] if summary is None else plan_gates(summary, thresholds, sizes.pop() if len(sizes) == 1 else None)
     tokens, tokens_complete = _sum([t.expected_tokens for t in tasks])

@@ -54,7 +54,7 @@ def plan_lines(plan: Plan) -> list[str]:
             [
                 t.task_id,
                 t.bar,
-                t.history or "none",
+                t.history or ("cassettes" if t.cassettes else "none"),
                 str(t.n),
                 _percent(t.decided) + ("*" if t.bar.startswith("min_pass") else ""),
                 "none" if t.n_to_decide is None else str(t.n_to_decide),

@@ -47,11 +47,54 @@ def test_the_plan_prints_the_reports_tokens_and_runs_nothing(pytester: pytest.Py
     assert total.startswith(f"total: 3.0 repetitions, {tokens:,} tokens, ${usd:.6f}".rstrip("0"))
 
 
-def test_no_report_is_one_usage_error_naming_the_option(pytester: pytest.Pytester) -> None:
+def test_without_a_report_the_recorded_cassettes_give_tokens_and_time(pytester: pytest.Pytester, fake: Any) -> None:
+    report = _recorded(pytester, fake)
+    (pytester.path / "report.json").unlink()
+    sent = len(fake.requests)
+    calls = [c for t in report["tasks"] for r in t["repetitions"] for c in r["calls"]]
+    tokens = sum(c["total_tokens"] for c in calls)
+    prompt = sum(c["prompt_tokens"] for c in calls)
+
+    result = run_recorded(
+        pytester, fake.base_url, "none", "--consistency-plan", "--consistency-price=fake-model=1,2", "-p", "no:randomly"
+    )
+
+    assert result.ret == 0, result.stderr.str()
+    assert len(fake.requests) == sent
+    assert not (pytester.path / "report.json").exists()
+    text = result.stdout.str()
+    assert f"consistency plan from the cassettes under {pytester.path / 'cassettes'}" in text
+    row = next(line for line in result.stdout.lines if line.startswith("test_agent.py::test_task "))
+    # No outcome is in a cassette: min_pass 0.5 at n = 3 against the assumed 0.5 passes with P(X >= 2) = 0.5.
+    assert row.split()[3:6] == ["cassettes", "3", "50.0%*"]
+    assert f"{tokens:,}" in row.split()  # the 3 recorded repetitions' tokens, mean x n = 3: the report's tokens
+    usd = (prompt * 1 + (tokens - prompt) * 2) / 1e6
+    assert f"${usd:.6f}".rstrip("0") in row
+    assert "minutes" in text and row.split()[-1] != "unknown"  # the cassettes keep each call's latency
+    result.stdout.fnmatch_lines(["test_agent.py::test_task: from 3 recorded cassettes: no pass/fail in a cassette, *"])
+
+
+def test_no_report_and_no_cassettes_is_one_usage_error_naming_both(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_agent=ONE_CALL_AGENT)
     result = pytester.runpytest("--consistency-plan")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --consistency-plan: no report to plan from: set --consistency-report FILE*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --consistency-plan: nothing to plan from: no --consistency-report FILE, and no collected task has "
+            "a recorded cassette under *cassettes; set --consistency-report FILE*--consistency-record=once)"
+        ]
+    )
+    assert "consistency plan from" not in result.stdout.str()
+
+
+def test_a_corrupt_cassette_is_one_usage_error_naming_the_file(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_agent=ONE_CALL_AGENT)
+    broken = pytester.path / "cassettes" / "test_agent" / "test_task" / "rep-1.yaml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("interactions: [\n")
+    result = pytester.runpytest("--consistency-plan")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --consistency-plan: cassette *rep-1.yaml is not a valid cassette*"])
     assert "consistency plan from" not in result.stdout.str()
 
 

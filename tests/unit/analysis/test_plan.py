@@ -17,11 +17,13 @@ from pytest_consistency.analysis.plan import (
     build_plan,
     plan_task,
     planned_from,
+    recorded_seconds,
 )
 from pytest_consistency.analysis.summary import build_summary
 from pytest_consistency.model.prices import Price
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import Analysis, SessionSummary
+from pytest_consistency.stats.rate import decided_probability
 from pytest_consistency.stats.sequential import operating, planning_cap
 
 PRICES = {"m": Price(1.0, 2.0, 0.5)}
@@ -153,3 +155,52 @@ def test_a_gate_on_its_bounds_gets_a_chance_and_the_fresh_run() -> None:
         PRICES,
     )
     assert larger.gates[0].decided is not None and larger.gates[0].decided > gate.decided
+
+
+def _timed(prompt: int, completion: int, latency_ms: float | None, started: float | None) -> CallRecord:
+    call = _call("m", prompt, completion)
+    call.latency_ms, call.started_at = latency_ms, started
+    return call
+
+
+def test_a_task_known_only_from_cassettes_has_its_price_and_the_assumed_rate() -> None:
+    # Two recorded repetitions: 1500 and 3000 tokens; the calls of the second overlap (started 0.5 s apart).
+    recorded = [
+        [_timed(1000, 500, 2000.0, 100.0)],
+        [_timed(1000, 500, 1000.0, 200.0), _timed(1000, 500, 2000.0, 200.5)],
+    ]
+    plan = plan_task(PlannedTask("t", 10, 1.0, 0.8), None, Analysis(), PRICES, concurrency=2, recorded=recorded)
+    assert plan.rate == ASSUMED_RATE and plan.history is None and plan.cassettes == 2
+    assert plan.assumed is not None and "no pass/fail in a cassette, assumed rate 0.5" in plan.assumed
+    assert plan.tokens_per_repetition == 2250
+    assert plan.expected_tokens == 22500
+    # $1 and $2 per million: 1000 x 1 + 500 x 2 = 2000 micro-dollars a call, 1.5 calls a repetition.
+    assert plan.usd_per_repetition == pytest.approx(0.003)
+    assert plan.expected_usd == pytest.approx(0.03)
+    # 2 s, then 0.5 + 2 = 2.5 s from the first start to the last end: 2.25 s x 10 repetitions / 2 workers.
+    assert plan.seconds_per_repetition == pytest.approx(2.25)
+    assert plan.expected_minutes == pytest.approx(2.25 * 10 / 2 / 60)
+    assert plan.decided == decided_probability(10, 0.5, 0.8, 0.05)
+
+
+def test_a_recorded_repetition_without_starts_sums_its_latencies_and_without_latency_has_no_time() -> None:
+    assert recorded_seconds([_timed(1, 1, 1000.0, None), _timed(1, 1, 500.0, 3.0)]) == 1.5
+    assert recorded_seconds([_timed(1, 1, None, 3.0)]) is None
+    plan = plan_task(PlannedTask("t", 4, 1.0, None), None, Analysis(), PRICES, recorded=[[_timed(1, 1, None, None)]])
+    assert plan.expected_minutes is None and plan.expected_tokens == 8
+
+
+def test_the_report_wins_over_the_cassettes() -> None:
+    summary = _summary("PPPPPPPPPF")
+    recorded = [[_timed(9000, 9000, 1.0, None)]]
+    plan = plan_task(PlannedTask("t", 10, 1.0, 0.8), summary.tasks[0], Analysis(), PRICES, recorded=recorded)
+    assert plan.history == "9/10" and plan.cassettes is None and plan.tokens_per_repetition == 1500
+
+
+def test_build_plan_takes_cassettes_by_task_without_a_report() -> None:
+    recorded = {"a": [[_timed(10, 0, 1.0, None)]]}
+    plan = build_plan(
+        "cassettes", [PlannedTask("a", 3), PlannedTask("b", 3)], None, {}, Analysis(), PRICES, recorded=recorded
+    )
+    assert [t.cassettes for t in plan.tasks] == [1, None]
+    assert plan.expected_tokens == 30 and not plan.tokens_complete
