@@ -1,7 +1,8 @@
 """``pytest --consistency-plan``: collect, print the plan of the run, exit without running a test.
 
 Registered as ``consistency-plan`` (``configure.roles``) only when the option is set, in the process where every
-report would arrive (never in an xdist worker). Its ``pytest_runtestloop`` comes first and returns True, so no test
+report would arrive (never in an xdist worker); with ``-n`` it switches xdist's distribution off
+(:func:`run_in_process`), as xdist does for ``--collect-only``, so this process collects and prints the plan once. Its ``pytest_runtestloop`` comes first and returns True, so no test
 runs, as ``--collect-only`` runs none; the session end then has nothing to summarise (``finish.runs_no_test``). The
 plan itself is :mod:`..analysis.plan`'s: the collected tasks at their markers' n and bars, against the last report;
 a task the report has no history of (or every task, when there is no report yet) against its recorded cassettes
@@ -23,6 +24,14 @@ if TYPE_CHECKING:
 
 #: The name the role is registered under.
 NAME = "consistency-plan"
+
+
+def run_in_process(config: pytest.Config) -> None:
+    """No xdist workers for a plan: as under ``--collect-only``, which pytest-xdist does not distribute, the session
+    collects in this one process (an xdist controller collects nothing: the workers do) and the plan is printed once.
+    Called at ``pytest_configure``, before xdist's (``trylast``) would start the distributed session."""
+    if getattr(config.option, "dist", "no") != "no":
+        config.option.dist = "no"
 
 
 def _summary(config: pytest.Config) -> tuple[str | None, SessionSummary | None]:

@@ -104,3 +104,23 @@ def test_a_corrupt_report_is_one_usage_error_naming_the_file(pytester: pytest.Py
     result = pytester.runpytest("--consistency-plan", "--consistency-report=report.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --consistency-plan: *report.json:1: not valid JSON*"])
+
+
+def test_under_xdist_the_controller_prints_the_plan_once_and_no_worker_runs_a_test(
+    pytester: pytest.Pytester, fake: Any
+) -> None:
+    report = _recorded(pytester, fake)
+    tokens = report["summary"]["route"]["total_tokens"]
+    written = (pytester.path / "report.json").read_bytes()
+    sent, checked = len(fake.requests), len(fake.preflights)
+
+    result = run_recorded(pytester, fake.base_url, "all", "--consistency-plan", "-n", "2", "-p", "no:randomly")
+
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") is None and outcomes.get("failed") is None, outcomes
+    assert (len(fake.requests), len(fake.preflights)) == (sent, checked)
+    assert (pytester.path / "report.json").read_bytes() == written
+    assert result.stdout.str().count("consistency plan from") == 1
+    rows = [line for line in result.stdout.lines if line.startswith("test_agent.py::test_task ")]
+    assert len(rows) == 1 and f"{tokens:,}" in rows[0].split()
