@@ -2,11 +2,12 @@
 
 Registered as ``consistency-plan`` (``configure.roles``) only when the option is set, in the process where every
 report would arrive (never in an xdist worker); with ``-n`` it switches xdist's distribution off
-(:func:`run_in_process`), as xdist does for ``--collect-only``, so this process collects and prints the plan once. Its ``pytest_runtestloop`` comes first and returns True, so no test
-runs, as ``--collect-only`` runs none; the session end then has nothing to summarise (``finish.runs_no_test``). The
-plan itself is :mod:`..analysis.plan`'s: the collected tasks at their markers' n and bars, against the last report;
-a task the report has no history of (or every task, when there is no report yet) against its recorded cassettes
-(:mod:`..cassette.recorded`: tokens, dollars and the calls' time per repetition; no outcomes, so the rate is assumed).
+(:func:`run_in_process`), as xdist does for ``--collect-only``, so this process collects and prints the plan once.
+Its ``pytest_runtestloop`` comes first and returns True, so no test runs, as ``--collect-only`` runs none; the
+session end then has nothing to summarise (``finish.runs_no_test``). The plan itself is :mod:`..analysis.plan`'s:
+the collected tasks at their markers' n and bars, against the last report; a task the report has no history of (or
+every task, when there is no report yet) against its recorded cassettes (:mod:`..cassette.recorded`: tokens,
+dollars and the calls' time per repetition; no outcomes, so the rate is assumed).
 """
 
 from __future__ import annotations
