@@ -8,7 +8,9 @@ dollars and wall time per repetition. Every chance and every planning n comes fr
   one-sided bound lands on the side the assumed rate is on) and :func:`..stats.rate.planning_n`;
 - in sequential mode: :func:`..stats.sequential.operating` (the decided share and the expected repetitions, an
   exact sum over the paths, stopped at the decision) and :func:`..stats.sequential.planning_cap`;
-- a ``min_pass`` task (a rule on the count, always decided): the exact chance that it PASSES;
+- a ``min_pass`` task (a rule on the count, always decided): the exact chance that it PASSES; in sequential mode,
+  which stops it by curtailment, its expected repetitions are curtailment's exact mean
+  (:func:`.adaptive.expected_repetitions`);
 - a suite gate decided on its bounds: the gate itself decided on the last run (:func:`.gates.decide`), and the
   chance that a fresh run at the planned n lands its bound past the threshold, read as a normal approximation on
   the gate's own bounds scaled like 1/sqrt(n) (the assumption of :func:`.gates.fresh_run`, whose n it reports).
@@ -25,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from pytest_consistency.analysis.adaptive import required_passes
+from pytest_consistency.analysis.adaptive import expected_repetitions, required_passes
 from pytest_consistency.analysis.gates import ALL_GATES, decide, family_size
 from pytest_consistency.model.prices import PriceTable, call_cost, priced_model, total
 from pytest_consistency.model.records import CallRecord
@@ -191,7 +193,13 @@ def _task_chances(
     rate = passes / scored
     if planned.min_rate is None:
         need = required_passes(planned.n, planned.min_pass)
-        return binomial_sf(need, planned.n, rate), None, float(planned.n)
+        # Sequential mode stops a min_pass task by curtailment: its exact mean repetitions, not the full n.
+        repetitions = (
+            float(planned.n)
+            if analysis.sequential_alpha is None
+            else expected_repetitions(rate, planned.n, planned.min_pass)
+        )
+        return binomial_sf(need, planned.n, rate), None, repetitions
     if analysis.sequential_alpha is not None:
         from pytest_consistency.stats.sequential import operating, planning_cap
 

@@ -204,3 +204,16 @@ def test_build_plan_takes_cassettes_by_task_without_a_report() -> None:
     )
     assert [t.cassettes for t in plan.tasks] == [1, None]
     assert plan.expected_tokens == 30 and not plan.tokens_complete
+
+
+def test_in_sequential_mode_a_min_pass_task_is_planned_by_curtailments_exact_repetitions() -> None:
+    summary = _summary("PPPPPPPPPF", min_rate=None)  # 9/10
+    sequential = Analysis(sequential_alpha=0.05)
+    plan = plan_task(PlannedTask("t", 3, 1.0, None), summary.tasks[0], sequential, PRICES)
+    # min_pass 1.0 stops at the first failure: 1 + 0.9 + 0.9^2 repetitions on average, not n = 3.
+    assert plan.expected_repetitions == pytest.approx(1 + 0.9 + 0.81, rel=1e-12)
+    assert plan.expected_tokens == pytest.approx(1500 * 2.71)
+    assert plan.expected_usd == pytest.approx(0.002 * 2.71)  # $0.002 a repetition (1000 x $1 + 500 x $2 per M)
+    assert plan.decided == pytest.approx(0.9**3, rel=1e-12)  # the chance of a PASS is the full run's
+    fixed = plan_task(PlannedTask("t", 3, 1.0, None), summary.tasks[0], Analysis(), PRICES)
+    assert fixed.expected_repetitions == 3.0
