@@ -111,6 +111,7 @@ def build_task(
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
     decided_by: DecidedBy | None = None
+    decided_at: int | None = None
     # A report written before the field existed says it through its calls (replay mismatches, refused calls).
     broken = [
         (r.repeat, reason)
@@ -142,7 +143,7 @@ def build_task(
         unread = not scored and not (decision is not None and budget_stopped(repetitions))
         verdict = "incomplete" if decision is None or unread else decision.verdict
         if decision is not None and not unread:
-            decided_by = decision.decided_by
+            decided_by, decided_at = decision.decided_by, decision.at
         if decision is not None and scored:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
     elif curtailed:
@@ -160,6 +161,7 @@ def build_task(
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
     if analysis.sequential_alpha is not None and min_rate is None and verdict in ("pass", "fail"):
         decided_by = "curtailed"  # a count rule: curtailment decides it, early or at n
+        decided_at = len(scored) if decided_at is None else decided_at
     failures = [r.outcome for r in scored if not r.succeeded]
     if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
@@ -205,6 +207,7 @@ def build_task(
         if min_rate is not None and verdict == "undecided" and scored
         else None,
         decided_by=decided_by,
+        decided_at=decided_at,
     )
 
 

@@ -7,6 +7,9 @@
 - ``show REPORT``: the terminal summary the session printed;
 - ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
   tested against the first;
+- ``verify REPORT``: every sequential decision the report states, recomputed from the outcomes it keeps by the
+  functions the session decided with (:mod:`..analysis.verify`); exit 0 when all agree, 1 listing each one that
+  does not, 4 when the report lacks what they need (not a sequential report, an earlier schema);
 - ``cassettes convert --to json|yaml [DIR ...]``: the repetitions' cassettes from one format to the other, in place
   (:mod:`.cassette_convert`; the one command that imports vcrpy).
 
@@ -144,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"YAML settings (analysis; default: {CONFIG_FILE} in the current directory, when it exists)",
     )
     _add(compare, REPORT_ANALYSIS)
+
+    check = commands.add_parser(
+        "verify", help="recompute every sequential decision of a report from its outcomes, and compare"
+    )
+    check.add_argument("report", type=Path, metavar="REPORT")
 
     cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
     actions = cassettes.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -356,6 +364,32 @@ def run_compare(args: argparse.Namespace, out: Any) -> int:
     return 0
 
 
+#: ``verify``'s exit status for a report that lacks what its decisions need (0: all agree, 1: some do not).
+UNVERIFIABLE = 4
+
+
+def run_verify(args: argparse.Namespace, out: Any) -> int:
+    from pytest_consistency.analysis.verify import Unverifiable, verify
+
+    try:
+        summary = read_report(args.report)
+    except ReportError as exc:  # names the file itself
+        print(visible(f"{PROG} verify: error: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    try:
+        found = verify(summary)
+    except Unverifiable as exc:
+        print(visible(f"{PROG} verify: error: {args.report}: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    if not found.disagreements:
+        print(f"verified: {found.decisions} decisions", file=out)
+        return 0
+    print(f"{len(found.disagreements)} of {found.decisions} decisions disagree with the report's records:", file=out)
+    for disagreement in found.disagreements:
+        print(visible(f"  {disagreement.text}"), file=out)
+    return 1
+
+
 def run_cassettes(args: argparse.Namespace, out: Any) -> int:
     from pytest_consistency.cassette.convert import ConvertError, convert, summary_lines
 
@@ -380,7 +414,13 @@ def _print(lines: Sequence[Any], out: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"merge": run_merge, "show": run_show, "compare": run_compare, "cassettes": run_cassettes}
+    commands = {
+        "merge": run_merge,
+        "show": run_show,
+        "compare": run_compare,
+        "verify": run_verify,
+        "cassettes": run_cassettes,
+    }
     try:
         return commands[args.command](args, sys.stdout)
     except UsageProblem as exc:

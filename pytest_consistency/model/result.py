@@ -275,6 +275,9 @@ class TaskResult:
     #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
     #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
     decided_by: Literal["evidence", "cap", "curtailed"] | None = None
+    #: The repetition number the decision was reached at (skips counted; 0 when none was read), so that
+    #: ``pytest-consistency verify`` can check it; None without sequential mode, and in a report written before it.
+    decided_at: int | None = None
     #: US dollars its repetitions cost (priced calls and added costs), and its calls with no price (``cost_usd`` is
     #: then a lower bound).
     cost_usd: float = 0.0
