@@ -68,22 +68,26 @@ def task_decision(
     read: list[bool] = []
     numbers: list[int] = []  # the repetition number of each outcome read
     cap = n
+    cut = False  # the sequence ended before n (no cassette, or the budget): undecided there, not earlier
     for number in range(1, n + 1):
         outcome = outcomes.get(number)
         if outcome is None:
             break
         if outcome in ENDS:  # a replay without this repetition, or the budget used up: the cap is here
-            cap = number - 1
+            cap, cut = number - 1, True
             break
         if outcome != "skip":
             read.append(outcome == "pass")
             numbers.append(number)
+    end = cap  # the repetition number the sequence ends at, skips included
     cap -= sum(1 for number in range(1, cap + 1) if outcomes.get(number) == "skip")
     if cap < 1:
         return TaskDecision("undecided", "cap", 0) if outcomes.get(1) in ENDS else None
     decision = decide(read, cap, min_rate, alpha)
     if decision is None:
         return None
+    if cut and decision.decided_by == "cap":  # known undecided only where the sequence ended
+        return TaskDecision("undecided", "cap", end)
     return TaskDecision(decision.verdict, decision.decided_by, numbers[decision.at - 1] if decision.at else 0)
 
 
