@@ -111,6 +111,7 @@ def build_task(
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
     decided_by: DecidedBy | None = None
+    decided_at: int | None = None
     # A report written before the field existed says it through its calls (replay mismatches, refused calls).
     broken = [
         (r.repeat, reason)
@@ -131,15 +132,19 @@ def build_task(
         verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
     elif missing_reps:
         verdict = "incomplete"
-    elif analysis.sequential_alpha is not None and min_rate is not None:
-        # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test.
+    elif analysis.sequential_alpha is not None and (min_rate is not None or budget_stopped(repetitions)):
+        # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test (a
+        # min_pass task, once the repetition budget stopped it: its count rule by curtailment, or undecided).
         from pytest_consistency.analysis.sequential import from_records, task_decision
 
         by_number = from_records((r.repeat, r.outcome, r.message) for r in repetitions)
         decision = task_decision(by_number, n, min_pass, min_rate, analysis.sequential_alpha)
-        verdict = "incomplete" if decision is None or not scored else decision.verdict
+        # A task the budget stopped before its first repetition ran is undecided too, not incomplete.
+        unread = not scored and not (decision is not None and budget_stopped(repetitions))
+        verdict = "incomplete" if decision is None or unread else decision.verdict
+        if decision is not None and not unread:
+            decided_by, decided_at = decision.decided_by, decision.at
         if decision is not None and scored:
-            decided_by = decision.decided_by
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
@@ -156,6 +161,7 @@ def build_task(
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
     if analysis.sequential_alpha is not None and min_rate is None and verdict in ("pass", "fail"):
         decided_by = "curtailed"  # a count rule: curtailment decides it, early or at n
+        decided_at = len(scored) if decided_at is None else decided_at
     failures = [r.outcome for r in scored if not r.succeeded]
     if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
@@ -201,6 +207,7 @@ def build_task(
         if min_rate is not None and verdict == "undecided" and scored
         else None,
         decided_by=decided_by,
+        decided_at=decided_at,
     )
 
 
@@ -392,7 +399,7 @@ def build_summary(
     if run.adaptive_n_min is not None:
         summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
     if analysis.sequential_alpha is not None:
-        summary.sequential = sequential_facts(tasks, analysis.sequential_alpha)
+        summary.sequential = sequential_facts(tasks, analysis.sequential_alpha, run.repetition_budget)
     budget = run.token_budget
     if budget is not None and budget.exceeded_in:
         summary.warnings.append(
@@ -435,17 +442,29 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
     )
 
 
-def sequential_facts(tasks: list[TaskResult], alpha: float) -> SequentialFacts:
+def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None = None) -> SequentialFacts:
     decided_by = [t.decided_by for t in tasks]
+    stopped = [budget_stopped(t.repetitions) for t in tasks]
+    for_budget = sum(1 for t, s in zip(tasks, stopped, strict=True) if s and t.verdict == "undecided")
     return SequentialFacts(
         alpha=alpha,
         repetitions_used=sum(t.scored for t in tasks),
         cap_repetitions=sum(t.n for t in tasks),
-        not_needed=sum(t.curtailed for t in tasks),
+        not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
         by_evidence=decided_by.count("evidence"),
-        at_cap=decided_by.count("cap"),
+        at_cap=decided_by.count("cap") - for_budget,
         curtailed=decided_by.count("curtailed"),
+        repetition_budget=budget,
+        budget_stopped=sum(stopped),
+        undecided_for_budget=for_budget,
     )
+
+
+def budget_stopped(repetitions: list[RepetitionResult]) -> int:
+    """The repetitions not started because the session's repetition budget was used up (their message says so)."""
+    from pytest_consistency.analysis.sequential import BUDGET
+
+    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))
 
 
 def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:

@@ -10,6 +10,9 @@
 - ``plan [REPORT]``: before a run, per task and gate the chance of a decided verdict at the chosen n, the n that
   would decide it, and the expected repetitions, tokens, dollars and minutes, from the last report
   (:mod:`..analysis.plan`); ``--format json`` for the typed plan;
+- ``verify REPORT``: every sequential decision the report states, recomputed from the outcomes it keeps by the
+  functions the session decided with (:mod:`..analysis.verify`); exit 0 when all agree, 1 listing each one that
+  does not, 4 when the report lacks what they need (not a sequential report, an earlier schema);
 - ``cassettes convert --to json|yaml [DIR ...]``: the repetitions' cassettes from one format to the other, in place
   (:mod:`.cassette_convert`; the one command that imports vcrpy).
 
@@ -169,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"YAML settings (gates, analysis, prices; default: {CONFIG_FILE} here, when it exists)",
     )
     _add(plan, PLAN_OPTIONS)
+    check = commands.add_parser(
+        "verify", help="recompute every sequential decision of a report from its outcomes, and compare"
+    )
+    check.add_argument("report", type=Path, metavar="REPORT")
 
     cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
     actions = cassettes.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -432,6 +439,30 @@ def run_plan(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem(str(exc)) from None
     out.write(visible(plan_json(plan) if args.format == "json" else plan_text(plan)))
     return 0
+#: ``verify``'s exit status for a report that lacks what its decisions need (0: all agree, 1: some do not).
+UNVERIFIABLE = 4
+
+
+def run_verify(args: argparse.Namespace, out: Any) -> int:
+    from pytest_consistency.analysis.verify import Unverifiable, verify
+
+    try:
+        summary = read_report(args.report)
+    except ReportError as exc:  # names the file itself
+        print(visible(f"{PROG} verify: error: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    try:
+        found = verify(summary)
+    except Unverifiable as exc:
+        print(visible(f"{PROG} verify: error: {args.report}: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    if not found.disagreements:
+        print(f"verified: {found.decisions} decisions", file=out)
+        return 0
+    print(f"{len(found.disagreements)} of {found.decisions} decisions disagree with the report's records:", file=out)
+    for disagreement in found.disagreements:
+        print(visible(f"  {disagreement.text}"), file=out)
+    return 1
 
 
 def run_cassettes(args: argparse.Namespace, out: Any) -> int:
@@ -463,6 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": run_show,
         "compare": run_compare,
         "plan": run_plan,
+        "verify": run_verify,
         "cassettes": run_cassettes,
     }
     try:

@@ -205,6 +205,8 @@ class RunFacts:
     other_failed: list[str] = field(default_factory=list)
     #: ``--consistency-n-min`` when adaptive repetitions were on, else None.
     adaptive_n_min: int | None = None
+    #: ``--consistency-repetition-budget`` (sequential mode), else None.
+    repetition_budget: int | None = None
     #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
     other_routes: list[RouteSettings] = field(default_factory=list)
     #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
@@ -273,6 +275,9 @@ class TaskResult:
     #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
     #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
     decided_by: Literal["evidence", "cap", "curtailed"] | None = None
+    #: The repetition number the decision was reached at (skips counted; 0 when none was read), so that
+    #: ``pytest-consistency verify`` can check it; None without sequential mode, and in a report written before it.
+    decided_at: int | None = None
     #: US dollars its repetitions cost (priced calls and added costs), and its calls with no price (``cost_usd`` is
     #: then a lower bound).
     cost_usd: float = 0.0
@@ -280,7 +285,8 @@ class TaskResult:
 
     @property
     def is_scored(self) -> bool:
-        return self.verdict in SCORED
+        """A verdict from repetitions that ran (not a task the repetition budget left undecided before any ran)."""
+        return self.verdict in SCORED and self.scored > 0
 
     @property
     def drifted(self) -> bool:
@@ -361,14 +367,28 @@ class SequentialFacts:
     by_evidence: int
     at_cap: int
     curtailed: int
+    #: ``--consistency-repetition-budget`` (None: none set), the repetitions not started because it was used up,
+    #: and the tasks left undecided for it (``decided_by: cap``; not counted in ``at_cap``). Defaults: a report
+    #: written before these fields reads as a session without a budget.
+    repetition_budget: int | None = None
+    budget_stopped: int = 0
+    undecided_for_budget: int = 0
 
     @property
     def text(self) -> str:
         """The sentence every output prints."""
-        return (
+        text = (
             f"sequential (alpha {self.alpha:g}): {self.repetitions_used} repetitions run of the cap's fixed run of "
             f"{self.cap_repetitions}, {self.not_needed} not needed; {self.by_evidence} task(s) decided by evidence, "
             f"{self.at_cap} undecided at the cap, {self.curtailed} decided by curtailment (min_pass)"
+        )
+        if self.repetition_budget is None:
+            return text
+        if not self.budget_stopped:
+            return f"{text}; repetition budget {self.repetition_budget} not reached"
+        return (
+            f"{text}; repetition budget {self.repetition_budget} reached: {self.budget_stopped} repetition(s) not "
+            f"started, {self.undecided_for_budget} task(s) undecided for it"
         )
 
 

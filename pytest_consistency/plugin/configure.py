@@ -94,6 +94,11 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "--consistency-sequential and --consistency-adaptive cannot be combined: adaptive mode keeps the verdicts "
             "of the full run (curtailment), sequential mode decides by an anytime-valid test; choose one"
         )
+    if state.settings.consistency_repetition_budget and not state.settings.consistency_sequential:
+        raise pytest.UsageError(
+            "--consistency-repetition-budget needs --consistency-sequential: only a sequential verdict stays valid "
+            "wherever the run stops (a fixed-n or adaptive run stopped early has no verdict at its n)"
+        )
     if state.settings.consistency_adaptive or state.settings.consistency_sequential:
         from pytest_consistency.shared.board import Board
 

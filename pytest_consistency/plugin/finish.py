@@ -306,6 +306,7 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         other_failures=len(other),
         other_failed=other,
         adaptive_n_min=state.settings.consistency_n_min if state.settings.consistency_adaptive else None,
+        repetition_budget=state.settings.consistency_repetition_budget,
         verdict_settings={
             flag: f"{value:g}" if isinstance(value, float) else str(value)
             for attribute, flag in VERDICT_OPTIONS

@@ -394,8 +394,9 @@ def not_needed(
     tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition, item: pytest.Item
 ) -> str | None:
     """Why this repetition is not needed when its task is decided (sequential mode, beyond n_min): by the
-    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass)."""
-    from pytest_consistency.analysis.sequential import UNRECORDED, task_decision
+    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass); or why it is not
+    started when the session's repetition budget is used up (every repetition that starts takes one of it)."""
+    from pytest_consistency.analysis.sequential import BUDGET, UNRECORDED, task_decision
 
     spec = tracked.spec
     assert spec is not None  # a marked repetition
@@ -407,13 +408,20 @@ def not_needed(
             f"{UNRECORDED}: {active.task_id} repetition {active.repeat} has no cassette at {missing}; a replay never "
             "calls live, so the task's sequence ends here, as at the cap"
         )
-    if active.repeat <= state.settings.consistency_n_min:
-        return None
     settings = state.settings
     alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
-    decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
+    decision = None
+    if active.repeat > settings.consistency_n_min:
+        decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
     if decision is None:
-        return None
+        budget = settings.consistency_repetition_budget
+        if budget is None or board.claim(budget):
+            return None
+        active.curtailed = True
+        return (
+            f"{BUDGET}: the session has started its {budget} repetition(s), so {active.task_id} repetition "
+            f"{active.repeat} is not; the task is undecided unless decided before it"
+        )
     active.curtailed = True
     if decision.decided_by == "evidence":
         how = f"by evidence after {decision.at} repetition(s) (min_rate {spec.min_rate:g}, alpha {alpha:g})"

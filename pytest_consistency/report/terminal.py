@@ -111,8 +111,12 @@ def verdict_text(task: TaskResult) -> str:
         text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
-    if task.decided_by in ("evidence", "cap"):
-        text += ", by evidence" if task.decided_by == "evidence" else ", at the cap"
+    if task.decided_by == "evidence":
+        text += ", by evidence"
+    elif task.decided_by == "cap":
+        from pytest_consistency.analysis.summary import budget_stopped
+
+        text += ", stopped by the repetition budget" if budget_stopped(task.repetitions) else ", at the cap"
     if task.curtailed:
         text += f", stopped after {task.scored} of {task.n}"
     if task.attribution:

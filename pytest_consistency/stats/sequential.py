@@ -171,7 +171,9 @@ def decide(outcomes: Sequence[bool], cap: int, rate: float, alpha: float) -> Dec
 
     ``outcomes`` is the unbroken run of known outcomes from repetition 1 (a later outcome whose predecessors are not
     all known is not read: the decision would then depend on which finished first). The first number at which a
-    process crosses decides; else ``undecided`` by the cap when no crossing is left possible before it.
+    process crosses decides; else ``undecided`` by the cap at the first number after which no crossing is left
+    possible before it (not at the last outcome known: under xdist more may be known, and ``at`` is kept in the
+    report, so it too must depend on the outcomes alone).
     """
     check_bar(rate, alpha)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
@@ -187,8 +189,10 @@ def decide(outcomes: Sequence[bool], cap: int, rate: float, alpha: float) -> Dec
         verdict = crossing(passes, failures, rate, alpha)
         if verdict is not None:
             return Decision(verdict, "evidence", number)
-    if not reachable(passes, failures, cap, rate, alpha):
-        return Decision("undecided", "cap", len(outcomes))
+        if not reachable(passes, failures, cap, rate, alpha):  # nor after it: the outcomes to come cannot cross
+            return Decision("undecided", "cap", number)
+    if not outcomes and not reachable(0, 0, cap, rate, alpha):
+        return Decision("undecided", "cap", 0)
     return None
 
 

@@ -50,6 +50,9 @@ def test_each_min_rate_task_stops_once_decided_and_says_how(pytester: pytest.Pyt
         "by_evidence": 3,
         "at_cap": 1,
         "curtailed": 0,
+        "repetition_budget": None,
+        "budget_stopped": 0,
+        "undecided_for_budget": 0,
     }
     result.stdout.fnmatch_lines(
         [

@@ -158,6 +158,15 @@ def test_the_decision_reads_the_repetitions_in_their_numbers_order() -> None:
     assert crossing(16, 10, rate, ALPHA) is None  # the counts at the end alone would not decide
 
 
+def test_undecided_at_the_cap_is_at_the_first_repetition_that_leaves_no_crossing() -> None:
+    """Under xdist more outcomes may be known than the serial run read: the repetition an undecided task is decided
+    at (``decided_at`` in the report, which ``verify`` checks) is where no crossing was left, whatever came after."""
+    edge = [c == "P" for c in "PPPPF" * 8]  # a rate of exactly 0.8: no crossing reachable from repetition 29
+    assert decide(edge[:29], 40, 0.8, ALPHA) == Decision("undecided", "cap", 29)
+    assert decide(edge[:28], 40, 0.8, ALPHA) is None
+    assert decide(edge[:35], 40, 0.8, ALPHA) == decide(edge, 40, 0.8, ALPHA) == Decision("undecided", "cap", 29)
+
+
 def test_undecided_at_the_cap_is_known_once_no_crossing_is_reachable() -> None:
     """Brute force over every continuation at a small cap: ``cap`` is declared early exactly when no continuation
     crosses, and a task at the cap without a crossing is undecided, never a point verdict."""
