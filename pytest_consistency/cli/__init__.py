@@ -439,6 +439,8 @@ def run_plan(args: argparse.Namespace, out: Any) -> int:
         raise UsageProblem(str(exc)) from None
     out.write(visible(plan_json(plan) if args.format == "json" else plan_text(plan)))
     return 0
+
+
 #: ``verify``'s exit status for a report that lacks what its decisions need (0: all agree, 1: some do not).
 UNVERIFIABLE = 4
 
