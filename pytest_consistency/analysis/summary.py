@@ -23,7 +23,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import pytest_consistency.stats.metrics as metrics
-from pytest_consistency.analysis.adaptive import decided, verdict_at_n
+from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.cost import cost_facts, task_cost
@@ -144,6 +144,9 @@ def build_task(
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
         early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
+        if early is None and analysis.sequential_seed is not None and scored:
+            # The gap gate's rounds ran what they needed of this min_pass task: its rule on those repetitions.
+            early = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
         verdict = "incomplete" if early is None or not scored else early
         if scored and early is not None:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))

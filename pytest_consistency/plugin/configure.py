@@ -189,6 +189,8 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
+    if state.settings.consistency_sequential:
+        thresholds.pop("consistency_gap_max", None)  # decided in rounds (analysis/suite_sequential.py)
     mode = "--consistency-sequential" if state.settings.consistency_sequential else "--consistency-adaptive"
     problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression is True, mode, mode)
     if problem is not None:

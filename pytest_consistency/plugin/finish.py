@@ -265,7 +265,16 @@ def analysis_of(settings: Settings) -> Analysis:
         sequential_alpha=(settings.consistency_sequential_alpha or round(1 - settings.consistency_confidence, 12))
         if settings.consistency_sequential
         else None,
+        sequential_seed=suite_seed(settings),
     )
+
+
+def suite_seed(settings: Settings) -> int | None:
+    """The seed of the suite gap gate's rounds in sequential mode (``--consistency-seed``, else 0); None when the
+    gate is not decided in rounds."""
+    if not settings.consistency_sequential or settings.value("consistency_gap_max") is None:
+        return None
+    return settings.consistency_seed or 0
 
 
 def used_routes(state: PluginState) -> set[str]:

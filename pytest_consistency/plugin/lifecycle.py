@@ -412,6 +412,9 @@ def not_needed(
     settings = state.settings
     alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
     decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
+    rounds = suite_round_need(tracked, state, board, active, decision is None and spec.min_rate is not None)
+    if rounds is not None:
+        return rounds or None
     if decision is None:
         return None
     active.curtailed = True
@@ -422,6 +425,25 @@ def not_needed(
     else:
         how = f"at n={spec.n} whatever the remaining repetitions do (min_pass {spec.min_pass:g})"
     return f"not needed (--consistency-sequential): {active.task_id} is {decision.verdict} {how}"
+
+
+def suite_round_need(
+    tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition, task_needs: bool
+) -> str | None:
+    """With the gap gate in rounds (plugin/rounds.py): "" when this repetition runs (its round needs it, or its own
+    min_rate task is still undecided), the reason when neither needs it; None without rounds (the task decides)."""
+    from pytest_consistency.plugin.rounds import suite_needs
+
+    needed = suite_needs(tracked, state, board, active)
+    if needed is None:
+        return None
+    if needed or task_needs:
+        return ""
+    active.curtailed = True
+    return (
+        f"not needed (--consistency-sequential): {active.task_id} repetition {active.repeat} is in no round the "
+        "suite gap gate reads (its task was not drawn for the round, or the gate is decided)"
+    )
 
 
 def unrecorded_cassette(state: PluginState, active: ActiveRepetition, item: pytest.Item) -> str | None:

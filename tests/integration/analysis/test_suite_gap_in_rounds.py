@@ -1,0 +1,64 @@
+"""The suite gap gate in sequential mode (``--consistency-sequential --consistency-gap-max``): decided in rounds of
+a pinned k, later rounds not needed once it is decided; the same decision serially and with ``-n 2``; a gap gate
+whose k follows n is refused with the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from suites import load_report, pattern_suite
+
+
+def steady(tasks: int, n: int) -> dict[str, str]:
+    return {f"t{i:02d}": "P" * n for i in range(tasks)}
+
+
+def mixed(tasks: int, n: int, flaky: int) -> dict[str, str]:
+    """``flaky`` tasks fail every third repetition (by number), the rest always pass."""
+    patterns = steady(tasks, n)
+    for i in range(flaky):
+        patterns[f"t{i:02d}"] = "".join("F" if (r + i) % 3 == 0 else "P" for r in range(1, n + 1))
+    return patterns
+
+
+def suite(report: dict[str, Any]) -> dict[str, Any]:
+    return report["summary"]["sequential_suite"]
+
+
+def test_a_gap_gate_decided_after_round_one_skips_the_later_rounds_as_not_needed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_task=pattern_suite(steady(40, 10), marker="k=5"))
+    result = pytester.runpytest(
+        "--consistency-report=s.json", "--consistency-sequential", "--consistency-gap-max=15", "-p", "no:randomly"
+    )
+    assert result.ret == 0
+    result.assert_outcomes(passed=200, skipped=200)
+    report = load_report(pytester, "s.json")
+    facts = suite(report)
+    assert all(t["outcomes"][5:] == ["curtailed"] * 5 for t in report["tasks"])  # not needed, not skipped
+    assert (facts["verdict"], facts["decided_by"], facts["decided_after"]) == ("pass", "evidence", 1)
+    assert facts["repetitions_used"] == 200 and facts["cap_repetitions"] == 400
+    result.stdout.fnmatch_lines(
+        [
+            "consistency gap in rounds of k = 5 (alpha 0.05, seed 0): pass, decided after round 1; 200 repetitions*",
+        ]
+    )
+
+
+def test_serial_and_two_workers_reach_the_same_decision_after_the_same_rounds(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_task=pattern_suite(mixed(30, 20, 6), marker="k=5"))
+    common = ("--consistency-sequential", "--consistency-gap-max=25", "--consistency-seed=3", "-p", "no:randomly")
+    serial = pytester.runpytest("--consistency-report=s.json", "-v", *common)
+    parallel = pytester.runpytest("--consistency-report=p.json", "-n", "2", *common)
+    one, two = suite(load_report(pytester, "s.json")), suite(load_report(pytester, "p.json"))
+    assert one == two
+    assert one["decided_after"] >= 2 and one["seed"] == 3  # the later rounds were read, the same tasks drawn
+    serial.stdout.fnmatch_lines(["round 1: 30 of 30 tasks, gap bounds *", "round 2: * of 30 tasks, gap bounds *"])
+    assert serial.ret == parallel.ret
+
+
+def test_a_gap_gate_whose_k_follows_n_is_refused_with_the_fix(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_task=pattern_suite(steady(3, 10)))
+    result = pytester.runpytest("--consistency-sequential", "--consistency-gap-max=10", "-p", "no:randomly")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*k = n = 10 here*pin k in the marker, e.g. repeat_consistency(n=20, k=5)*"])
