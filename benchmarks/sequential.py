@@ -370,7 +370,7 @@ def suite_measure(tasks: int, cap: int, runs: int, seed: int) -> dict[str, dict[
             for name in ("passed", "failed", "undecided", "wrong", "repetitions"):
                 setattr(cell, name, getattr(cell, name) / runs)
             table[method][f"{truth:.1f}"] = cell
-    for method, cells_of in table.items():
+    for cells_of in table.values():
         mix = Cell()
         for cell in cells_of.values():
             for name in ("passed", "failed", "undecided", "wrong", "repetitions"):

@@ -525,25 +525,7 @@ def evaluate(
     # A comparison whose tests could not run (curtailed counts) owes no suite-level verdict unless it was asked for.
     compared = (summary.comparison is not None and summary.comparison.untested is None) or expect_comparison
     family = family_size(summary.analysis, thresholds, compared)
-    results = [
-        decided_in_rounds(summary, t, family) if in_rounds(gate, summary) else decide(gate, summary, t, family)
-        for gate in ALL_GATES
-        if (t := thresholds.get(gate.dest)) is not None
-    ]
+    results = [decide(gate, summary, t, family) for gate in ALL_GATES if (t := thresholds.get(gate.dest)) is not None]
     if suite_regression_applies(summary.analysis, compared):
         results.append(suite_regression(summary, family))
     return results
-
-
-def in_rounds(gate: Gate, summary: SessionSummary) -> bool:
-    """The gap gate of a sequential session: decided in rounds by its confidence sequence (docs/sequential.md)."""
-    return gate.name == "consistency_gap" and summary.analysis.sequential_seed is not None
-
-
-def decided_in_rounds(summary: SessionSummary, threshold: float, family: int) -> GateResult:
-    """The gap gate recomputed from the records in rounds (:func:`.suite_sequential.gap_gate`); its rounds go to
-    ``summary.sequential_suite``."""
-    from pytest_consistency.analysis.suite_sequential import gap_gate
-
-    summary.sequential_suite, result = gap_gate(summary, threshold, family)
-    return result

@@ -25,8 +25,8 @@ from pytest_consistency.stats.suite_sequential import (
     GapSequence,
     Step,
     batch_gap,
-    inclusion_probability,
     included,
+    inclusion_probability,
     top_of,
 )
 
@@ -207,7 +207,9 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
     if k and n >= k:
         state = gap_rounds(outcomes_of(tasks), k, n, threshold, level, analysis.sequential_seed, final=True)
         verdict, decided_by, ended = state.verdict or "undecided", state.decided_by or "cap", state.ended
-        rounds = [SuiteRound(r.number, r.low_pp, r.high_pp, dict(r.pi), dict(r.included), r.estimate_pp) for r in state.rounds]
+        rounds = [
+            SuiteRound(r.number, r.low_pp, r.high_pp, dict(r.pi), dict(r.included), r.estimate_pp) for r in state.rounds
+        ]
     else:
         verdict, decided_by, rounds = "undecided", "cap", []
         ended = "the tasks do not share one k: rounds of k repetitions need a common k"

@@ -538,6 +538,13 @@ def conclude(
     or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
+    if summary.analysis.sequential_seed is not None:
+        # Sequential mode decides the gap gate in rounds (analysis/suite_sequential.py), at the same family's level.
+        from pytest_consistency.analysis.suite_sequential import gap_gate
+
+        for index, gate in enumerate(summary.gates):
+            if gate.name == "consistency_gap":
+                summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, gate.family)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
