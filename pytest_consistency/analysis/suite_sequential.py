@@ -17,16 +17,17 @@ the benchmark (benchmarks/sequential.py). The statistics are :mod:`..stats.suite
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pytest_consistency.stats.suite_sequential import (
-    GapSequence,
+    RoundSequence,
     Step,
     batch_gap,
     included,
     inclusion_probability,
+    rate_term,
     top_of,
 )
 
@@ -103,6 +104,11 @@ def repetitions_of(rounds: Sequence[RoundFacts], k: int) -> int:
     return k * sum(r.repetitions for r in rounds)
 
 
+#: Given the sequence's (low, high, estimate) after a round (shares, 0..1): the verdict (None: not yet) and the
+#: figure's (low, high, estimate) in pp as the round reports them.
+Judge = Callable[[float, float, float], tuple["GateVerdict | None", float, float, float]]
+
+
 def gap_rounds(
     outcomes: Mapping[str, Mapping[int, str]],
     k: int,
@@ -118,6 +124,57 @@ def gap_rounds(
     over, so a batch still incomplete ends the sequence (undecided) instead of being waited for. ``stop=False``
     (a shard, which sees only its own tasks): the rounds go on to the cap after a decision, so the merge can decide
     on the union; the verdict is still the first round's that decided, and every round read is kept."""
+    threshold = threshold_pp / 100.0
+
+    def judge(low: float, high: float, estimate: float) -> tuple[GateVerdict | None, float, float, float]:
+        verdict: GateVerdict | None = "pass" if high <= threshold else "fail" if low > threshold else None
+        return verdict, 100 * low, 100 * high, 100 * estimate
+
+    return read_rounds(outcomes, k, n, threshold_pp, alpha, seed, "gap", judge, final, stop)
+
+
+def drop_rounds(
+    outcomes: Mapping[str, Mapping[int, str]],
+    b: int,
+    n: int,
+    margin_pp: float,
+    alpha: float,
+    seed: int,
+    baseline: tuple[float, float, float],
+    final: bool = False,
+    stop: bool = True,
+) -> GapRounds:
+    """The regression gate with a margin: ``drop = baseline pass rate - this run's``, over the tasks both runs
+    share (``outcomes`` holds only those). ``baseline``: its one-sided bounds (each at 1 - alpha / 2, fixed n:
+    :func:`..stats.suite_sequential.baseline_bounds`) and its estimate; this run's pass rate by the confidence
+    sequence at alpha / 2 a side, in rounds of ``b`` repetitions. PASS ("not worse by the margin") when the drop's
+    upper bound is below the margin, FAIL when its lower bound is above it: each wrong with probability at most
+    alpha (a bound of either run missing), after whichever round the run stops."""
+    margin = margin_pp / 100.0
+    base_low, base_high, base_estimate = baseline
+
+    def judge(low: float, high: float, estimate: float) -> tuple[GateVerdict | None, float, float, float]:
+        upper, lower = base_high - low, base_low - high
+        verdict: GateVerdict | None = "pass" if upper < margin else "fail" if lower > margin else None
+        return verdict, 100 * lower, 100 * upper, 100 * (base_estimate - estimate)
+
+    return read_rounds(outcomes, b, n, margin_pp, alpha / 2.0, seed, "rate", judge, final, stop)
+
+
+def read_rounds(
+    outcomes: Mapping[str, Mapping[int, str]],
+    k: int,
+    n: int,
+    threshold_pp: float,
+    alpha: float,
+    seed: int,
+    kind: Literal["gap", "rate"],
+    judge: Judge,
+    final: bool = False,
+    stop: bool = True,
+) -> GapRounds:
+    """The rounds of either gate: batches of k read in round order, each task's term (the gap's Horvitz-Thompson
+    term, or the pass rate's difference term), the sequence after each round and the ``judge``'s verdict."""
     if k < 1 or n < k:
         raise ValueError(f"need 1 <= k <= n, got k={k!r}, n={n!r}")
     cap_rounds = n // k
@@ -126,9 +183,8 @@ def gap_rounds(
     if not tasks:
         state.verdict, state.decided_by = "undecided", "cap"
         return state
-    sequence = GapSequence(len(tasks), alpha, cap_rounds)
+    sequence = RoundSequence(len(tasks), alpha, cap_rounds)
     batches: dict[str, list[list[bool]]] = {task: [] for task in tasks}
-    threshold = threshold_pp / 100.0
     first: GateVerdict | None = None
     for number in range(1, cap_rounds + 1):
         pis = {task: 1.0 if number == 1 else inclusion_probability(batches[task]) for task in tasks}
@@ -147,26 +203,29 @@ def gap_rounds(
                 state.pending, state.pending_included = number, chosen
                 return state
             read[task] = [mark == "pass" for mark in marks]
+        term = batch_gap if kind == "gap" else share
         steps = []
         running, count = 0.0, 0
         for task in tasks:
-            own = [batch_gap(b) for b in batches[task]]
-            if number == 1:
-                prediction = running / count if count else 0.0
+            own = [term(b) for b in batches[task]]
+            if number == 1:  # the mean term of the tasks before it in this round
+                prediction = running / count if count else (0.0 if kind == "gap" else 0.5)
             else:
                 prediction = sum(own) / len(own)
-            top = top_of(k, pis[task])
-            value = batch_gap(read[task]) / pis[task] if task in read else 0.0
-            steps.append(Step(value, top, min(prediction, top)))
+            if kind == "gap":
+                top = top_of(k, pis[task])
+                value = term(read[task]) / pis[task] if task in read else 0.0
+                steps.append(Step(value, top, min(prediction, top)))
+            else:
+                steps.append(rate_term(term(read[task]) if task in read else None, prediction, pis[task]))
             if task in read:
                 batches[task].append(read[task])
-                running += value
+                running += term(read[task])
                 count += 1
         sequence.add_round(steps)
         low, high = sequence.bounds()
-        estimate = round(100 * sequence.weighted / sequence.bets, 3)
-        state.rounds.append(RoundFacts(number, round(low * 100, 3), round(high * 100, 3), pis, chosen, estimate))
-        verdict: GateVerdict | None = "pass" if high <= threshold else "fail" if low > threshold else None
+        verdict, low_pp, high_pp, estimate_pp = judge(low, high, sequence.estimate)
+        state.rounds.append(RoundFacts(number, round(low_pp, 3), round(high_pp, 3), pis, chosen, round(estimate_pp, 3)))
         if verdict is not None and stop:
             state.verdict, state.decided_by = verdict, "evidence"
             return state
@@ -177,6 +236,11 @@ def gap_rounds(
         return state
     state.verdict, state.decided_by = "undecided", "cap"
     return state
+
+
+def share(batch: Sequence[bool]) -> float:
+    """A batch's share of passes."""
+    return sum(1 for passed in batch if passed) / len(batch)
 
 
 def outcomes_of(tasks: Sequence[TaskResult]) -> dict[str, dict[int, str]]:
@@ -250,6 +314,92 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
         on="bound",
         state=state_word,
         passed=state_word == "pass" or (state_word == "undecided" and analysis.inconclusive == "pass"),
+        level=level,
+        family=family,
+        advice=advice,
+    )
+    return facts, result
+
+
+def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[SuiteSequentialFacts, GateResult]:
+    """The regression gate with a margin of a sequential session, recomputed from its records and the baseline's
+    counts kept in the comparison (:func:`drop_rounds`), at the sequential alpha / ``family``. Not measurable (so
+    failed, never passed by accident): no baseline, a sequential baseline, no task in both runs."""
+    from pytest_consistency.model.result import GateResult, SuiteRound, SuiteSequentialFacts
+    from pytest_consistency.stats.interval import Interval
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
+
+    analysis = summary.analysis
+    assert analysis.sequential_alpha is not None and analysis.sequential_seed is not None
+    level = analysis.sequential_alpha / family
+    comparison = summary.comparison
+    tasks = [t for t in summary.tasks if t.verdict != "error"]
+    ks = {t.k for t in tasks}
+    k = ks.pop() if len(ks) == 1 else 0
+    b = k if analysis.sequential_seed is not None and summary.sequential_suite is not None else 1
+    n = min((t.n for t in tasks), default=0)
+    problem = None
+    if comparison is None:
+        problem = "no baseline to compare with (--consistency-baseline)"
+    elif comparison.baseline_sequential:
+        problem = "the baseline ran with --consistency-sequential: a sequential report is not a baseline"
+    elif not comparison.baseline_counts:
+        problem = "no task was scored in both runs"
+    elif not k or n < b:
+        problem = "the tasks do not share one k: rounds need a common batch"
+    state = None
+    if problem is None and comparison is not None:
+        counts = {task: (c[0], c[1]) for task, c in comparison.baseline_counts.items()}
+        common = [t for t in tasks if t.task_id in counts]
+        low, high = baseline_bounds([counts[t.task_id] for t in common], level / 2.0)
+        estimate = sum(c / m for c, m in (counts[t.task_id] for t in common)) / max(1, len(common))
+        outcomes = outcomes_of(common)
+        state = drop_rounds(outcomes, b, n, margin, level, analysis.sequential_seed, (low, high, estimate), final=True)
+    rounds = (
+        []
+        if state is None
+        else [
+            SuiteRound(r.number, r.low_pp, r.high_pp, dict(r.pi), dict(r.included), r.estimate_pp) for r in state.rounds
+        ]
+    )
+    verdict = "undecided" if state is None else state.verdict or "undecided"
+    decided_by = "cap" if state is None else state.decided_by or "cap"
+    ended = problem if state is None else state.ended
+    facts = SuiteSequentialFacts(
+        gate="suite pass rate drop",
+        verdict=verdict,
+        decided_by=decided_by,
+        decided_after=len(rounds),
+        cap_rounds=n // b if b else 0,
+        k=b,
+        seed=analysis.sequential_seed,
+        alpha=level,
+        repetitions_used=0 if state is None else repetitions_of(state.rounds, b),
+        cap_repetitions=sum(t.n for t in tasks),
+        rounds=rounds,
+        ended=ended,
+    )
+    last = rounds[-1] if rounds else None
+    gate_state: GateState = "fail" if state is None or not rounds else verdict  # type: ignore[assignment]
+    advice = None
+    if gate_state == "undecided":
+        advice = (
+            f"undecided at the cap after {len(rounds)} round(s): the drop's bounds still straddle the margin of "
+            f"{margin:g} pp; a larger cap, more tasks or a wider margin would decide it"
+        )
+    if ended:
+        advice = ended if advice is None else f"{advice} ({ended})"
+    result = GateResult(
+        name="suite_regression_margin",
+        option="--consistency-sequential-margin",
+        threshold=margin,
+        direction="max",
+        unit="pp",
+        value=None if last is None else last.estimate_pp,
+        interval=None if last is None else Interval(last.low_pp, last.high_pp),
+        on="bound",
+        state=gate_state,
+        passed=gate_state == "pass" or (gate_state == "undecided" and analysis.inconclusive == "pass"),
         level=level,
         family=family,
         advice=advice,

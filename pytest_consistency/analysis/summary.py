@@ -539,12 +539,7 @@ def conclude(
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
     if summary.analysis.sequential_seed is not None:
-        # Sequential mode decides the gap gate in rounds (analysis/suite_sequential.py), at the same family's level.
-        from pytest_consistency.analysis.suite_sequential import gap_gate
-
-        for index, gate in enumerate(summary.gates):
-            if gate.name == "consistency_gap":
-                summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, gate.family)
+        in_rounds(summary)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
@@ -556,3 +551,24 @@ def conclude(
         and not summary.run.interrupted
     )
     return summary
+
+
+def in_rounds(summary: SessionSummary) -> None:
+    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
+    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
+    margin gate one more of them)."""
+    from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
+
+    margin = summary.analysis.sequential_margin
+    statistical = [gate for gate in summary.gates if gate.level is not None]
+    family = (statistical[0].family if statistical else 0) + (margin is not None)
+    for index, gate in enumerate(summary.gates):
+        if gate.name == "consistency_gap":
+            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
+    if margin is not None:
+        facts, result = drop_gate(summary, margin, max(1, family))
+        summary.gates.append(result)
+        if summary.sequential_suite is None:
+            summary.sequential_suite = facts
+        else:
+            summary.sequential_regression = facts

@@ -7,7 +7,7 @@ like it, this module builds no class at import. What the mode promises: docs/seq
 from __future__ import annotations
 
 from pytest_consistency.config.option import Option
-from pytest_consistency.config.parse import choice, test_level
+from pytest_consistency.config.parse import choice, percentage, test_level
 
 #: The sequential mode's switch and its level. ``--consistency-n-min`` (the adaptive group's) sets the repetitions
 #: every task runs first; the marker's n is the cap.
@@ -29,5 +29,14 @@ SEQUENTIAL_OPTIONS = (
         "with --consistency-sequential: the chance that a decided verdict is wrong, at most (default 1 - "
         "--consistency-confidence)",
         metavar="ALPHA",
+    ),
+    Option(
+        "consistency_sequential_margin",
+        "--consistency-sequential-margin",
+        ("sequential", "margin"),
+        percentage,
+        "with --consistency-sequential and --consistency-baseline: gate on the suite pass rate's drop from the "
+        "(fixed-n) baseline, decided in rounds: pass when it is shown below PP points, fail when shown above",
+        metavar="PP",
     ),
 )

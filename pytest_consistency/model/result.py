@@ -96,6 +96,8 @@ class Analysis:
     #: ``--consistency-sequential`` with ``--consistency-gap-max``: the seed of the rounds' inclusion draws
     #: (``--consistency-seed``, else 0); None when the suite gap gate did not run in rounds.
     sequential_seed: int | None = None
+    #: ``--consistency-sequential-margin``: the regression gate's margin (pp) in sequential mode, else None.
+    sequential_margin: float | None = None
 
     @property
     def alpha(self) -> float:
@@ -420,7 +422,7 @@ class SuiteSequentialFacts:
 
     def round_lines(self) -> list[str]:
         return [
-            f"round {r.number}: {sum(r.included.values())} of {len(r.included)} tasks, gap bounds "
+            f"round {r.number}: {sum(r.included.values())} of {len(r.included)} tasks, {self.gate} bounds "
             f"[{r.low_pp:.1f}, {r.high_pp:.1f}] pp"
             for r in self.rounds
         ]
@@ -505,6 +507,11 @@ class Comparison:
     #: The gap change's one-sided bounds at the gap-increase gate's level (each at 1 - ``alpha``), the interval that
     #: gate is decided on; None without tasks in both runs.
     gap_change_bounds: Interval | None = None
+    #: The baseline's [passes, scored] of each task both runs have (none curtailed): what the sequential regression
+    #: gate (``--consistency-sequential-margin``) bounds the baseline's pass rate from, kept so it can be recomputed.
+    baseline_counts: dict[str, list[int]] = field(default_factory=dict)
+    #: The baseline ran with ``--consistency-sequential``: it is not a baseline for the exact tests, nor for the margin.
+    baseline_sequential: bool = False
 
 
 @dataclass
@@ -528,6 +535,8 @@ class SessionSummary:
     adaptive: AdaptiveFacts | None = None
     sequential: SequentialFacts | None = None
     sequential_suite: SuiteSequentialFacts | None = None
+    #: With both suite gates in rounds: the regression gate's (``sequential_suite`` is the gap gate's).
+    sequential_regression: SuiteSequentialFacts | None = None
     gates: list[GateResult] = field(default_factory=list)
     passed: bool = True
     #: The session's exit status as settled by the plugin (None until settled).

@@ -76,9 +76,9 @@ class Collection:
         if spec.min_rate is not None:
             warn_undecidable(metafunc, spec)
         if metafunc.config.stash[STATE].settings.consistency_sequential:
-            from pytest_consistency.plugin.rounds import in_rounds, pin_k_problem
+            from pytest_consistency.plugin.rounds import gap_in_rounds, pin_k_problem
 
-            pinned = pin_k_problem(spec) if in_rounds(metafunc.config.stash[STATE]) else None
+            pinned = pin_k_problem(spec) if gap_in_rounds(metafunc.config.stash[STATE]) else None
             if pinned is not None:
                 pytest.fail(f"{metafunc.definition.nodeid}: {pinned}", pytrace=False)
         resample = metafunc.config.stash[STATE].resample

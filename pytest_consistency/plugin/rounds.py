@@ -25,6 +25,7 @@ from pytest_consistency.plugin.state import marker_of
 if TYPE_CHECKING:
     from pytest_consistency.analysis.suite_sequential import GapRounds
     from pytest_consistency.capture.active import ActiveRepetition
+    from pytest_consistency.config.settings import Settings
     from pytest_consistency.plugin.state import PluginState, Tracked
     from pytest_consistency.shared.board import Board
 
@@ -34,10 +35,43 @@ WAIT = 60.0
 POLL = 0.02
 
 
-def in_rounds(state: PluginState) -> bool:
+def gap_in_rounds(state: PluginState) -> bool:
     """The session decides the gap gate in rounds: sequential mode with ``--consistency-gap-max``."""
     settings = state.settings
     return bool(settings.consistency_sequential) and settings.value("consistency_gap_max") is not None
+
+
+def in_rounds(state: PluginState) -> bool:
+    """The session runs in rounds: the gap gate, or the regression gate with a margin, in sequential mode."""
+    settings = state.settings
+    return gap_in_rounds(state) or (
+        bool(settings.consistency_sequential) and settings.consistency_sequential_margin is not None
+    )
+
+
+def margin_problem(settings: Settings) -> str | None:
+    """Why the regression gate cannot run as asked in sequential mode: without a margin an unchanged agent can never
+    be shown "not worse", and a margin needs a baseline."""
+    if settings.consistency_sequential_margin is None:
+        if settings.consistency_suite_regression is True:
+            return (
+                "--consistency-suite-regression with --consistency-sequential needs a margin: without one an "
+                "unchanged agent can never be shown not worse. Set --consistency-sequential-margin=PP (the drop of "
+                "the suite pass rate from the baseline that counts as a regression), or drop "
+                "--consistency-sequential"
+            )
+        return None
+    if settings.consistency_baseline is None:
+        return (
+            "--consistency-sequential-margin gates the drop from a baseline: set --consistency-baseline=REPORT "
+            "(a report of a fixed-n run)"
+        )
+    return None
+
+
+def batch(state: PluginState, k: int) -> int:
+    """The repetitions of one round per task: k with the gap gate, 1 for the regression gate alone."""
+    return k if gap_in_rounds(state) else 1
 
 
 def pin_k_problem(spec: MarkerSpec) -> str | None:
@@ -64,14 +98,43 @@ def round_major(state: PluginState, items: list[pytest.Item]) -> None:
             spec = state.spec(marker)
         except Exception:  # a broken marker fails at its own item
             return 0
-        return (int(callspec.params[PARAM]) - 1) // spec.k + 1
+        return (int(callspec.params[PARAM]) - 1) // batch(state, spec.k) + 1
 
     items.sort(key=round_of)  # stable: the collection order within a round
 
 
-def rounds_state(state: PluginState, board: Board) -> GapRounds | None:
-    """The gate as the board has it, or None when the tasks share no k."""
-    from pytest_consistency.analysis.suite_sequential import gap_rounds
+#: A baseline report's per-task [passes, scored], read once per process (by path).
+_BASELINES: dict[str, dict[str, tuple[int, int]] | None] = {}
+
+
+def baseline_counts(state: PluginState) -> dict[str, tuple[int, int]] | None:
+    """The baseline's (passes, scored) per task (tasks not curtailed), or None when it cannot be read or ran in
+    sequential mode (not a baseline: the session end says why)."""
+    path = state.settings.path("consistency_baseline")
+    if path is None:
+        return None
+    key = str(path)
+    if key not in _BASELINES:
+        from pytest_consistency.report.json_report import ReportError, read_report
+
+        try:
+            report = read_report(path)
+        except (ReportError, ValueError, OSError):
+            _BASELINES[key] = None
+        else:
+            _BASELINES[key] = (
+                None
+                if report.analysis.sequential_alpha is not None
+                else {t.task_id: (t.passes, t.scored) for t in report.tasks if t.is_scored and not t.curtailed}
+            )
+    return _BASELINES[key]
+
+
+def rounds_states(state: PluginState, board: Board) -> list[GapRounds] | None:
+    """Each suite gate in rounds as the board has it (the gap gate, the regression gate), or None when they cannot
+    be read in rounds (the tasks share no k; no baseline): every repetition then runs."""
+    from pytest_consistency.analysis.suite_sequential import drop_rounds, gap_rounds
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
 
     specs: dict[str, MarkerSpec] = {}
     for tracked in state.items.values():
@@ -84,31 +147,52 @@ def rounds_state(state: PluginState, board: Board) -> GapRounds | None:
     n = min(spec.n for spec in specs.values())
     settings = state.settings
     alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
-    return gap_rounds(
-        {task: board.outcomes(task) for task in specs},
-        k,
-        n,
-        settings.value("consistency_gap_max"),
-        alpha,  # the family's division is the summary's: a smaller level there only needs more rounds
-        settings.consistency_seed or 0,
-        stop=settings.consistency_shard is None,  # a shard sees its own tasks only: the merge decides
-    )
+    seed, stop = settings.consistency_seed or 0, settings.consistency_shard is None  # a shard: the merge decides
+    # The family's division is the summary's: a smaller level there only needs more rounds than read here.
+    found = []
+    if gap_in_rounds(state):
+        outcomes = {task: board.outcomes(task) for task in specs}
+        found.append(gap_rounds(outcomes, k, n, settings.value("consistency_gap_max"), alpha, seed, stop=stop))
+    margin = settings.consistency_sequential_margin
+    if margin is not None:
+        counts = baseline_counts(state)
+        if counts is None:
+            return None
+        common = [task for task in specs if task in counts]
+        low, high = baseline_bounds([counts[task] for task in common], alpha / 2.0)
+        estimate = sum(c / m for c, m in (counts[task] for task in common)) / max(1, len(common))
+        outcomes = {task: board.outcomes(task) for task in common}
+        found.append(drop_rounds(outcomes, batch(state, k), n, margin, alpha, seed, (low, high, estimate), stop=stop))
+    return found
+
+
+#: The gates as last read from the board, per session state: a repetition whose round they resolve reads nothing.
+_READ: dict[int, list[GapRounds] | None] = {}
 
 
 def suite_needs(tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition) -> bool | None:
     """Whether the rounds need this repetition (waiting for the earlier rounds, see the module docstring); None when
-    the gate is not decided in rounds or cannot be (the tasks share no k: every repetition runs)."""
+    no suite gate runs in rounds or they cannot be read (every repetition then runs)."""
     spec = tracked.spec
-    if spec is None or not in_rounds(state) or active.repeat <= spec.k:
-        return None if spec is None or not in_rounds(state) else True
+    if spec is None or not in_rounds(state):
+        return None
+    if active.repeat <= batch(state, spec.k):
+        return True  # round 1 runs every task
     deadline = time.monotonic() + WAIT
+    found = _READ.get(id(state))
     while True:
-        found = rounds_state(state, board)
+        if found is not None:  # what an earlier read resolved stays resolved: first outcomes never change
+            answers = [gate.needs(active.task_id, active.repeat) for gate in found]
+            if any(answers) or None not in answers:
+                return any(answers)
+        found = _READ[id(state)] = rounds_states(state, board)
         if found is None:
             return None
-        needed = found.needs(active.task_id, active.repeat)
-        if needed is not None:
-            return needed
+        answers = [gate.needs(active.task_id, active.repeat) for gate in found]
+        if any(answers):
+            return True
+        if None not in answers:
+            return False
         if time.monotonic() >= deadline:
             return True  # run it: harmless, the summary decides from the records
         time.sleep(POLL)

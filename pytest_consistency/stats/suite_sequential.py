@@ -85,16 +85,24 @@ def psi(lam: float) -> float:
 
 @dataclass(frozen=True)
 class Step:
-    """One (round, task) term: its value Z, its range's top B and its prediction Z^ (both known before it)."""
+    """One (round, task) term: its value Z, its range [low, high] and its prediction Z^ (all but Z known before
+    it). The gap's terms range over [0, B]; the pass rate's difference terms (:func:`rate_term`) over a range that
+    can start below 0."""
 
     value: float
-    top: float
+    high: float
     prediction: float
+    low: float = 0.0
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
 
 
 @dataclass
-class GapSequence:
-    """The running empirical-Bernstein confidence sequence of the suite gap (module docstring), fed round by round.
+class RoundSequence:
+    """The running empirical-Bernstein confidence sequence of a suite mean (the gap, or the pass rate), fed round
+    by round (module docstring): every round has one step per task, all with the same bet c.
 
     ``tasks``: T; ``alpha``: each side's level; ``rounds``: the cap's rounds (the horizon the bet is tuned for)."""
 
@@ -102,42 +110,80 @@ class GapSequence:
     alpha: float
     rounds: int
     weighted: float = 0.0  # sum of c Z
-    penalty: float = 0.0  # sum of psi(c B) ((Z - Z^) / B)^2
+    penalty: float = 0.0  # sum of psi(c W) ((Z - Z^) / W)^2, W the step's width
     bets: float = 0.0  # T sum_r c_r
     squares: float = 0.0  # sum of (Z - Z^)^2 over the steps so far
     steps: int = 0
 
-    def bet(self, top: float) -> float:
-        """The bet c of the next round, from the earlier rounds only; ``top``: the largest B of the round."""
+    def bet(self, width: float) -> float:
+        """The bet c of the next round, from the earlier rounds only; ``width``: the widest step of the round."""
         variance = (PRIOR_VARIANCE * PRIOR_WEIGHT + self.squares) / (PRIOR_WEIGHT + self.steps)
         horizon = self.tasks * max(1, self.rounds)
         tuned = math.sqrt(2.0 * math.log(1.0 / self.alpha) / (max(variance, 1e-9) * horizon))
-        return min(tuned, BET_SHARE / top)
+        return min(tuned, BET_SHARE / width)
 
     def add_round(self, steps: Sequence[Step]) -> None:
-        """One round's steps, every task's one (a task left out adds a step of value 0)."""
+        """One round's steps, every task's one (a task left out adds its step too: its value is then fixed)."""
         if len(steps) != self.tasks:
             raise ValueError(f"a round has one step per task: {len(steps)} for {self.tasks}")
-        c = self.bet(max(step.top for step in steps))
+        c = self.bet(max(step.width for step in steps))
         for step in steps:
             residual = step.value - step.prediction
             self.weighted += c * step.value
-            self.penalty += psi(c * step.top) * (residual / step.top) ** 2
+            self.penalty += psi(c * step.width) * (residual / step.width) ** 2
             self.squares += residual * residual
             self.steps += 1
         self.bets += c * self.tasks
 
-    def bounds(self) -> tuple[float, float]:
-        """The one-sided bounds of the suite gap (a share, 0..1) after the rounds so far, each at 1 - alpha."""
+    @property
+    def estimate(self) -> float:
+        """The bets' weighted mean of the terms: the point the bounds are centred on."""
+        return self.weighted / self.bets if self.bets else 0.0
+
+    def bounds(self, floor: float = 0.0, ceiling: float = 1.0) -> tuple[float, float]:
+        """The one-sided bounds of the suite mean after the rounds so far, each at 1 - alpha, clipped to its
+        range [floor, ceiling]."""
         if not self.bets:
-            return 0.0, 1.0
+            return floor, ceiling
         width = math.log(1.0 / self.alpha) + self.penalty
         low = (self.weighted - width) / self.bets
         high = (self.weighted + width) / self.bets
-        return max(0.0, low), min(1.0, high)
+        return max(floor, low), min(ceiling, high)
+
+
+#: The gap's sequence (the name its first users know).
+GapSequence = RoundSequence
+
+
+def rate_term(passed: float | None, prediction: float, pi: float) -> Step:
+    """The pass rate's difference term of one (round, task): ``m + 1{included} (X - m) / pi`` with m the task's
+    prediction, fixed before the round, and X the batch's share of passes (None: not included). Its mean given the
+    past is the task's pass rate whatever m is; a task whose outcomes match m adds no noise, which plain
+    Horvitz-Thompson (``X / pi``) would."""
+    low, high = prediction * (1.0 - 1.0 / pi), prediction + (1.0 - prediction) / pi
+    value = prediction if passed is None else prediction + (float(passed) - prediction) / pi
+    return Step(value, high if high > low else low + 1e-9, prediction, low)
 
 
 def top_of(k: int, pi: float) -> float:
-    """B, the largest term of a task at inclusion probability pi: ``(k - 1) / (k pi)`` (at least a tiny positive
+    """B, the largest gap term of a task at inclusion probability pi: ``(k - 1) / (k pi)`` (at least a tiny positive
     range for k = 1, whose gap is 0)."""
     return max((k - 1) / k, 1e-9) / pi
+
+
+def baseline_bounds(counts: Sequence[tuple[int, int]], tail: float) -> tuple[float, float]:
+    """One-sided bounds, each at 1 - ``tail``, of a fixed-n baseline's suite pass rate (the mean of its tasks' rates)
+    from its (passes, scored) per task. Every task at one n: the exact Clopper-Pearson bounds on the pooled count
+    (the binomial bounds hold for a sum of independent Bernoullis whatever their rates, Hoeffding 1956); else
+    Hoeffding's bound on the mean of the task means."""
+    from pytest_consistency.stats.binomial import clopper_pearson
+
+    tasks = [(c, n) for c, n in counts if n > 0]
+    if not tasks:
+        return 0.0, 1.0
+    if len({n for _, n in tasks}) == 1:
+        interval = clopper_pearson(sum(c for c, _ in tasks), sum(n for _, n in tasks), 1.0 - 2.0 * tail)
+        return interval.low, interval.high
+    mean = sum(c / n for c, n in tasks) / len(tasks)
+    width = math.sqrt(sum(1.0 / n for _, n in tasks) * math.log(1.0 / tail) / 2.0) / len(tasks)
+    return max(0.0, mean - width), min(1.0, mean + width)

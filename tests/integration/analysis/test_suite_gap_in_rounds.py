@@ -53,7 +53,9 @@ def test_serial_and_two_workers_reach_the_same_decision_after_the_same_rounds(py
     one, two = suite(load_report(pytester, "s.json")), suite(load_report(pytester, "p.json"))
     assert one == two
     assert one["decided_after"] >= 2 and one["seed"] == 3  # the later rounds were read, the same tasks drawn
-    serial.stdout.fnmatch_lines(["round 1: 30 of 30 tasks, gap bounds *", "round 2: * of 30 tasks, gap bounds *"])
+    serial.stdout.fnmatch_lines(
+        ["round 1: 30 of 30 tasks, consistency gap bounds *", "round 2: * of 30 tasks, consistency gap bounds *"]
+    )
     assert serial.ret == parallel.ret
 
 
@@ -62,3 +64,49 @@ def test_a_gap_gate_whose_k_follows_n_is_refused_with_the_fix(pytester: pytest.P
     result = pytester.runpytest("--consistency-sequential", "--consistency-gap-max=10", "-p", "no:randomly")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*k = n = 10 here*pin k in the marker, e.g. repeat_consistency(n=20, k=5)*"])
+
+
+AGENT = """
+import pytest
+
+TASKS = [f"t{i:02d}" for i in range(30)]
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.repeat_consistency(n=15, k=5)
+def test_task(task, pinned_client, consistency):
+    reply = pinned_client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": f"{task} {consistency.repeat}"}])
+    assert reply.choices[0].message.content == "widget"
+"""
+
+
+def test_a_replay_reaches_the_recorded_rounds_serially_and_with_xdist_and_calls_nothing(
+    pytester: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_openai import Step
+
+    patterns = mixed(30, 15, 6)
+
+    def answer(body: dict[str, Any]) -> Step:
+        task, repeat = body["messages"][0]["content"].split()
+        return Step(text="widget" if patterns[task][int(repeat) - 1] == "P" else "gadget")
+
+    fake.answer = answer
+    pytester.makepyfile(test_agent=AGENT)
+    common = (
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-sequential",
+        "--consistency-gap-max=25",
+        "--no-consistency-preflight",
+        "-p",
+        "no:randomly",
+    )
+    pytester.runpytest("--consistency-record=once", "--consistency-report=live.json", *common)
+    live = suite(load_report(pytester, "live.json"))
+    assert live["decided_after"] >= 2 and len(fake.requests) == live["repetitions_used"]
+    monkeypatch.delenv("OPENAI_API_KEY")
+    fake.reset()
+    pytester.runpytest("--consistency-record=none", "--consistency-report=serial.json", *common)
+    pytester.runpytest("--consistency-record=none", "--consistency-report=parallel.json", "-n", "2", *common)
+    assert suite(load_report(pytester, "serial.json")) == live == suite(load_report(pytester, "parallel.json"))
+    assert fake.requests == []
