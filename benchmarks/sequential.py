@@ -402,6 +402,74 @@ def suite_render(tasks: int, cap: int, table: dict[str, dict[str, Cell]], runs: 
     return lines
 
 
+# --- The regression gate with a margin (``--consistency-sequential --consistency-sequential-margin``) ----------------
+#
+# A baseline of T tasks run at a fixed n = 10 (10 % never pass, 10 % each at 0.95, 0.8 and 0.6, the rest always
+# pass), then this run: the same rates (A/A), or every rate scaled so that the suite pass rate drops by the margin
+# exactly (the hardest case for a PASS: it would be wrong) or by 10, 20 and 30 pp (power). This run is read in rounds
+# of one repetition (cap n = 10) by :func:`.analysis.suite_sequential.drop_rounds` (the function the plugin skips
+# with and the summary decides with) with the baseline's bounds of :func:`.stats.suite_sequential.baseline_bounds`.
+# A fixed n = 10 run would spend 10 repetitions per task.
+REGRESSION_CELLS = {500: 5.0, 100: 10.0}
+REGRESSION_TARGETS = {500: 0.4, 100: 0.6}
+
+
+def regression_rates(tasks: int) -> list[float]:
+    rates = [0.0] * round(0.1 * tasks) + [0.95, 0.8, 0.6] * round(0.1 * tasks)
+    return rates + [1.0] * (tasks - len(rates))
+
+
+def regression_run(
+    base: list[float], current: list[float], margin: float, rng: random.Random, seed: int
+) -> tuple[str, float]:
+    from pytest_consistency.analysis.suite_sequential import drop_rounds, repetitions_of
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
+
+    counts = [(sum(rng.random() < p for _ in range(10)), 10) for p in base]
+    low, high = baseline_bounds(counts, ALPHA / 2)
+    estimate = sum(c for c, _ in counts) / (10 * len(counts))
+    seen: dict[str, dict[int, str]] = {f"t{i:05d}": {} for i in range(len(current))}
+    chance = dict(zip(seen, current, strict=True))
+    while True:
+        state = drop_rounds(seen, 1, 10, margin, ALPHA, seed, (low, high, estimate))
+        if state.verdict is not None:
+            return state.verdict, repetitions_of(state.rounds, 1) / len(current)
+        for task, chosen in state.pending_included.items():
+            if chosen:
+                seen[task][state.pending or 1] = "pass" if rng.random() < chance[task] else "fail"
+
+
+def regression_measure(tasks: int, runs: int, seed: int) -> list[str]:
+    margin = REGRESSION_CELLS.get(tasks, 10.0)
+    base = regression_rates(tasks)
+    mean = sum(base) / len(base)
+    lines = [
+        f"regression gate with a margin, {tasks} tasks, margin {margin:g} pp, alpha {ALPHA}, baseline fixed n = 10, "
+        f"this run capped at n = 10, {runs} sessions per cell",
+        "| true drop (pp) | PASS | FAIL | undecided | wrong | mean repetitions | / fixed n = 10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for drop in (0.0, margin, 10.0, 20.0, 30.0):
+        current = [p * (mean - drop / 100) / mean for p in base]
+        rng = random.Random(f"{seed}-regression-{tasks}-{drop}")
+        found = {"pass": 0, "fail": 0, "undecided": 0}
+        used = 0.0
+        for run in range(runs):
+            verdict, spent = regression_run(base, current, margin, rng, seed * 100_003 + run)
+            found[verdict] += 1
+            used += spent
+        # PASS is wrong at a drop of at least the margin, FAIL at a drop of at most it (at the margin both are)
+        wrong = (found["pass"] if drop >= margin else 0) + (found["fail"] if drop <= margin else 0)
+        lines.append(
+            f"| {drop:g} | {found['pass'] / runs:.3f} | {found['fail'] / runs:.3f} | {found['undecided'] / runs:.3f} "
+            f"| {wrong / runs:.3f} | {used / runs:.2f} | {used / runs / 10:.3f} |"
+        )
+    target = REGRESSION_TARGETS.get(tasks)
+    if target is not None:
+        lines.append(f"target: PASS of the unchanged agent at <= {target}x fixed n = 10's repetitions")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=4000)
@@ -410,9 +478,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--suite", default="", help="suite sizes for the gap gate in rounds, e.g. 500,100,20")
-    parser.add_argument("--suite-cap", type=int, default=20)
+    parser.add_argument("--suite-cap", type=int, default=10)
+    parser.add_argument("--regression", default="", help="suite sizes for the regression gate, e.g. 500,100")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.regression:
+        for tasks in (int(t) for t in args.regression.split(",")):
+            print("\n".join(regression_measure(tasks, args.runs, args.seed)), flush=True)
+            print()
+        print(f"({time.monotonic() - started:.0f} s)")
+        return 0
     if args.suite:
         found = {}
         for tasks in (int(t) for t in args.suite.split(",")):

@@ -243,6 +243,17 @@ def share(batch: Sequence[bool]) -> float:
     return sum(1 for passed in batch if passed) / len(batch)
 
 
+def best_case_cap(tasks: int, k: int, threshold_pp: float, alpha: float, most: int = 200) -> int | None:
+    """The smallest cap n (a multiple of k, at most ``most``) at which the gap gate could PASS at all with this many
+    tasks: even when no task ever parts (every term 0, the narrowest the bounds get). None: no cap up to ``most``.
+    An undecided gate's plan: a run below this cap cannot pass whatever the agent does."""
+    for rounds in range(1, most // k + 1):
+        steady = {f"t{i:05d}": dict.fromkeys(range(1, rounds * k + 1), "pass") for i in range(tasks)}
+        if gap_rounds(steady, k, rounds * k, threshold_pp, alpha, 0).verdict == "pass":
+            return rounds * k
+    return None
+
+
 def outcomes_of(tasks: Sequence[TaskResult]) -> dict[str, dict[int, str]]:
     """Each task's outcomes by repetition number, from the records (as the per-task decision reads them)."""
     from pytest_consistency.analysis.sequential import from_records
@@ -297,9 +308,16 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
         state_word = "fail"  # not measurable: no gate passes by accident
     advice = None
     if state_word == "undecided":
+        cap = best_case_cap(len(tasks), k, threshold, level)
+        least = (
+            f"with {len(tasks)} tasks no cap up to n = 200 could show it below {threshold:g} pp even if no task "
+            "ever parted: more tasks would"
+            if cap is None
+            else f"with {len(tasks)} tasks a PASS needs a cap of at least n = {cap} even if no task ever parted"
+        )
         advice = (
             f"undecided at the cap after {len(rounds)} round(s): the gap's bounds still straddle {threshold:g} pp; "
-            "a fresh sequential run with a larger cap (more rounds of k) or more tasks would narrow them"
+            f"{least}; plan a fresh sequential run with a larger cap or more tasks"
         )
     if ended:
         advice = ended if advice is None else f"{advice} ({ended})"

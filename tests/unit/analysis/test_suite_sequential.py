@@ -49,3 +49,28 @@ def test_the_decision_depends_on_the_outcomes_not_their_order_or_extra_repetitio
     one, two = gap_rounds(outcomes, 5, 20, 20.0, 0.05, 9), gap_rounds(shuffled, 5, 20, 20.0, 0.05, 9)
     assert (one.verdict, one.decided_after, one.rounds) == (two.verdict, two.decided_after, two.rounds)
     assert one.verdict is not None
+
+
+def test_twenty_tasks_cannot_pass_a_10_pp_gap_gate_below_a_cap_of_30() -> None:
+    from pytest_consistency.analysis.suite_sequential import best_case_cap
+
+    assert best_case_cap(20, 5, 10.0, 0.05) == 30  # the plan an undecided 20-task gate gives
+    assert best_case_cap(100, 5, 10.0, 0.05) == 5
+    assert gap_rounds(steady(20, 25), 5, 25, 10.0, 0.05, 0).verdict == "undecided"
+
+
+def test_the_drop_gate_passes_an_unchanged_suite_and_fails_a_large_drop() -> None:
+    from pytest_consistency.analysis.suite_sequential import drop_rounds
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
+
+    counts = [(10, 10)] * 300 + [(5, 10)] * 100
+    low, high = baseline_bounds(counts, 0.025)
+    estimate = sum(c for c, _ in counts) / 4000
+    assert low < estimate < high
+    same = {f"t{i:03d}": {r: "pass" if i < 300 or r % 2 else "fail" for r in range(1, 11)} for i in range(400)}
+    kept = drop_rounds(same, 1, 10, 5.0, 0.05, 0, (low, high, estimate))
+    assert (kept.verdict, kept.decided_by) == ("pass", "evidence")
+    assert kept.rounds[-1].high_pp < 5.0 and len(kept.rounds) < 10  # stopped before the cap
+    worse = {task: dict.fromkeys(marks, "fail") if task < "t150" else marks for task, marks in same.items()}
+    dropped = drop_rounds(worse, 1, 10, 5.0, 0.05, 0, (low, high, estimate))
+    assert dropped.verdict == "fail" and dropped.rounds[-1].low_pp > 5.0

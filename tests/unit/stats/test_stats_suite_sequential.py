@@ -65,3 +65,30 @@ def test_the_bounds_cover_the_true_gap_after_every_round() -> None:
         high_misses += any(r.high_pp < truth for r in state.rounds)
     limit = binomial_limit(runs, alpha)
     assert low_misses <= limit and high_misses <= limit
+
+
+def test_the_rate_term_is_unbiased_whatever_its_prediction_and_stays_in_its_range() -> None:
+    from pytest_consistency.stats.suite_sequential import rate_term
+
+    for pi in (1.0, 0.3):
+        for prediction in (0.0, 0.4, 1.0):
+            for p in (0.0, 0.7, 1.0):
+                steps = {x: rate_term(x, prediction, pi) for x in (0.0, 1.0)}
+                left_out = rate_term(None, prediction, pi)
+                mean = pi * (p * steps[1.0].value + (1 - p) * steps[0.0].value) + (1 - pi) * left_out.value
+                assert math.isclose(mean, p, abs_tol=1e-12)
+                for step in (*steps.values(), left_out):
+                    assert step.low - 1e-12 <= step.value <= step.high + 1e-12
+                    assert step.low <= step.prediction <= step.high
+
+
+def test_the_baseline_bounds_are_exact_at_one_n_and_hoeffding_otherwise() -> None:
+    from pytest_consistency.stats.binomial import clopper_pearson
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
+
+    exact = clopper_pearson(650, 840, 0.95)
+    assert baseline_bounds([(130, 168)] * 5, 0.025) == (exact.low, exact.high)  # pooled 650 of 840
+    low, high = baseline_bounds([(5, 5), (3, 10)], 0.025)
+    mean = (1.0 + 0.3) / 2
+    width = math.sqrt((1 / 5 + 1 / 10) * math.log(40) / 2) / 2
+    assert math.isclose(low, mean - width) and math.isclose(high, min(1.0, mean + width))
