@@ -243,6 +243,24 @@ def share(batch: Sequence[bool]) -> float:
     return sum(1 for passed in batch if passed) / len(batch)
 
 
+def beyond(outcomes: Mapping[str, Mapping[int, str]], rounds: Sequence[RoundFacts], b: int) -> int:
+    """Repetitions that ran (passed or failed) but no read round used: handed out after the decision (another
+    worker, a shard), or run for a task's own sequential verdict. They change no decision."""
+    used = {
+        (task, rep)
+        for r in rounds
+        for task, inside in r.included.items()
+        if inside
+        for rep in range((r.number - 1) * b + 1, r.number * b + 1)
+    }
+    return sum(
+        1
+        for task, marks in outcomes.items()
+        for rep, mark in marks.items()
+        if mark in ("pass", "fail") and (task, rep) not in used
+    )
+
+
 def best_case_cap(tasks: int, k: int, threshold_pp: float, alpha: float, most: int = 200) -> int | None:
     """The smallest cap n (a multiple of k, at most ``most``) at which the gap gate could PASS at all with this many
     tasks: even when no task ever parts (every term 0, the narrowest the bounds get). None: no cap up to ``most``.
@@ -279,8 +297,9 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
     ks = {t.k for t in tasks}
     k = ks.pop() if len(ks) == 1 else 0
     n = min((t.n for t in tasks), default=0)
+    outcomes = outcomes_of(tasks)
     if k and n >= k:
-        state = gap_rounds(outcomes_of(tasks), k, n, threshold, level, analysis.sequential_seed, final=True)
+        state = gap_rounds(outcomes, k, n, threshold, level, analysis.sequential_seed, final=True)
         verdict, decided_by, ended = state.verdict or "undecided", state.decided_by or "cap", state.ended
         rounds = [
             SuiteRound(r.number, r.low_pp, r.high_pp, dict(r.pi), dict(r.included), r.estimate_pp) for r in state.rounds
@@ -301,6 +320,7 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
         cap_repetitions=sum(t.n for t in tasks),
         rounds=rounds,
         ended=ended,
+        beyond=beyond(outcomes, state.rounds, k) if rounds else 0,
     )
     last = rounds[-1] if rounds else None  # the bounds of the round that decided, or of the last read
     state_word: GateState = "undecided" if verdict == "undecided" else verdict  # type: ignore[assignment]
@@ -366,6 +386,7 @@ def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[
     elif not k or n < b:
         problem = "the tasks do not share one k: rounds need a common batch"
     state = None
+    outcomes: dict[str, dict[int, str]] = {}
     if problem is None and comparison is not None:
         counts = {task: (c[0], c[1]) for task, c in comparison.baseline_counts.items()}
         common = [t for t in tasks if t.task_id in counts]
@@ -396,6 +417,7 @@ def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[
         cap_repetitions=sum(t.n for t in tasks),
         rounds=rounds,
         ended=ended,
+        beyond=0 if state is None else beyond(outcomes, state.rounds, b),
     )
     last = rounds[-1] if rounds else None
     gate_state: GateState = "fail" if state is None or not rounds else verdict  # type: ignore[assignment]

@@ -407,6 +407,9 @@ class SuiteSequentialFacts:
     cap_repetitions: int
     rounds: list[SuiteRound] = field(default_factory=list)
     ended: str | None = None
+    #: Repetitions that ran but no read round used (handed out after the decision, by another worker or a shard,
+    #: or run for a task's own verdict): reported, never read.
+    beyond: int = 0
 
     @property
     def text(self) -> str:
@@ -418,6 +421,7 @@ class SuiteSequentialFacts:
         return (
             f"{self.gate} in rounds of k = {self.k} (alpha {self.alpha:g}, seed {self.seed}): {self.verdict}, {how}; "
             f"{self.repetitions_used} repetitions of the cap's fixed run of {self.cap_repetitions}"
+            + (f", {self.beyond} more ran that no round read" if self.beyond else "")
         )
 
     def round_lines(self) -> list[str]:

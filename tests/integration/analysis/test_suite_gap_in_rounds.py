@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from suites import load_report, pattern_suite
+from suites import cli, load_report, pattern_suite
 
 
 def steady(tasks: int, n: int) -> dict[str, str]:
@@ -110,3 +110,21 @@ def test_a_replay_reaches_the_recorded_rounds_serially_and_with_xdist_and_calls_
     pytester.runpytest("--consistency-record=none", "--consistency-report=parallel.json", "-n", "2", *common)
     assert suite(load_report(pytester, "serial.json")) == live == suite(load_report(pytester, "parallel.json"))
     assert fake.requests == []
+
+
+def test_shards_run_their_rounds_and_the_merge_decides_the_gate_once_on_the_union(pytester: pytest.Pytester) -> None:
+    """A shard sees half the tasks: alone it never stops the rounds; the merge decides on all 40 after round 1, as
+    the unsharded run does, and says how many repetitions ran that no round read."""
+    pytester.makepyfile(test_task=pattern_suite(steady(40, 10), marker="k=5"))
+    common = ("--consistency-sequential", "--consistency-gap-max=15", "-p", "no:randomly")
+    pytester.runpytest("--consistency-report=full.json", *common)
+    for i in (1, 2):
+        pytester.runpytest(f"--consistency-shard={i}/2", f"--consistency-report=s{i}.json", *common)
+    merged = cli("merge", "s1.json", "s2.json", "-o", "merged.json", cwd=pytester.path)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    full, joined = suite(load_report(pytester, "full.json")), suite(load_report(pytester, "merged.json"))
+    assert (joined["verdict"], joined["decided_after"]) == (full["verdict"], full["decided_after"]) == ("pass", 1)
+    assert joined["rounds"] == full["rounds"] and full["beyond"] == 0
+    ran = sum(t["scored"] for t in load_report(pytester, "merged.json")["tasks"])
+    assert joined["beyond"] == ran - 200 > 0  # the shards' round 2, run after the union's decision
+    assert "more ran that no round read" in merged.stdout
