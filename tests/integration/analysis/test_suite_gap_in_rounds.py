@@ -80,9 +80,9 @@ def test_task(task, pinned_client, consistency):
 """
 
 
-def test_a_replay_reaches_the_recorded_rounds_serially_and_with_xdist_and_calls_nothing(
-    pytester: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def record(pytester: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """The agent recorded live in rounds (only the repetitions the rounds needed have a cassette), then the key is
+    gone; the options every run of it passes."""
     from fake_openai import Step
 
     patterns = mixed(30, 15, 6)
@@ -106,6 +106,14 @@ def test_a_replay_reaches_the_recorded_rounds_serially_and_with_xdist_and_calls_
     assert live["decided_after"] >= 2 and len(fake.requests) == live["repetitions_used"]
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
+    return common
+
+
+def test_a_replay_reaches_the_recorded_rounds_serially_and_with_xdist_and_calls_nothing(
+    pytester: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = record(pytester, fake, monkeypatch)
+    live = suite(load_report(pytester, "live.json"))
     pytester.runpytest("--consistency-record=none", "--consistency-report=serial.json", *common)
     pytester.runpytest("--consistency-record=none", "--consistency-report=parallel.json", "-n", "2", *common)
     assert suite(load_report(pytester, "serial.json")) == live == suite(load_report(pytester, "parallel.json"))
@@ -128,3 +136,19 @@ def test_shards_run_their_rounds_and_the_merge_decides_the_gate_once_on_the_unio
     ran = sum(t["scored"] for t in load_report(pytester, "merged.json")["tasks"])
     assert joined["beyond"] == ran - 200 > 0  # the shards' round 2, run after the union's decision
     assert "more ran that no round read" in merged.stdout
+
+
+def test_a_replay_missing_a_repetition_a_round_needs_ends_the_rounds_undecided_and_calls_nothing(
+    pytester: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    common = record(pytester, fake, monkeypatch)
+    drawn = [
+        task for task, inside in suite(load_report(pytester, "live.json"))["rounds"][1]["included"].items() if inside
+    ]
+    name = drawn[0].split("[")[1].rstrip("]")  # a task drawn for round 2: its repetition 7 is needed
+    next((pytester.path / "cassettes").glob(f"test_agent/test_task_{name}*/rep-7.yaml")).unlink()
+    pytester.runpytest("--consistency-record=none", "--consistency-report=replay.json", *common)
+    found = suite(load_report(pytester, "replay.json"))
+    assert (found["verdict"], found["decided_by"], found["decided_after"]) == ("undecided", "cap", 1)
+    assert name in found["ended"] and "round 2" in found["ended"]
+    assert fake.requests == []
