@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # an older checkout on PYTHONPATH comes first
 
-from pytest_consistency.analysis.adaptive import decided, verdict_at_n
+from pytest_consistency.analysis.adaptive import decided, expected_repetitions, verdict_at_n
 from pytest_consistency.analysis.sequential import Outcome, task_decision
 from pytest_consistency.stats.sequential import operating
 
@@ -161,21 +161,9 @@ def fixed_exact(cap: int) -> float:
 
 
 def curtailment_exact(cap: int) -> float:
-    """Curtailment's exact mean repetitions on the mix: a sum over the count paths until :func:`.adaptive.decided`."""
-    total = 0.0
-    for p, weight in MIX.items():
-        mass = {(0, 0): 1.0}
-        while mass:
-            following: dict[tuple[int, int], float] = {}
-            for (s, f), chance in mass.items():
-                if decided(s, f, cap, 1.0, RATE, ALPHA) is not None:
-                    continue
-                total += weight * chance
-                for step, q in (((s + 1, f), p), ((s, f + 1), 1 - p)):
-                    if q:
-                        following[step] = following.get(step, 0.0) + chance * q
-            mass = following
-    return total
+    """Curtailment's exact mean repetitions on the mix (:func:`.adaptive.expected_repetitions`, which the plan
+    prices curtailed tasks with)."""
+    return sum(weight * expected_repetitions(p, cap, 1.0, RATE, ALPHA) for p, weight in MIX.items())
 
 
 @dataclass

@@ -83,6 +83,7 @@ class Settings:
     #: ``(model, Price)`` pairs (``model.prices.Price``: input, output, cached input, cache write per million tokens).
     consistency_prices: tuple[tuple[str, tuple[float, float, float, float | None]], ...] = ()
     consistency_cost_budget: float | None = None
+    consistency_plan: bool = False
     consistency_cassettes: str = "cassettes"
     consistency_cassette_format: Literal["yaml", "json"] = "yaml"
     consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"

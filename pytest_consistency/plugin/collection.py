@@ -191,9 +191,10 @@ class Collection:
 def preflight_wanted(session: pytest.Session, state: PluginState) -> bool:
     """Whether the routes are checked before the first test: asked for (``--consistency-preflight``), or by default
     when the session records live (``all``; ``once`` and ``new_episodes`` when a selected repetition has no
-    cassette yet), unless switched off. A replay, and ``off`` (whose calls may be another tool's replays), never."""
+    cassette yet), unless switched off. A replay, ``off`` (whose calls may be another tool's replays) and a plan
+    (``--consistency-plan``), never."""
     wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
-    if mode == "none" or wanted is False:
+    if mode == "none" or wanted is False or state.settings.consistency_plan:  # a plan sends nothing
         return False
     if wanted:
         return True

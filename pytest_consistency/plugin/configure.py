@@ -161,6 +161,11 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
         from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
 
         found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
+        if config.stash[STATE].settings.consistency_plan:  # print the plan and run no test
+            from pytest_consistency.plugin.plan import NAME, PlanRole, run_in_process
+
+            run_in_process(config)
+            found.append((NAME, PlanRole(config)))
     return found
 
 

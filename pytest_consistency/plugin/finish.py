@@ -49,7 +49,10 @@ NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "sho
 
 
 def runs_no_test(config: pytest.Config) -> bool:
-    """A run that executes no test has nothing to score, so nothing to gate, print or write."""
+    """A run that executes no test has nothing to score, so nothing to gate, print or write (``--consistency-plan``
+    too: it prints the plan and runs none)."""
+    if config.stash[STATE].settings.consistency_plan:
+        return True
     return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
 
 

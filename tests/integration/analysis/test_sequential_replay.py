@@ -11,7 +11,7 @@ import pytest
 from fake_openai import FakeOpenAI, Step
 from suites import load_report
 
-#: n = 40, min_rate 0.8: solid's all-pass answers decide PASS at repetition 18; edge (a rate of 0.8) is undecided
+#: n = 40, min_rate 0.8: solid's all-pass answers decide PASS at repetition 16; edge (a rate of 0.8) is undecided
 #: once repetition 29 leaves no crossing reachable.
 PATTERNS = {"solid": "P" * 40, "edge": "PPPPF" * 8}
 
@@ -58,11 +58,11 @@ def recorded(pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.Mo
     pytester.makepyfile(test_agent=AGENT)
     run(pytester, fake, "once", "live.json")
     assert decisions(load_report(pytester, "live.json")) == {
-        "solid": ("pass", "evidence", 18),
+        "solid": ("pass", "evidence", 16),
         "edge": ("undecided", "cap", 29),
     }
-    assert len(fake.requests) == 18 + 29
-    assert len(list((pytester.path / "cassettes").rglob("rep-*.yaml"))) == 18 + 29
+    assert len(fake.requests) == 16 + 29
+    assert len(list((pytester.path / "cassettes").rglob("rep-*.yaml"))) == 16 + 29
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
     return pytester

@@ -14,7 +14,7 @@ def numbered(pattern: str) -> dict[int, Outcome]:
 
 
 def test_the_decision_reads_the_unbroken_run_from_repetition_one() -> None:
-    assert task_decision(numbered("P" * 18), 40, 1.0, 0.8, ALPHA) == TaskDecision("pass", "evidence", 18)
+    assert task_decision(numbered("P" * 16), 40, 1.0, 0.8, ALPHA) == TaskDecision("pass", "evidence", 16)
     # Repetition 5 not known yet (running on another worker): what came after it is not read.
     assert task_decision(numbered("PPPP." + "P" * 20), 40, 1.0, 0.8, ALPHA) is None
     assert task_decision(numbered("FFF"), 40, 1.0, 0.8, ALPHA) == TaskDecision("fail", "evidence", 3)
@@ -24,7 +24,7 @@ def test_the_decision_reads_the_unbroken_run_from_repetition_one() -> None:
 
 def test_a_skip_is_not_an_outcome_and_the_decision_names_the_repetition_it_was_reached_at() -> None:
     decision = task_decision(numbered("PPSPPPPPPPPPPPPPPPPP"), 40, 1.0, 0.8, ALPHA)
-    assert decision == TaskDecision("pass", "evidence", 19)  # 18 outcomes read, one skip among them
+    assert decision == TaskDecision("pass", "evidence", 17)  # 16 outcomes read, one skip among them
 
 
 def test_an_unrecorded_repetition_is_the_cap() -> None:
