@@ -23,7 +23,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import pytest_consistency.stats.metrics as metrics
-from pytest_consistency.analysis.adaptive import decided, verdict_at_n
+from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.cost import cost_facts, task_cost
@@ -149,6 +149,9 @@ def build_task(
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
         early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
+        if early is None and analysis.sequential_seed is not None and scored:
+            # The gap gate's rounds ran what they needed of this min_pass task: its rule on those repetitions.
+            early = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
         verdict = "incomplete" if early is None or not scored else early
         if scored and early is not None:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
@@ -554,6 +557,8 @@ def conclude(
     or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
+    if summary.analysis.sequential_seed is not None:
+        in_rounds(summary)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
@@ -565,3 +570,24 @@ def conclude(
         and not summary.run.interrupted
     )
     return summary
+
+
+def in_rounds(summary: SessionSummary) -> None:
+    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
+    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
+    margin gate one more of them)."""
+    from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
+
+    margin = summary.analysis.sequential_margin
+    statistical = [gate for gate in summary.gates if gate.level is not None]
+    family = (statistical[0].family if statistical else 0) + (margin is not None)
+    for index, gate in enumerate(summary.gates):
+        if gate.name == "consistency_gap":
+            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
+    if margin is not None:
+        facts, result = drop_gate(summary, margin, max(1, family))
+        summary.gates.append(result)
+        if summary.sequential_suite is None:
+            summary.sequential_suite = facts
+        else:
+            summary.sequential_regression = facts

@@ -7,7 +7,7 @@ like it, this module builds no class at import. What the mode promises: docs/seq
 from __future__ import annotations
 
 from pytest_consistency.config.option import Option
-from pytest_consistency.config.parse import choice, positive_int, test_level
+from pytest_consistency.config.parse import choice, percentage, positive_int, test_level
 
 #: The sequential mode's switch, its level and its suite-wide cap on repetitions (here, not in a module of its own: a
 #: sleeping session pays about 1 M instructions per module, docs/performance.md). ``--consistency-n-min`` (the
@@ -39,5 +39,14 @@ SEQUENTIAL_OPTIONS = (
         "with --consistency-sequential: run at most R repetitions in the whole session (across xdist workers); "
         "the tasks not decided by then are undecided, the verdicts decided stay",
         metavar="R",
+    ),
+    Option(
+        "consistency_sequential_margin",
+        "--consistency-sequential-margin",
+        ("sequential", "margin"),
+        percentage,
+        "with --consistency-sequential and --consistency-baseline: gate on the suite pass rate's drop from the "
+        "(fixed-n) baseline, decided in rounds: pass when it is shown below PP points, fail when shown above",
+        metavar="PP",
     ),
 )

@@ -62,6 +62,7 @@ class Settings:
     consistency_sequential: bool = False
     consistency_sequential_alpha: float | None = None
     consistency_repetition_budget: int | None = None
+    consistency_sequential_margin: float | None = None
     consistency_base_url: str | None = None
     consistency_model: str | None = None
     consistency_api_key_env: str = "OPENAI_API_KEY"

@@ -93,6 +93,11 @@ class Analysis:
     #: ``--consistency-sequential``: the level of its sequential verdicts (min_rate tasks decided by an anytime-valid
     #: test, docs/sequential.md); None when the mode was off.
     sequential_alpha: float | None = None
+    #: ``--consistency-sequential`` with ``--consistency-gap-max``: the seed of the rounds' inclusion draws
+    #: (``--consistency-seed``, else 0); None when the suite gap gate did not run in rounds.
+    sequential_seed: int | None = None
+    #: ``--consistency-sequential-margin``: the regression gate's margin (pp) in sequential mode, else None.
+    sequential_margin: float | None = None
 
     @property
     def alpha(self) -> float:
@@ -392,6 +397,61 @@ class SequentialFacts:
         )
 
 
+@dataclass(frozen=True)
+class SuiteRound:
+    """One round of the suite gap gate in sequential mode: the gap's bounds (pp) after it, and per task its
+    inclusion probability and whether it was included (docs/sequential.md, "The suite gap gate")."""
+
+    number: int
+    low_pp: float
+    high_pp: float
+    pi: dict[str, float] = field(default_factory=dict)
+    included: dict[str, bool] = field(default_factory=dict)
+    estimate_pp: float = 0.0
+
+
+@dataclass(frozen=True)
+class SuiteSequentialFacts:
+    """The suite gap gate decided in rounds: its verdict, after which round, the repetitions its rounds used
+    against the cap's fixed run, and every round's bounds (``summary.sequential_suite``)."""
+
+    gate: str
+    verdict: str
+    decided_by: str
+    decided_after: int
+    cap_rounds: int
+    k: int
+    seed: int
+    alpha: float
+    repetitions_used: int
+    cap_repetitions: int
+    rounds: list[SuiteRound] = field(default_factory=list)
+    ended: str | None = None
+    #: Repetitions that ran but no read round used (handed out after the decision, by another worker or a shard,
+    #: or run for a task's own verdict): reported, never read.
+    beyond: int = 0
+
+    @property
+    def text(self) -> str:
+        how = (
+            f"decided after round {self.decided_after}"
+            if self.decided_by == "evidence"
+            else f"undecided at the cap ({self.decided_after} of {self.cap_rounds} rounds)"
+        )
+        return (
+            f"{self.gate} in rounds of k = {self.k} (alpha {self.alpha:g}, seed {self.seed}): {self.verdict}, {how}; "
+            f"{self.repetitions_used} repetitions of the cap's fixed run of {self.cap_repetitions}"
+            + (f", {self.beyond} more ran that no round read" if self.beyond else "")
+        )
+
+    def round_lines(self) -> list[str]:
+        return [
+            f"round {r.number}: {sum(r.included.values())} of {len(r.included)} tasks, {self.gate} bounds "
+            f"[{r.low_pp:.1f}, {r.high_pp:.1f}] pp"
+            for r in self.rounds
+        ]
+
+
 @dataclass
 class GateResult:
     """One gate as the session decided it: the figure, its threshold and direction, and the outcome."""
@@ -471,6 +531,11 @@ class Comparison:
     #: The gap change's one-sided bounds at the gap-increase gate's level (each at 1 - ``alpha``), the interval that
     #: gate is decided on; None without tasks in both runs.
     gap_change_bounds: Interval | None = None
+    #: The baseline's [passes, scored] of each task both runs have (none curtailed): what the sequential regression
+    #: gate (``--consistency-sequential-margin``) bounds the baseline's pass rate from, kept so it can be recomputed.
+    baseline_counts: dict[str, list[int]] = field(default_factory=dict)
+    #: The baseline ran with ``--consistency-sequential``: it is not a baseline for the exact tests, nor for the margin.
+    baseline_sequential: bool = False
 
 
 @dataclass
@@ -493,6 +558,9 @@ class SessionSummary:
     comparison: Comparison | None = None
     adaptive: AdaptiveFacts | None = None
     sequential: SequentialFacts | None = None
+    sequential_suite: SuiteSequentialFacts | None = None
+    #: With both suite gates in rounds: the regression gate's (``sequential_suite`` is the gap gate's).
+    sequential_regression: SuiteSequentialFacts | None = None
     gates: list[GateResult] = field(default_factory=list)
     passed: bool = True
     #: The session's exit status as settled by the plugin (None until settled).

@@ -199,8 +199,17 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
+    suite_regression = state.settings.consistency_suite_regression is True
+    if state.settings.consistency_sequential:
+        from pytest_consistency.plugin.rounds import margin_problem
+
+        thresholds.pop("consistency_gap_max", None)  # decided in rounds (analysis/suite_sequential.py)
+        problem = margin_problem(state.settings)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+        suite_regression = False  # asked for without a margin: refused by margin_problem
     mode = "--consistency-sequential" if state.settings.consistency_sequential else "--consistency-adaptive"
-    problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression is True, mode, mode)
+    problem = refused_with_adaptive(thresholds, suite_regression, mode, mode)
     if problem is not None:
         raise pytest.UsageError(problem)
 

@@ -268,7 +268,18 @@ def analysis_of(settings: Settings) -> Analysis:
         sequential_alpha=(settings.consistency_sequential_alpha or round(1 - settings.consistency_confidence, 12))
         if settings.consistency_sequential
         else None,
+        sequential_seed=suite_seed(settings),
+        sequential_margin=settings.consistency_sequential_margin if settings.consistency_sequential else None,
     )
+
+
+def suite_seed(settings: Settings) -> int | None:
+    """The seed of the suite gates' rounds in sequential mode (``--consistency-seed``, else 0); None when no suite
+    gate is decided in rounds (the gap gate, the regression gate with a margin)."""
+    gated = settings.value("consistency_gap_max") is not None or settings.consistency_sequential_margin is not None
+    if not settings.consistency_sequential or not gated:
+        return None
+    return settings.consistency_seed or 0
 
 
 def used_routes(state: PluginState) -> set[str]:

@@ -450,6 +450,10 @@ def overall_lines(summary: SessionSummary, width: int, figures: bool = True, ver
     if not summary.gates:
         lines.append(Line("gates: none set"))
     lines.extend(gate_line(gate, summary) for gate in summary.gates)
+    for facts in (summary.sequential_suite, summary.sequential_regression):  # suite gates in rounds
+        if facts is not None:  # a line per round under -v, then the end
+            lines.extend(Line(text) for text in (facts.round_lines() if verbosity > 0 else []))
+            lines.append(Line(facts.text))
     lines.extend(Line(f"warning: {text}", "warn") for text in summary.warnings)
     tolerated = sum(t.tolerated_failures for t in summary.tasks)
     if tolerated and summary.interrupted:

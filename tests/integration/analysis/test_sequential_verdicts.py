@@ -129,8 +129,9 @@ def test_sequential_and_adaptive_together_is_a_usage_error_naming_both(pytester:
 
 
 def test_figure_gates_are_refused_with_sequential_mode(pytester: pytest.Pytester) -> None:
+    """All but the gap gate, which sequential mode decides in rounds (test_suite_gap_in_rounds.py)."""
     pytester.makepyfile(test_task=pattern_suite({"solid": "PPPPP"}))
-    result = pytester.runpytest("--consistency-sequential", "--consistency-gap-max=10")
+    result = pytester.runpytest("--consistency-sequential", "--pass-hat-k-min=80")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*--consistency-sequential stops a task once its verdict is decided*Drop --consistency-sequential*"]
