@@ -279,7 +279,7 @@ class TaskResult:
     why: Finding | None = None
     #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
     #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
-    decided_by: Literal["evidence", "cap", "curtailed"] | None = None
+    decided_by: Literal["evidence", "cap", "curtailed", "rounds"] | None = None
     #: The repetition number the decision was reached at (skips counted; 0 when none was read), so that
     #: ``pytest-consistency verify`` can check it; None without sequential mode, and in a report written before it.
     decided_at: int | None = None
@@ -378,6 +378,8 @@ class SequentialFacts:
     repetition_budget: int | None = None
     budget_stopped: int = 0
     undecided_for_budget: int = 0
+    #: ``min_pass`` tasks whose rule read the repetitions the suite gates' rounds ran (``decided_by: rounds``).
+    by_rounds: int = 0
 
     @property
     def text(self) -> str:
@@ -387,6 +389,8 @@ class SequentialFacts:
             f"{self.cap_repetitions}, {self.not_needed} not needed; {self.by_evidence} task(s) decided by evidence, "
             f"{self.at_cap} undecided at the cap, {self.curtailed} decided by curtailment (min_pass)"
         )
+        if self.by_rounds:
+            text += f", {self.by_rounds} read on the repetitions their rounds ran (min_pass)"
         if self.repetition_budget is None:
             return text
         if not self.budget_stopped:

@@ -113,6 +113,8 @@ def verdict_text(task: TaskResult) -> str:
         text = "xfail (expected failure)"
     if task.decided_by == "evidence":
         text += ", by evidence"
+    elif task.decided_by == "rounds":
+        text += ", on the repetitions its rounds ran"
     elif task.decided_by == "cap":
         from pytest_consistency.analysis.summary import budget_stopped
 
