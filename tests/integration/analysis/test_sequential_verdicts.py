@@ -53,6 +53,7 @@ def test_each_min_rate_task_stops_once_decided_and_says_how(pytester: pytest.Pyt
         "repetition_budget": None,
         "budget_stopped": 0,
         "undecided_for_budget": 0,
+        "by_rounds": 0,
     }
     result.stdout.fnmatch_lines(
         [
