@@ -32,17 +32,16 @@ from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
-    AdaptiveFacts,
     Analysis,
     PinnedRoute,
     RouteFacts,
     RouteSettings,
     RunFacts,
-    SequentialFacts,
     SessionSummary,
     TaskResult,
     Verdict,
 )
+from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals

@@ -20,7 +20,8 @@ from typing import Protocol
 
 from pytest_consistency.analysis.adaptive import passes_as_a_whole
 from pytest_consistency.analysis.sequential import Outcome, TaskDecision, from_records, task_decision
-from pytest_consistency.model.result import GateResult, SessionSummary, SuiteSequentialFacts, TaskResult
+from pytest_consistency.model.result import GateResult, SessionSummary, TaskResult
+from pytest_consistency.model.stopping import SuiteSequentialFacts
 
 
 class Unverifiable(Exception):
