@@ -31,7 +31,9 @@ from pytest_consistency.model.records import FAILURE, SUCCESS
 from pytest_consistency.stats.sequential import decide
 
 Outcome = Literal["pass", "fail", "skip", "unrecorded", "budget"]
-DecidedBy = Literal["evidence", "cap", "curtailed"]
+#: ``rounds``: a ``min_pass`` task whose rule read the repetitions the suite gates' rounds ran (fewer than n), not a
+#: decision of its own (analysis/suite_sequential.py).
+DecidedBy = Literal["evidence", "cap", "curtailed", "rounds"]
 #: How a repetition that a replay would need but that has no cassette is skipped (its message starts so): the
 #: task's sequence ends there, as at the cap, and nothing is sent live.
 UNRECORDED = "not recorded (--consistency-sequential)"

@@ -32,13 +32,8 @@ from pytest_consistency.stats.suite_sequential import (
 )
 
 if TYPE_CHECKING:
-    from pytest_consistency.model.result import (
-        GateResult,
-        GateState,
-        SessionSummary,
-        SuiteSequentialFacts,
-        TaskResult,
-    )
+    from pytest_consistency.model.result import GateResult, GateState, SessionSummary, TaskResult
+    from pytest_consistency.model.stopping import SuiteSequentialFacts
 
 GateVerdict = Literal["pass", "fail", "undecided"]
 
@@ -287,7 +282,8 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
     """The suite gap gate of a sequential session, recomputed from its records with :func:`gap_rounds` (the
     function the run skipped repetitions with), at the sequential alpha / ``family``; and its facts for the report.
     Tasks of different k are not one round's batches: the gate then fails as not measurable."""
-    from pytest_consistency.model.result import GateResult, SuiteRound, SuiteSequentialFacts
+    from pytest_consistency.model.result import GateResult
+    from pytest_consistency.model.stopping import SuiteRound, SuiteSequentialFacts
     from pytest_consistency.stats.interval import Interval
 
     analysis = summary.analysis
@@ -363,7 +359,8 @@ def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[
     """The regression gate with a margin of a sequential session, recomputed from its records and the baseline's
     counts kept in the comparison (:func:`drop_rounds`), at the sequential alpha / ``family``. Not measurable (so
     failed, never passed by accident): no baseline, a sequential baseline, no task in both runs."""
-    from pytest_consistency.model.result import GateResult, SuiteRound, SuiteSequentialFacts
+    from pytest_consistency.model.result import GateResult
+    from pytest_consistency.model.stopping import SuiteRound, SuiteSequentialFacts
     from pytest_consistency.stats.interval import Interval
     from pytest_consistency.stats.suite_sequential import baseline_bounds
 

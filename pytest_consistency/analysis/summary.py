@@ -32,17 +32,16 @@ from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
-    AdaptiveFacts,
     Analysis,
     PinnedRoute,
     RouteFacts,
     RouteSettings,
     RunFacts,
-    SequentialFacts,
     SessionSummary,
     TaskResult,
     Verdict,
 )
+from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
@@ -111,6 +110,7 @@ def build_task(
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
     decided_by: DecidedBy | None = None
+    read_in_rounds = False
     decided_at: int | None = None
     # A report written before the field existed says it through its calls (replay mismatches, refused calls).
     broken = [
@@ -150,8 +150,10 @@ def build_task(
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
         early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
         if early is None and analysis.sequential_seed is not None and scored:
-            # The gap gate's rounds ran what they needed of this min_pass task: its rule on those repetitions.
+            # The gap gate's rounds ran what they needed of this min_pass task: its rule on those repetitions, not
+            # the full run's verdict (curtailment could not have stopped it): said so (decided_by: rounds).
             early = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
+            read_in_rounds = True
         verdict = "incomplete" if early is None or not scored else early
         if scored and early is not None:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
@@ -163,7 +165,8 @@ def build_task(
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
     if analysis.sequential_alpha is not None and min_rate is None and verdict in ("pass", "fail"):
-        decided_by = "curtailed"  # a count rule: curtailment decides it, early or at n
+        # A count rule: curtailment decides it, early or at n; or the rounds read it on the repetitions they ran.
+        decided_by = "rounds" if read_in_rounds else "curtailed"
         decided_at = len(scored) if decided_at is None else decided_at
     failures = [r.outcome for r in scored if not r.succeeded]
     if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
@@ -455,6 +458,7 @@ def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None =
         cap_repetitions=sum(t.n for t in tasks),
         not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
         by_evidence=decided_by.count("evidence"),
+        by_rounds=decided_by.count("rounds"),
         at_cap=decided_by.count("cap") - for_budget,
         curtailed=decided_by.count("curtailed"),
         repetition_budget=budget,

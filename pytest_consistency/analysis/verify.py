@@ -8,17 +8,20 @@ only made repetitions run, never moved a decision), recomputes it here and the r
 verdict, ``decided_by`` and ``decided_at``.
 
 The checks are a registry (:data:`CHECKS`) of :class:`DecisionCheck` objects, each a name and a function from the
-report to its disagreements, so a further kind of decision (the suite gates decided in rounds) is one more entry.
+report to its disagreements: each task's decision, and the suite gates decided in rounds (their rounds' bounds, the
+round each was decided after, the gate's state).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pytest_consistency.analysis.sequential import from_records, task_decision
-from pytest_consistency.model.result import SessionSummary, TaskResult
+from pytest_consistency.analysis.adaptive import passes_as_a_whole
+from pytest_consistency.analysis.sequential import Outcome, TaskDecision, from_records, task_decision
+from pytest_consistency.model.result import GateResult, SessionSummary, TaskResult
+from pytest_consistency.model.stopping import SuiteSequentialFacts
 
 
 class Unverifiable(Exception):
@@ -49,6 +52,16 @@ class DecisionCheck(Protocol):
     def decisions(self, summary: SessionSummary) -> int: ...
 
     def __call__(self, summary: SessionSummary) -> list[Disagreement]: ...
+
+
+def _read_in_rounds(outcomes: Mapping[int, Outcome], min_pass: float) -> TaskDecision | None:
+    """A ``min_pass`` task the suite gates' rounds stopped (``decided_by: rounds``): its rule on the repetitions
+    they ran (which ones: :class:`SuiteGateDecisions` recomputes the rounds)."""
+    marks = list(outcomes.values())
+    if not marks or "skip" in marks or "unrecorded" in marks:
+        return None
+    passed = passes_as_a_whole(marks.count("pass"), len(marks), min_pass)
+    return TaskDecision("pass" if passed else "fail", "rounds", len(marks))
 
 
 def _shown(verdict: str, decided_by: str | None, at: int | None) -> str:
@@ -94,7 +107,11 @@ class TaskDecisions:
                     "verify can check"
                 )
             outcomes = from_records((r.repeat, r.outcome, r.message) for r in task.repetitions)
-            decision = task_decision(outcomes, task.n, task.min_pass, task.min_rate, alpha)
+            decision = (
+                _read_in_rounds(outcomes, task.min_pass)
+                if task.decided_by == "rounds"
+                else task_decision(outcomes, task.n, task.min_pass, task.min_rate, alpha)
+            )
             stated = _shown(task.verdict, task.decided_by, task.decided_at)
             if decision is None:
                 found.append(Disagreement(self.name, task.task_id, stated, "no decision (its repetitions decide none)"))
@@ -113,8 +130,60 @@ class TaskDecisions:
         return found
 
 
+def _facts_shown(facts: SuiteSequentialFacts) -> str:
+    bounds = "; ".join(f"round {r.number} [{r.low_pp:.6g}, {r.high_pp:.6g}]" for r in facts.rounds)
+    return f"{facts.verdict} ({facts.decided_by} after round {facts.decided_after}; {bounds or 'no round'})"
+
+
+@dataclass(frozen=True)
+class SuiteGateDecisions:
+    """The suite gates decided in rounds (the gap gate, the regression gate with a margin): each recomputed from the
+    tasks' outcomes by repetition number, the seed and the baseline's counts the report keeps, by the function the
+    session decided with (:func:`.suite_sequential.gap_gate`, :func:`.suite_sequential.drop_gate`), at the level the
+    report states; the verdict, how and after which round it was decided, and every round's bounds compared."""
+
+    name: str = "suite gates"
+
+    @staticmethod
+    def _gates(summary: SessionSummary) -> list[tuple[GateResult, SuiteSequentialFacts | None]]:
+        stated = [g for g in summary.gates if g.name in ("consistency_gap", "suite_regression_margin")]
+        if not stated or summary.analysis.sequential_alpha is None:
+            return []
+        if summary.analysis.sequential_seed is None:
+            raise Unverifiable(
+                "the report decides a suite gate in rounds but keeps no seed (summary.analysis.sequential_seed: "
+                "written by an earlier version); re-run the session to write a report verify can check"
+            )
+        both = len(stated) == 2
+        return [
+            (
+                gate,
+                summary.sequential_regression
+                if both and gate.name == "suite_regression_margin"
+                else summary.sequential_suite,
+            )
+            for gate in stated
+        ]
+
+    def decisions(self, summary: SessionSummary) -> int:
+        return len(self._gates(summary))
+
+    def __call__(self, summary: SessionSummary) -> list[Disagreement]:
+        from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
+
+        found: list[Disagreement] = []
+        for gate, facts in self._gates(summary):
+            recompute = gap_gate if gate.name == "consistency_gap" else drop_gate
+            again, result = recompute(summary, gate.threshold, gate.family)
+            stated = "no facts of its rounds" if facts is None else _facts_shown(facts)
+            if facts is None or _facts_shown(again) != stated or result.state != gate.state:
+                recomputed = f"{_facts_shown(again)}, gate {result.state}"
+                found.append(Disagreement(self.name, gate.option, f"{stated}, gate {gate.state}", recomputed))
+        return found
+
+
 #: The checks ``verify`` runs, in order.
-CHECKS: tuple[DecisionCheck, ...] = (TaskDecisions(),)
+CHECKS: tuple[DecisionCheck, ...] = (TaskDecisions(), SuiteGateDecisions())
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,7 @@ class Collection:
         if state.settings.consistency_sequential:
             from pytest_consistency.plugin.rounds import in_rounds, round_major
 
-            if in_rounds(state):
-                round_major(state, items)
+            round_major(state, items, per_repetition=not in_rounds(state))
         if state.resample is not None:  # only the target task's samples run
             kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
             if problem is not None and not is_worker(config):

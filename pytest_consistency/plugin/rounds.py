@@ -85,9 +85,11 @@ def pin_k_problem(spec: MarkerSpec) -> str | None:
     )
 
 
-def round_major(state: PluginState, items: list[pytest.Item]) -> None:
+def round_major(state: PluginState, items: list[pytest.Item], per_repetition: bool = False) -> None:
     """Order the items round-major (every task's round 1, then round 2, ...), keeping the order within a round; an
-    item that is not a repetition keeps its place before the rounds."""
+    item that is not a repetition keeps its place before the rounds. ``per_repetition``: rounds of one repetition
+    (sequential mode without a suite gate: every task's repetition 1, then 2, ..., so xdist's workers move through
+    the repetition numbers together and a task's decision, read along them, waits less on another worker)."""
 
     def round_of(item: pytest.Item) -> int:
         marker = marker_of(item)
@@ -98,7 +100,8 @@ def round_major(state: PluginState, items: list[pytest.Item]) -> None:
             spec = state.spec(marker)
         except Exception:  # a broken marker fails at its own item
             return 0
-        return (int(callspec.params[PARAM]) - 1) // batch(state, spec.k) + 1
+        size = 1 if per_repetition else batch(state, spec.k)
+        return (int(callspec.params[PARAM]) - 1) // size + 1
 
     items.sort(key=round_of)  # stable: the collection order within a round
 

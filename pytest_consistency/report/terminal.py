@@ -16,6 +16,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
+from pytest_consistency.analysis.summary import budget_stopped
 from pytest_consistency.analysis.verdict import (
     failure_reasons,
     met_threshold_text,
@@ -111,12 +112,10 @@ def verdict_text(task: TaskResult) -> str:
         text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
-    if task.decided_by == "evidence":
-        text += ", by evidence"
-    elif task.decided_by == "cap":
-        from pytest_consistency.analysis.summary import budget_stopped
-
+    if task.decided_by == "cap":
         text += ", stopped by the repetition budget" if budget_stopped(task.repetitions) else ", at the cap"
+    elif task.decided_by is not None and task.decided_by != "curtailed":
+        text += ", by evidence" if task.decided_by == "evidence" else ", on the repetitions its rounds ran"
     if task.curtailed:
         text += f", stopped after {task.scored} of {task.n}"
     if task.attribution:

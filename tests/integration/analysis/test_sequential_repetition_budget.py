@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from suites import load_report, pattern_suite
 
-#: As in test_sequential_verdicts.py (n = 40, min_rate 0.8, alpha 0.05): solid passes at 18, broken fails at 3, late
+#: As in test_sequential_verdicts.py (n = 40, min_rate 0.8, alpha 0.05): solid passes at 16, broken fails at 3, late
 #: fails at 12, edge is undecided at the cap after 29.
 PATTERNS = {"solid": "P" * 40, "broken": "F" * 40, "late": "P" * 5 + "F" * 35, "edge": "PPPPF" * 8}
-DECIDED = {"solid": ("pass", "evidence", 18), "broken": ("fail", "evidence", 3), "late": ("fail", "evidence", 12)}
+DECIDED = {"solid": ("pass", "evidence", 16), "broken": ("fail", "evidence", 3), "late": ("fail", "evidence", 12)}
 
 
 def tasks(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -28,23 +28,24 @@ def test_a_serial_session_starts_exactly_the_budget_and_keeps_what_was_decided(p
     report = load_report(pytester, "s.json")
     found = tasks(report)
     assert sum(t["scored"] for t in found.values()) == 30
-    # In collection order: solid and broken are decided (21 repetitions), late gets the last 9 and is undecided
-    # (it would fail at 12), edge never starts.
+    # Repetition-major (every task's repetition 1, then 2, ...): broken is decided at 3 (12 repetitions run by then),
+    # the other three share the rest up to repetition 9 and are undecided for the budget (late would fail at 12,
+    # solid pass at 16).
     assert {name: (t["verdict"], t["decided_by"], t["scored"]) for name, t in found.items()} == {
-        "solid": ("pass", "evidence", 18),
+        "solid": ("undecided", "cap", 9),
         "broken": ("fail", "evidence", 3),
         "late": ("undecided", "cap", 9),
-        "edge": ("undecided", "cap", 0),
+        "edge": ("undecided", "cap", 9),
     }
     facts = report["summary"]["sequential"]
-    assert facts["repetition_budget"] == 30 and facts["budget_stopped"] == 31 + 40
-    assert (facts["at_cap"], facts["undecided_for_budget"], facts["not_needed"]) == (0, 2, 22 + 37)
+    assert facts["repetition_budget"] == 30 and facts["budget_stopped"] == 3 * 31
+    assert (facts["at_cap"], facts["undecided_for_budget"], facts["not_needed"]) == (0, 3, 37)
     result.stdout.fnmatch_lines(
         [
             "test_task[[]late[]] *undecided (*), stopped by the repetition budget, stopped after 9 of 40",
-            "sequential (alpha 0.05): 30 repetitions run of the cap's fixed run of 160, 59 not needed; 2 task(s) "
+            "sequential (alpha 0.05): 30 repetitions run of the cap's fixed run of 160, 37 not needed; 1 task(s) "
             "decided by evidence, 0 undecided at the cap, 0 decided by curtailment (min_pass); repetition budget 30 "
-            "reached: 71 repetition(s) not started, 2 task(s) undecided for it",
+            "reached: 93 repetition(s) not started, 3 task(s) undecided for it",
             "*budget reached (--consistency-repetition-budget): the session has started its 30 repetition(s), so "
             "test_task.py::test_task[[]late[]] repetition 10 is not; the task is undecided unless decided before it",
         ],

@@ -36,15 +36,15 @@ def session(pattern: str, n: int = 40, sequential: bool = True) -> SessionSummar
 
 
 def test_a_summary_verifies_against_its_own_records_and_an_edited_one_does_not() -> None:
-    summary = session("P" * 18)
+    summary = session("P" * 16)
     assert (summary.tasks[0].verdict, summary.tasks[0].decided_by, summary.tasks[0].decided_at) == (
         "pass",
         "evidence",
-        18,
+        16,
     )
     assert verify(summary).decisions == 1 and verify(summary).disagreements == []
     summary.tasks[0] = replace(summary.tasks[0], decided_by="cap")
-    assert verify(summary).disagreements == [Disagreement("tasks", "t", "pass (cap at 18)", "pass (evidence at 18)")]
+    assert verify(summary).disagreements == [Disagreement("tasks", "t", "pass (cap at 16)", "pass (evidence at 16)")]
 
 
 def test_a_fixed_n_summary_is_not_verifiable() -> None:
