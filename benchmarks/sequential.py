@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # an older checkout on PYTHONPATH comes first
 
-from pytest_consistency.analysis.adaptive import decided, verdict_at_n
+from pytest_consistency.analysis.adaptive import decided, expected_repetitions, verdict_at_n
 from pytest_consistency.analysis.sequential import Outcome, task_decision
 from pytest_consistency.stats.sequential import operating
 
@@ -161,21 +161,9 @@ def fixed_exact(cap: int) -> float:
 
 
 def curtailment_exact(cap: int) -> float:
-    """Curtailment's exact mean repetitions on the mix: a sum over the count paths until :func:`.adaptive.decided`."""
-    total = 0.0
-    for p, weight in MIX.items():
-        mass = {(0, 0): 1.0}
-        while mass:
-            following: dict[tuple[int, int], float] = {}
-            for (s, f), chance in mass.items():
-                if decided(s, f, cap, 1.0, RATE, ALPHA) is not None:
-                    continue
-                total += weight * chance
-                for step, q in (((s + 1, f), p), ((s, f + 1), 1 - p)):
-                    if q:
-                        following[step] = following.get(step, 0.0) + chance * q
-            mass = following
-    return total
+    """Curtailment's exact mean repetitions on the mix (:func:`.adaptive.expected_repetitions`, which the plan
+    prices curtailed tasks with)."""
+    return sum(weight * expected_repetitions(p, cap, 1.0, RATE, ALPHA) for p, weight in MIX.items())
 
 
 @dataclass
@@ -291,6 +279,185 @@ def render(cap: int, table: dict[str, dict[str, Cell]], runs: int, markdown: boo
     return lines
 
 
+# --- The suite gap gate in rounds (``--consistency-sequential --consistency-gap-max``) -------------------------------
+#
+# A suite of T tasks at k = 5: 10 % never pass (p = 0), a flaky share split evenly over p = 0.95, 0.8 and 0.6, the
+# rest always pass; the flaky share is set so the suite's true gap is 2, 5, 8, 10, 12, 15 or 20 pp against a
+# threshold of 10 pp (the cells at and around the threshold are where errors can happen; "wrong" is FAIL at a true
+# gap <= 10 or PASS above it). **fixed n = 10** runs every task 10 times and reads today's gate on its bound
+# (:func:`.stats.suite.suite_intervals` at 1 - 2 alpha, as :func:`.analysis.gates.decide`); **sequential** feeds
+# the outcomes round by round to :func:`.analysis.suite_sequential.gap_rounds` (the function the plugin skips
+# repetitions with and the summary decides with) until it decides or reaches the cap.
+SUITE_K = 5
+SUITE_THRESHOLD = 10.0
+SUITE_GAPS = (2.0, 5.0, 8.0, 10.0, 12.0, 15.0, 20.0)
+SUITE_FLAKY = (0.95, 0.8, 0.6)
+#: The issue's targets: sequential repetitions over fixed n = 10's, by suite size (20 tasks: no saving expected).
+SUITE_TARGETS = {500: 0.6, 100: 1.0}
+
+
+def suite_rates(tasks: int, gap_pp: float) -> list[float]:
+    mean_gap = sum(p - p**SUITE_K for p in SUITE_FLAKY) / len(SUITE_FLAKY)
+    flaky = round(gap_pp / 100 / mean_gap * tasks)
+    rates = [SUITE_FLAKY[i % len(SUITE_FLAKY)] for i in range(flaky)] + [0.0] * round(0.1 * tasks)
+    return rates + [1.0] * (tasks - len(rates))
+
+
+def suite_truth(rates: list[float]) -> float:
+    return 100 * sum(p - p**SUITE_K for p in rates) / len(rates)
+
+
+def suite_sequential_run(rates: list[float], cap: int, rng: random.Random, seed: int) -> tuple[str, float]:
+    """One session: (verdict, repetitions per task); outcomes drawn only for the repetitions a round includes."""
+    from pytest_consistency.analysis.suite_sequential import gap_rounds, repetitions_of
+
+    seen: dict[str, dict[int, str]] = {f"t{i:05d}": {} for i in range(len(rates))}
+    chance = dict(zip(seen, rates, strict=True))
+    while True:
+        state = gap_rounds(seen, SUITE_K, cap, SUITE_THRESHOLD, ALPHA, seed)
+        if state.verdict is not None:
+            return state.verdict, repetitions_of(state.rounds, SUITE_K) / len(rates)
+        first = ((state.pending or 1) - 1) * SUITE_K + 1
+        for task, chosen in state.pending_included.items():
+            if chosen:
+                for rep in range(first, first + SUITE_K):
+                    seen[task][rep] = "pass" if rng.random() < chance[task] else "fail"
+
+
+def suite_fixed_run(rates: list[float], n: int, rng: random.Random) -> str:
+    from pytest_consistency.stats.metrics import TaskCounts
+    from pytest_consistency.stats.suite import suite_intervals
+
+    counts = [TaskCounts(c=sum(rng.random() < p for _ in range(n)), n=n, k=SUITE_K) for p in rates]
+    intervals = suite_intervals(counts, 1 - 2 * ALPHA, "suite")
+    assert intervals is not None
+    if intervals.gap_pp.low > SUITE_THRESHOLD:
+        return "fail"
+    return "pass" if intervals.gap_pp.high <= SUITE_THRESHOLD else "undecided"
+
+
+def suite_measure(tasks: int, cap: int, runs: int, seed: int) -> dict[str, dict[str, Cell]]:
+    """method -> (true gap, ..., "mix": the cells' plain mean) -> cell."""
+    table: dict[str, dict[str, Cell]] = {"fixed": {}, "sequential": {}}
+    for gap in SUITE_GAPS:
+        rates = suite_rates(tasks, gap)
+        truth = suite_truth(rates)
+        rng = random.Random(f"{seed}-suite-{tasks}-{gap}")
+        cells = {"fixed": Cell(), "sequential": Cell()}
+        for run in range(runs):
+            verdict, used = suite_sequential_run(rates, cap, rng, seed * 100_003 + run)
+            fixed = suite_fixed_run(rates, 10, rng)
+            for method, v, u in (("sequential", verdict, used), ("fixed", fixed, 10.0)):
+                cell = cells[method]
+                cell.passed += v == "pass"
+                cell.failed += v == "fail"
+                cell.undecided += v == "undecided"
+                cell.repetitions += u
+                cell.wrong += v == ("fail" if truth <= SUITE_THRESHOLD else "pass")
+        for method, cell in cells.items():
+            for name in ("passed", "failed", "undecided", "wrong", "repetitions"):
+                setattr(cell, name, getattr(cell, name) / runs)
+            table[method][f"{truth:.1f}"] = cell
+    for cells_of in table.values():
+        mix = Cell()
+        for cell in cells_of.values():
+            for name in ("passed", "failed", "undecided", "wrong", "repetitions"):
+                setattr(mix, name, getattr(mix, name) + getattr(cell, name) / len(SUITE_GAPS))
+        cells_of["mix"] = mix
+    return table
+
+
+def suite_render(tasks: int, cap: int, table: dict[str, dict[str, Cell]], runs: int) -> list[str]:
+    lines = [
+        f"suite gap gate, {tasks} tasks, k = {SUITE_K}, threshold {SUITE_THRESHOLD:g} pp, alpha {ALPHA}, "
+        f"sequential cap n = {cap}, {runs} sessions per cell",
+        "| true gap (pp) | fixed n = 10: PASS / FAIL, wrong | sequential: PASS / FAIL, wrong, mean repetitions |",
+        "|---|---|---|",
+    ]
+    for key, fixed in table["fixed"].items():
+        seq = table["sequential"][key]
+        lines.append(
+            f"| {key} | {fixed.passed:.3f} / {fixed.failed:.3f}, {fixed.wrong:.3f} | {seq.passed:.3f} / "
+            f"{seq.failed:.3f}, {seq.wrong:.3f}, {seq.repetitions:.2f} |"
+        )
+    ratio = table["sequential"]["mix"].repetitions / table["fixed"]["mix"].repetitions
+    target = SUITE_TARGETS.get(tasks)
+    lines.append(
+        f"sequential / fixed n = 10 repetitions: {ratio:.3f}"
+        + ("" if target is None else f" (target <= {target})")
+        + f"; decided {1 - table['sequential']['mix'].undecided:.3f} against {1 - table['fixed']['mix'].undecided:.3f}"
+    )
+    return lines
+
+
+# --- The regression gate with a margin (``--consistency-sequential --consistency-sequential-margin``) ----------------
+#
+# A baseline of T tasks run at a fixed n = 10 (10 % never pass, 10 % each at 0.95, 0.8 and 0.6, the rest always
+# pass), then this run: the same rates (A/A), or every rate scaled so that the suite pass rate drops by the margin
+# exactly (the hardest case for a PASS: it would be wrong) or by 10, 20 and 30 pp (power). This run is read in rounds
+# of one repetition (cap n = 10) by :func:`.analysis.suite_sequential.drop_rounds` (the function the plugin skips
+# with and the summary decides with) with the baseline's bounds of :func:`.stats.suite_sequential.baseline_bounds`.
+# A fixed n = 10 run would spend 10 repetitions per task.
+REGRESSION_CELLS = {500: 5.0, 100: 10.0}
+REGRESSION_TARGETS = {500: 0.4, 100: 0.6}
+
+
+def regression_rates(tasks: int) -> list[float]:
+    rates = [0.0] * round(0.1 * tasks) + [0.95, 0.8, 0.6] * round(0.1 * tasks)
+    return rates + [1.0] * (tasks - len(rates))
+
+
+def regression_run(
+    base: list[float], current: list[float], margin: float, rng: random.Random, seed: int
+) -> tuple[str, float]:
+    from pytest_consistency.analysis.suite_sequential import drop_rounds, repetitions_of
+    from pytest_consistency.stats.suite_sequential import baseline_bounds
+
+    counts = [(sum(rng.random() < p for _ in range(10)), 10) for p in base]
+    low, high = baseline_bounds(counts, ALPHA / 2)
+    estimate = sum(c for c, _ in counts) / (10 * len(counts))
+    seen: dict[str, dict[int, str]] = {f"t{i:05d}": {} for i in range(len(current))}
+    chance = dict(zip(seen, current, strict=True))
+    while True:
+        state = drop_rounds(seen, 1, 10, margin, ALPHA, seed, (low, high, estimate))
+        if state.verdict is not None:
+            return state.verdict, repetitions_of(state.rounds, 1) / len(current)
+        for task, chosen in state.pending_included.items():
+            if chosen:
+                seen[task][state.pending or 1] = "pass" if rng.random() < chance[task] else "fail"
+
+
+def regression_measure(tasks: int, runs: int, seed: int) -> list[str]:
+    margin = REGRESSION_CELLS.get(tasks, 10.0)
+    base = regression_rates(tasks)
+    mean = sum(base) / len(base)
+    lines = [
+        f"regression gate with a margin, {tasks} tasks, margin {margin:g} pp, alpha {ALPHA}, baseline fixed n = 10, "
+        f"this run capped at n = 10, {runs} sessions per cell",
+        "| true drop (pp) | PASS | FAIL | undecided | wrong | mean repetitions | / fixed n = 10 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for drop in (0.0, margin, 10.0, 20.0, 30.0):
+        current = [p * (mean - drop / 100) / mean for p in base]
+        rng = random.Random(f"{seed}-regression-{tasks}-{drop}")
+        found = {"pass": 0, "fail": 0, "undecided": 0}
+        used = 0.0
+        for run in range(runs):
+            verdict, spent = regression_run(base, current, margin, rng, seed * 100_003 + run)
+            found[verdict] += 1
+            used += spent
+        # PASS is wrong at a drop of at least the margin, FAIL at a drop of at most it (at the margin both are)
+        wrong = (found["pass"] if drop >= margin else 0) + (found["fail"] if drop <= margin else 0)
+        lines.append(
+            f"| {drop:g} | {found['pass'] / runs:.3f} | {found['fail'] / runs:.3f} | {found['undecided'] / runs:.3f} "
+            f"| {wrong / runs:.3f} | {used / runs:.2f} | {used / runs / 10:.3f} |"
+        )
+    target = REGRESSION_TARGETS.get(tasks)
+    if target is not None:
+        lines.append(f"target: PASS of the unchanged agent at <= {target}x fixed n = 10's repetitions")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=4000)
@@ -298,8 +465,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--caps", default="40,10")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--suite", default="", help="suite sizes for the gap gate in rounds, e.g. 500,100,20")
+    parser.add_argument("--suite-cap", type=int, default=10)
+    parser.add_argument("--regression", default="", help="suite sizes for the regression gate, e.g. 500,100")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.regression:
+        for tasks in (int(t) for t in args.regression.split(",")):
+            print("\n".join(regression_measure(tasks, args.runs, args.seed)), flush=True)
+            print()
+        print(f"({time.monotonic() - started:.0f} s)")
+        return 0
+    if args.suite:
+        found = {}
+        for tasks in (int(t) for t in args.suite.split(",")):
+            table = suite_measure(tasks, args.suite_cap, args.runs, args.seed)
+            print("\n".join(suite_render(tasks, args.suite_cap, table, args.runs)), flush=True)
+            print()
+            found[str(tasks)] = {m: {k: asdict(c) for k, c in cells.items()} for m, cells in table.items()}
+        print(f"({time.monotonic() - started:.0f} s)")
+        if args.json:
+            args.json.write_text(json.dumps({"runs": args.runs, "seed": args.seed, "suite": found}, indent=2))
+        return 0
     everything = {}
     for cap in (int(c) for c in args.caps.split(",")):
         table = measure(cap, args.runs, args.seed)

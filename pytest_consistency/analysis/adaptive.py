@@ -99,3 +99,25 @@ def decided(
     if failures > n - need:
         return "fail"
     return None
+
+
+def expected_repetitions(
+    rate: float, n: int, min_pass: float, min_rate: float | None = None, alpha: float = 0.05
+) -> float:
+    """The mean repetitions curtailment runs of a task of n whose repetitions pass with chance ``rate``: exact, a
+    sum over the count paths (passes, failures) of the chance of reaching each one still undecided
+    (:func:`decided`), each such path running one more repetition. The plan prices a curtailed task with it, and
+    the sequential benchmark compares against it."""
+    total = 0.0
+    mass = {(0, 0): 1.0}
+    while mass:
+        following: dict[tuple[int, int], float] = {}
+        for (passes, failures), chance in mass.items():
+            if decided(passes, failures, n, min_pass, min_rate, alpha) is not None:
+                continue
+            total += chance
+            for step, q in (((passes + 1, failures), rate), ((passes, failures + 1), 1.0 - rate)):
+                if q:
+                    following[step] = following.get(step, 0.0) + chance * q
+        mass = following
+    return total

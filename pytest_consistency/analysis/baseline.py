@@ -292,4 +292,10 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha
         suite_regression=suite_change is not None and suite_change.p_value <= alpha + 1e-12,
         untested=untested,
         notes=notes,
+        baseline_counts={
+            task: [before[task].passes, before[task].scored]
+            for task in sorted(before.keys() & after.keys())
+            if before[task].is_scored and before[task].curtailed == 0
+        },
+        baseline_sequential=baseline.analysis.sequential_alpha is not None,
     )

@@ -2,11 +2,12 @@
 
 This is the users' controlled experiment (groups A to D: route not pinned, key pinned, route pinned, keys rotated)
 as a table: model, base URL, key fingerprint, n, tasks, Mean@k, pass^k and the gap with their intervals, answer
-disagreement, route drift, retries, errors and tokens, the gap by cause (one column per cause: the points of the gap
-attributed to it, rounded so that a row's causes add up to the gap it prints, with their interval, conditional on the
-causes named; ``-`` for a report made before causes were named); and for every row after the first, its difference
-from the first: the gap change with its paired interval, significant per-task regressions, and McNemar's p on
-pass^n flips. Rows are typed (:class:`Row`), and the text, Markdown and JSON renderings read the same rows.
+disagreement, route drift, retries, errors, tokens and dollars (the run's and per decided verdict), the gap by cause
+(one column per cause: the points of the gap attributed to it, rounded so that a row's causes add up to the gap it
+prints, with their interval, conditional on the causes named; ``-`` for a report made before causes were named); and
+for every row after the first, its difference from the first: the gap change with its paired interval, significant
+per-task regressions, and McNemar's p on pass^n flips. Rows are typed (:class:`Row`), and the text, Markdown and
+JSON renderings read the same rows.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.analysis.cause.attribute import rounded_shares, shown_interval
 from pytest_consistency.analysis.merge import merge_reports
 from pytest_consistency.model.cause import CAUSES
+from pytest_consistency.model.prices import usd_text
 from pytest_consistency.model.result import Analysis, Comparison, SessionSummary
 from pytest_consistency.model.serial import to_data
 from pytest_consistency.stats.interval import Interval
@@ -49,6 +51,11 @@ class Row:
     errors: int | None
     total_tokens: int | None
     tokens_per_task: float | None
+    #: US dollars the run cost (a lower bound while ``unpriced_calls`` is not 0) and per decided verdict; None when
+    #: nothing was priced (no token used, or a report made before prices).
+    cost_usd: float | None
+    unpriced_calls: int | None
+    cost_per_decided_verdict: float | None
     #: Points of the gap per cause (every cause, in :data:`CAUSES` order), rounded so that they add up to the gap
     #: as printed; None when the report names no cause (made before causes, or no task scored).
     causes: dict[str, float] | None
@@ -92,6 +99,9 @@ def rows(reports: Sequence[tuple[str, SessionSummary]], analysis: Analysis) -> l
                 errors=sum(route.errors.values()) if route else None,
                 total_tokens=route.total_tokens if route else None,
                 tokens_per_task=route.avg_tokens_per_task if route else None,
+                cost_usd=s.cost.usd if s.cost else None,
+                unpriced_calls=s.cost.unpriced_calls if s.cost else None,
+                cost_per_decided_verdict=s.cost.per_decided_verdict if s.cost else None,
                 causes=_causes(s),
                 cause_intervals=None if s.causes is None else {c: _interval(s, c) for c in CAUSES},
                 versus_first=None if index == 0 else compare(first, s, first_label),
@@ -128,6 +138,15 @@ def _keys(summary: SessionSummary) -> str | None:
     if len(used) > 1:
         return f"{len(used)} keys: " + ", ".join(used)
     return summary.route.key_shown if summary.route else None
+
+
+def _dollars(usd: float | None, unpriced: int | None) -> str:
+    """``$0.0374``, ``at least $0.0374`` with unpriced calls, ``unknown`` when nothing was priced (never $0)."""
+    if usd is None:
+        return "-"
+    if unpriced and not usd:
+        return "unknown"
+    return f"at least {usd_text(usd)}" if unpriced else usd_text(usd)
 
 
 def _num(value: float | int | None, spec: str = ".1f", unit: str = "") -> str:
@@ -170,6 +189,8 @@ HEADERS = (
     "errors",
     "tokens",
     "tokens/task-rep",
+    "cost",
+    "cost/decided",
     *(f"{cause} pp" for cause in CAUSES),
     "vs first",
 )
@@ -193,6 +214,8 @@ def _cells(row: Row) -> list[str]:
         _num(row.errors, "d"),
         _num(row.total_tokens, "d"),
         _num(row.tokens_per_task),
+        _dollars(row.cost_usd, row.unpriced_calls),
+        _dollars(row.cost_per_decided_verdict, row.unpriced_calls),
         *(
             "-" if row.causes is None else _with(row.causes[cause], (row.cause_intervals or {}).get(cause), 1)
             for cause in CAUSES

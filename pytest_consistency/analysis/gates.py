@@ -315,6 +315,7 @@ BY_DEST = {gate.dest: gate for gate in ALL_GATES}
 
 #: How an output names a gate's figure, by gate name: the cause gates' is the gap attributed to the cause.
 LABELS = {gate.name: f"gap attributed to {cause}" for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True)}
+LABELS["suite_regression_margin"] = "suite pass rate drop"  # --consistency-sequential-margin, decided in rounds
 
 
 #: The gates that read a comparison with a baseline, by name (the suite-level test's among them).

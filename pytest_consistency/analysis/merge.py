@@ -273,6 +273,8 @@ def adaptive_problem(summary: SessionSummary, thresholds: Mapping[str, float | N
     stopped = summary.run.adaptive_n_min is not None or any(t.curtailed for t in summary.tasks)
     if mode == "--consistency-adaptive" and not stopped:
         return None
+    if summary.analysis.sequential_seed is not None:  # the gap gate in rounds: recomputed on the union
+        thresholds = {dest: t for dest, t in thresholds.items() if dest != "consistency_gap_max"}
     return refused_with_adaptive(
         thresholds, summary.analysis.suite_regression is True, f"the reports ran with {mode}, which", mode
     )

@@ -10,7 +10,9 @@ every xdist worker shares), for the session's summary (analysis/summary.py, from
   unbroken run of known outcomes from repetition 1 is read, so the decision does not depend on which worker
   finished first. A repetition that skipped at run time is not an outcome: the next one takes its place and the
   cap shrinks by one. A replay that would need a repetition it has no cassette for never calls live: the task's
-  sequence ends there, as at the cap (:data:`UNRECORDED`).
+  sequence ends there, as at the cap (:data:`UNRECORDED`). So it does where the session's repetition budget
+  (``--consistency-repetition-budget``) ran out before the repetition started (:data:`BUDGET`): undecided, with
+  ``decided_by: cap``, unless a process crossed before.
 - A ``min_pass`` task is a rule on the count at n, and curtailment (:func:`.adaptive.decided`) is already exact for
   it: it stops once the remaining repetitions cannot change the verdict (``decided_by: curtailed``), with the same
   verdict as the full run. A task with a skipped repetition is not stopped (as in adaptive mode).
@@ -28,11 +30,18 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.model.records import FAILURE, SUCCESS
 from pytest_consistency.stats.sequential import decide
 
-Outcome = Literal["pass", "fail", "skip", "unrecorded"]
-DecidedBy = Literal["evidence", "cap", "curtailed"]
+Outcome = Literal["pass", "fail", "skip", "unrecorded", "budget"]
+#: ``rounds``: a ``min_pass`` task whose rule read the repetitions the suite gates' rounds ran (fewer than n), not a
+#: decision of its own (analysis/suite_sequential.py).
+DecidedBy = Literal["evidence", "cap", "curtailed", "rounds"]
 #: How a repetition that a replay would need but that has no cassette is skipped (its message starts so): the
 #: task's sequence ends there, as at the cap, and nothing is sent live.
 UNRECORDED = "not recorded (--consistency-sequential)"
+#: How a repetition not started because the session's repetition budget was used up is skipped (its message starts
+#: so): the task's sequence ends there, as at the cap.
+BUDGET = "budget reached (--consistency-repetition-budget)"
+#: The outcomes that end a task's sequence where they stand, as the cap does.
+ENDS = ("unrecorded", "budget")
 
 
 @dataclass(frozen=True)
@@ -55,37 +64,45 @@ def task_decision(
         if "skip" in marks or "unrecorded" in marks:
             return None  # as in adaptive mode: the full run would score the task on fewer repetitions
         verdict = decided(marks.count("pass"), marks.count("fail"), n, min_pass)
-        return None if verdict is None else TaskDecision(verdict, "curtailed", len(marks))
+        if verdict is None and "budget" in marks:  # the count rule can no longer be read at n
+            return TaskDecision("undecided", "cap", len(marks) - marks.count("budget"))
+        return None if verdict is None else TaskDecision(verdict, "curtailed", len(marks) - marks.count("budget"))
     read: list[bool] = []
     numbers: list[int] = []  # the repetition number of each outcome read
     cap = n
+    cut = False  # the sequence ended before n (no cassette, or the budget): undecided there, not earlier
     for number in range(1, n + 1):
         outcome = outcomes.get(number)
         if outcome is None:
             break
-        if outcome == "unrecorded":  # a replay without this repetition: the cap is here
-            cap = number - 1
+        if outcome in ENDS:  # a replay without this repetition, or the budget used up: the cap is here
+            cap, cut = number - 1, True
             break
         if outcome != "skip":
             read.append(outcome == "pass")
             numbers.append(number)
+    end = cap  # the repetition number the sequence ends at, skips included
     cap -= sum(1 for number in range(1, cap + 1) if outcomes.get(number) == "skip")
     if cap < 1:
-        return TaskDecision("undecided", "cap", 0) if outcomes.get(1) == "unrecorded" else None
+        return TaskDecision("undecided", "cap", 0) if outcomes.get(1) in ENDS else None
     decision = decide(read, cap, min_rate, alpha)
     if decision is None:
         return None
+    if cut and decision.decided_by == "cap":  # known undecided only where the sequence ended
+        return TaskDecision("undecided", "cap", end)
     return TaskDecision(decision.verdict, decision.decided_by, numbers[decision.at - 1] if decision.at else 0)
 
 
 def from_records(records: Iterable[tuple[int, str, str | None]]) -> dict[int, Outcome]:
     """The outcomes by repetition number from (number, outcome as the records say it, message) triples: the scored
-    ones, the skips, and those a replay did not have (:data:`UNRECORDED`); a repetition not run or not needed is
-    absent."""
+    ones, the skips, those a replay did not have (:data:`UNRECORDED`) and those the budget stopped (:data:`BUDGET`);
+    a repetition not run or not needed is absent."""
     found: dict[int, Outcome] = {}
     for number, outcome, message in records:
         if outcome == "curtailed" and message is not None and message.startswith(UNRECORDED):
             found[number] = "unrecorded"
+        elif outcome == "curtailed" and message is not None and message.startswith(BUDGET):
+            found[number] = "budget"
         elif outcome in SUCCESS:
             found[number] = "pass"
         elif outcome in FAILURE:

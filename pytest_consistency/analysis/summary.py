@@ -23,7 +23,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import pytest_consistency.stats.metrics as metrics
-from pytest_consistency.analysis.adaptive import decided, verdict_at_n
+from pytest_consistency.analysis.adaptive import decided, passes_as_a_whole, verdict_at_n
 from pytest_consistency.analysis.answers import MISSING, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import suite_causes
 from pytest_consistency.analysis.cost import cost_facts, task_cost
@@ -32,17 +32,16 @@ from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
-    AdaptiveFacts,
     Analysis,
     PinnedRoute,
     RouteFacts,
     RouteSettings,
     RunFacts,
-    SequentialFacts,
     SessionSummary,
     TaskResult,
     Verdict,
 )
+from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
@@ -111,6 +110,8 @@ def build_task(
     counts: metrics.TaskCounts | None = None
     verdict: Verdict
     decided_by: DecidedBy | None = None
+    read_in_rounds = False
+    decided_at: int | None = None
     # A report written before the field existed says it through its calls (replay mismatches, refused calls).
     broken = [
         (r.repeat, reason)
@@ -131,19 +132,28 @@ def build_task(
         verdict = "error"  # the setup failed, not the agent: no figure, never tolerated
     elif missing_reps:
         verdict = "incomplete"
-    elif analysis.sequential_alpha is not None and min_rate is not None:
-        # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test.
+    elif analysis.sequential_alpha is not None and (min_rate is not None or budget_stopped(repetitions)):
+        # Sequential mode: the anytime-valid test read in the repetitions' order decides, never the fixed-n test (a
+        # min_pass task, once the repetition budget stopped it: its count rule by curtailment, or undecided).
         from pytest_consistency.analysis.sequential import from_records, task_decision
 
         by_number = from_records((r.repeat, r.outcome, r.message) for r in repetitions)
         decision = task_decision(by_number, n, min_pass, min_rate, analysis.sequential_alpha)
-        verdict = "incomplete" if decision is None or not scored else decision.verdict
+        # A task the budget stopped before its first repetition ran is undecided too, not incomplete.
+        unread = not scored and not (decision is not None and budget_stopped(repetitions))
+        verdict = "incomplete" if decision is None or unread else decision.verdict
+        if decision is not None and not unread:
+            decided_by, decided_at = decision.decided_by, decision.at
         if decision is not None and scored:
-            decided_by = decision.decided_by
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
     elif curtailed:
         # Adaptive mode stopped the task once its verdict was decided; the figures use the repetitions it ran.
         early = decided(passes, len(scored) - passes, n, min_pass, min_rate, analysis.alpha)
+        if early is None and analysis.sequential_seed is not None and scored:
+            # The gap gate's rounds ran what they needed of this min_pass task: its rule on those repetitions, not
+            # the full run's verdict (curtailment could not have stopped it): said so (decided_by: rounds).
+            early = "pass" if passes_as_a_whole(passes, len(scored), min_pass) else "fail"
+            read_in_rounds = True
         verdict = "incomplete" if early is None or not scored else early
         if scored and early is not None:
             counts = metrics.TaskCounts(c=passes, n=len(scored), k=min(k, len(scored)))
@@ -155,7 +165,9 @@ def build_task(
         counts = metrics.TaskCounts(c=passes, n=len(scored), k=k)
         verdict = verdict_at_n(passes, len(scored), min_pass, min_rate, analysis.alpha)
     if analysis.sequential_alpha is not None and min_rate is None and verdict in ("pass", "fail"):
-        decided_by = "curtailed"  # a count rule: curtailment decides it, early or at n
+        # A count rule: curtailment decides it, early or at n; or the rounds read it on the repetitions they ran.
+        decided_by = "rounds" if read_in_rounds else "curtailed"
+        decided_at = len(scored) if decided_at is None else decided_at
     failures = [r.outcome for r in scored if not r.succeeded]
     if verdict in ("fail", "undecided") and failures and all(outcome == "xfailed" for outcome in failures):
         verdict = "xfail"  # failed only where the test expects to (pytest.mark.xfail): not a failure of the run
@@ -201,6 +213,7 @@ def build_task(
         if min_rate is not None and verdict == "undecided" and scored
         else None,
         decided_by=decided_by,
+        decided_at=decided_at,
     )
 
 
@@ -416,7 +429,7 @@ def build_summary(
     if run.adaptive_n_min is not None:
         summary.adaptive = adaptive_facts(tasks, run.adaptive_n_min)
     if analysis.sequential_alpha is not None:
-        summary.sequential = sequential_facts(tasks, analysis.sequential_alpha)
+        summary.sequential = sequential_facts(tasks, analysis.sequential_alpha, run.repetition_budget)
     budget = run.token_budget
     if budget is not None and budget.exceeded_in:
         summary.warnings.append(
@@ -459,17 +472,30 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
     )
 
 
-def sequential_facts(tasks: list[TaskResult], alpha: float) -> SequentialFacts:
+def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None = None) -> SequentialFacts:
     decided_by = [t.decided_by for t in tasks]
+    stopped = [budget_stopped(t.repetitions) for t in tasks]
+    for_budget = sum(1 for t, s in zip(tasks, stopped, strict=True) if s and t.verdict == "undecided")
     return SequentialFacts(
         alpha=alpha,
         repetitions_used=sum(t.scored for t in tasks),
         cap_repetitions=sum(t.n for t in tasks),
-        not_needed=sum(t.curtailed for t in tasks),
+        not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
         by_evidence=decided_by.count("evidence"),
-        at_cap=decided_by.count("cap"),
+        by_rounds=decided_by.count("rounds"),
+        at_cap=decided_by.count("cap") - for_budget,
         curtailed=decided_by.count("curtailed"),
+        repetition_budget=budget,
+        budget_stopped=sum(stopped),
+        undecided_for_budget=for_budget,
     )
+
+
+def budget_stopped(repetitions: list[RepetitionResult]) -> int:
+    """The repetitions not started because the session's repetition budget was used up (their message says so)."""
+    from pytest_consistency.analysis.sequential import BUDGET
+
+    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))
 
 
 def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
@@ -565,6 +591,8 @@ def conclude(
     or a failed repetition of a task that is in no figure, as pytest itself counts it), no other test failed, the
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
+    if summary.analysis.sequential_seed is not None:
+        in_rounds(summary)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
@@ -576,3 +604,24 @@ def conclude(
         and not summary.run.interrupted
     )
     return summary
+
+
+def in_rounds(summary: SessionSummary) -> None:
+    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
+    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
+    margin gate one more of them)."""
+    from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
+
+    margin = summary.analysis.sequential_margin
+    statistical = [gate for gate in summary.gates if gate.level is not None]
+    family = (statistical[0].family if statistical else 0) + (margin is not None)
+    for index, gate in enumerate(summary.gates):
+        if gate.name == "consistency_gap":
+            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
+    if margin is not None:
+        facts, result = drop_gate(summary, margin, max(1, family))
+        summary.gates.append(result)
+        if summary.sequential_suite is None:
+            summary.sequential_suite = facts
+        else:
+            summary.sequential_regression = facts

@@ -7,6 +7,12 @@
 - ``show REPORT``: the terminal summary the session printed;
 - ``compare A.json B.json [C.json ...]``: one row per report (the users' A-to-D experiment), each later report
   tested against the first;
+- ``plan [REPORT]``: before a run, per task and gate the chance of a decided verdict at the chosen n, the n that
+  would decide it, and the expected repetitions, tokens, dollars and minutes, from the last report
+  (:mod:`..analysis.plan`); ``--format json`` for the typed plan;
+- ``verify REPORT``: every sequential decision the report states, recomputed from the outcomes it keeps by the
+  functions the session decided with (:mod:`..analysis.verify`); exit 0 when all agree, 1 listing each one that
+  does not, 4 when the report lacks what they need (not a sequential report, an earlier schema);
 - ``cassettes convert --to json|yaml [DIR ...]``: the repetitions' cassettes from one format to the other, in place
   (:mod:`.cassette_convert`; the one command that imports vcrpy).
 
@@ -28,11 +34,14 @@ from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
+    ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
+    BY_DEST,
     CONFIG_FILE,
     GATE_OPTIONS,
     OUTPUT_OPTIONS,
 )
+from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
 from pytest_consistency.config.parse import SettingError, argparse_type
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
@@ -144,6 +153,29 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"YAML settings (analysis; default: {CONFIG_FILE} in the current directory, when it exists)",
     )
     _add(compare, REPORT_ANALYSIS)
+
+    plan = commands.add_parser(
+        "plan", help="before a run: the chance of a decided verdict, the n that decides, and what the run will cost"
+    )
+    plan.add_argument(
+        "report",
+        nargs="?",
+        type=Path,
+        metavar="REPORT",
+        help="the last run's JSON report (default: report: in the YAML settings, as the session writes it)",
+    )
+    plan.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    plan.add_argument(
+        "--consistency-config",
+        type=Path,
+        metavar="FILE",
+        help=f"YAML settings (gates, analysis, prices; default: {CONFIG_FILE} here, when it exists)",
+    )
+    _add(plan, PLAN_OPTIONS)
+    check = commands.add_parser(
+        "verify", help="recompute every sequential decision of a report from its outcomes, and compare"
+    )
+    check.add_argument("report", type=Path, metavar="REPORT")
 
     cassettes = commands.add_parser("cassettes", help="work on the cassette files: convert between the formats")
     actions = cassettes.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -356,6 +388,85 @@ def run_compare(args: argparse.Namespace, out: Any) -> int:
     return 0
 
 
+#: What ``plan`` reads besides the gates: the analysis, the modes, the prices, the concurrency and the report's path.
+PLAN_SETTINGS = ("consistency_n_min", "consistency_prices", "consistency_concurrency")
+PLAN_OPTIONS = (
+    *GATE_OPTIONS,
+    *REPORT_ANALYSIS,
+    *(o for o in ADAPTIVE_OPTIONS if o.dest == "consistency_n_min"),
+    *SEQUENTIAL_OPTIONS,
+    *(BY_DEST[dest] for dest in PLAN_SETTINGS if dest != "consistency_n_min"),
+)
+
+
+def run_plan(args: argparse.Namespace, out: Any) -> int:
+    from pytest_consistency.analysis.plan import PlanError, build_plan, planned_from
+    from pytest_consistency.model.prices import price_table
+    from pytest_consistency.report.plan import plan_json, plan_text
+
+    _config_file(args)
+    values = _settings(args, (*PLAN_OPTIONS, BY_DEST["consistency_report"]))
+    path = args.report
+    if path is None:
+        if "consistency_report" not in values:
+            raise UsageProblem(
+                "no report to plan from: pass the last run's JSON report (pytest-consistency plan REPORT), or set "
+                "report: in consistency.yaml (the session writes it with --consistency-report FILE)"
+            )
+        path = Path(values["consistency_report"])
+        if args.consistency_config is not None and not path.is_absolute():
+            path = Path(args.consistency_config).parent / path  # a YAML path is relative to the YAML file
+    summary = _read([path])[0][1]
+    analysis = _analysis(values, summary.analysis)
+    if values.get("consistency_sequential"):
+        alpha = values.get("consistency_sequential_alpha") or analysis.alpha
+        analysis = Analysis(**{**analysis.__dict__, "sequential_alpha": alpha})
+    elif values.get("consistency_sequential") is False:
+        analysis = Analysis(**{**analysis.__dict__, "sequential_alpha": None})
+    thresholds = thresholds_of(values.get)
+    try:
+        plan = build_plan(
+            str(path),
+            planned_from(summary),
+            summary,
+            thresholds,
+            analysis,
+            price_table(values.get("consistency_prices", ())),
+            values.get("consistency_concurrency") or 1,
+            values.get("consistency_n_min") or 1,
+        )
+    except PlanError as exc:
+        raise UsageProblem(str(exc)) from None
+    out.write(visible(plan_json(plan) if args.format == "json" else plan_text(plan)))
+    return 0
+
+
+#: ``verify``'s exit status for a report that lacks what its decisions need (0: all agree, 1: some do not).
+UNVERIFIABLE = 4
+
+
+def run_verify(args: argparse.Namespace, out: Any) -> int:
+    from pytest_consistency.analysis.verify import Unverifiable, verify
+
+    try:
+        summary = read_report(args.report)
+    except ReportError as exc:  # names the file itself
+        print(visible(f"{PROG} verify: error: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    try:
+        found = verify(summary)
+    except Unverifiable as exc:
+        print(visible(f"{PROG} verify: error: {args.report}: {exc}"), file=sys.stderr)
+        return UNVERIFIABLE
+    if not found.disagreements:
+        print(f"verified: {found.decisions} decisions", file=out)
+        return 0
+    print(f"{len(found.disagreements)} of {found.decisions} decisions disagree with the report's records:", file=out)
+    for disagreement in found.disagreements:
+        print(visible(f"  {disagreement.text}"), file=out)
+    return 1
+
+
 def run_cassettes(args: argparse.Namespace, out: Any) -> int:
     from pytest_consistency.cassette.convert import ConvertError, convert, summary_lines
 
@@ -380,7 +491,14 @@ def _print(lines: Sequence[Any], out: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    commands = {"merge": run_merge, "show": run_show, "compare": run_compare, "cassettes": run_cassettes}
+    commands = {
+        "merge": run_merge,
+        "show": run_show,
+        "compare": run_compare,
+        "plan": run_plan,
+        "verify": run_verify,
+        "cassettes": run_cassettes,
+    }
     try:
         return commands[args.command](args, sys.stdout)
     except UsageProblem as exc:

@@ -1,4 +1,5 @@
-"""The options of what a session costs in US dollars: the price table's entries and the cost budget (docs/cost.md).
+"""The options of what a session costs in US dollars: the price table's entries, the cost budget and the plan before
+the run (docs/cost.md).
 
 A group of the option table (:mod:`.options` joins it into ``OPTIONS``), declared here as the table's module is at its
 length limit; like it, this module builds no class at import.
@@ -7,7 +8,7 @@ length limit; like it, this module builds no class at import.
 from __future__ import annotations
 
 from pytest_consistency.config.option import Option
-from pytest_consistency.config.parse import positive_number, price_entries
+from pytest_consistency.config.parse import choice, positive_number, price_entries
 
 COST_OPTIONS = (
     Option(
@@ -30,5 +31,15 @@ COST_OPTIONS = (
         "stop making live calls once the session's calls (priced from the price table) and the costs its tests "
         "added (consistency.cost) came to more than USD US dollars, and fail the session",
         metavar="USD",
+    ),
+    Option(
+        "consistency_plan",
+        "--consistency-plan",
+        ("plan",),
+        choice("true", "false"),
+        "collect, print the plan of the run and exit without running a test: per task and gate the chance of a "
+        "decided verdict at the marker's n, the n that would decide it, and the expected repetitions, tokens, "
+        "dollars and minutes, from the last report (--consistency-report) and the gates set",
+        is_flag=True,
     ),
 )

@@ -61,6 +61,8 @@ class Settings:
     consistency_n_min: int = 1
     consistency_sequential: bool = False
     consistency_sequential_alpha: float | None = None
+    consistency_repetition_budget: int | None = None
+    consistency_sequential_margin: float | None = None
     consistency_base_url: str | None = None
     consistency_model: str | None = None
     consistency_api_key_env: str = "OPENAI_API_KEY"
@@ -84,6 +86,7 @@ class Settings:
     #: ``(model, Price)`` pairs (``model.prices.Price``: input, output, cached input, cache write per million tokens).
     consistency_prices: tuple[tuple[str, tuple[float, float, float, float | None]], ...] = ()
     consistency_cost_budget: float | None = None
+    consistency_plan: bool = False
     consistency_cassettes: str = "cassettes"
     consistency_cassette_format: Literal["yaml", "json"] = "yaml"
     consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"

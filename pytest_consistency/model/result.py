@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
+from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts, SuiteSequentialFacts
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.suite import SuiteIntervals
 
@@ -93,6 +94,11 @@ class Analysis:
     #: ``--consistency-sequential``: the level of its sequential verdicts (min_rate tasks decided by an anytime-valid
     #: test, docs/sequential.md); None when the mode was off.
     sequential_alpha: float | None = None
+    #: ``--consistency-sequential`` with ``--consistency-gap-max``: the seed of the rounds' inclusion draws
+    #: (``--consistency-seed``, else 0); None when the suite gap gate did not run in rounds.
+    sequential_seed: int | None = None
+    #: ``--consistency-sequential-margin``: the regression gate's margin (pp) in sequential mode, else None.
+    sequential_margin: float | None = None
 
     @property
     def alpha(self) -> float:
@@ -212,6 +218,8 @@ class RunFacts:
     other_failed: list[str] = field(default_factory=list)
     #: ``--consistency-n-min`` when adaptive repetitions were on, else None.
     adaptive_n_min: int | None = None
+    #: ``--consistency-repetition-budget`` (sequential mode), else None.
+    repetition_budget: int | None = None
     #: Pinned routes besides ``route`` that the session's tests used (the Anthropic route).
     other_routes: list[RouteSettings] = field(default_factory=list)
     #: ``I/N`` when the session was one CI shard (``--consistency-shard``, pytest-split): its verdicts are deferred
@@ -279,7 +287,10 @@ class TaskResult:
     why: Finding | None = None
     #: ``--consistency-sequential``: how the verdict was reached: a crossing of the sequential test (``evidence``),
     #: none by the cap (``cap``: undecided), or the count rule's curtailment (``curtailed``: a min_pass task).
-    decided_by: Literal["evidence", "cap", "curtailed"] | None = None
+    decided_by: Literal["evidence", "cap", "curtailed", "rounds"] | None = None
+    #: The repetition number the decision was reached at (skips counted; 0 when none was read), so that
+    #: ``pytest-consistency verify`` can check it; None without sequential mode, and in a report written before it.
+    decided_at: int | None = None
     #: US dollars its repetitions cost (priced calls and added costs), and its calls with no price (``cost_usd`` is
     #: then a lower bound).
     cost_usd: float = 0.0
@@ -292,7 +303,8 @@ class TaskResult:
 
     @property
     def is_scored(self) -> bool:
-        return self.verdict in SCORED
+        """A verdict from repetitions that ran (not a task the repetition budget left undecided before any ran)."""
+        return self.verdict in SCORED and self.scored > 0
 
     @property
     def drifted(self) -> bool:
@@ -347,41 +359,6 @@ class RouteFacts:
     route_used: bool = True
     #: Milliseconds all attempts waited for --consistency-concurrency/--consistency-rpm slots (not in any latency).
     wait_ms: float = 0.0
-
-
-@dataclass(frozen=True)
-class AdaptiveFacts:
-    """What adaptive repetitions saved: repetitions skipped, and the calls they would have made (estimated from
-    the calls per repetition of the same task)."""
-
-    n_min: int
-    tasks_curtailed: int
-    repetitions_used: int
-    repetitions_saved: int
-    calls_saved: float
-
-
-@dataclass(frozen=True)
-class SequentialFacts:
-    """What sequential mode spent and decided: repetitions run against the cap's fixed run (every task at its
-    marker's n), tasks decided by evidence, undecided at the cap, and decided by curtailment (min_pass)."""
-
-    alpha: float
-    repetitions_used: int
-    cap_repetitions: int
-    not_needed: int
-    by_evidence: int
-    at_cap: int
-    curtailed: int
-
-    @property
-    def text(self) -> str:
-        """The sentence every output prints."""
-        return (
-            f"sequential (alpha {self.alpha:g}): {self.repetitions_used} repetitions run of the cap's fixed run of "
-            f"{self.cap_repetitions}, {self.not_needed} not needed; {self.by_evidence} task(s) decided by evidence, "
-            f"{self.at_cap} undecided at the cap, {self.curtailed} decided by curtailment (min_pass)"
-        )
 
 
 @dataclass
@@ -463,6 +440,11 @@ class Comparison:
     #: The gap change's one-sided bounds at the gap-increase gate's level (each at 1 - ``alpha``), the interval that
     #: gate is decided on; None without tasks in both runs.
     gap_change_bounds: Interval | None = None
+    #: The baseline's [passes, scored] of each task both runs have (none curtailed): what the sequential regression
+    #: gate (``--consistency-sequential-margin``) bounds the baseline's pass rate from, kept so it can be recomputed.
+    baseline_counts: dict[str, list[int]] = field(default_factory=dict)
+    #: The baseline ran with ``--consistency-sequential``: it is not a baseline for the exact tests, nor for the margin.
+    baseline_sequential: bool = False
 
 
 @dataclass
@@ -485,6 +467,9 @@ class SessionSummary:
     comparison: Comparison | None = None
     adaptive: AdaptiveFacts | None = None
     sequential: SequentialFacts | None = None
+    sequential_suite: SuiteSequentialFacts | None = None
+    #: With both suite gates in rounds: the regression gate's (``sequential_suite`` is the gap gate's).
+    sequential_regression: SuiteSequentialFacts | None = None
     gates: list[GateResult] = field(default_factory=list)
     passed: bool = True
     #: The session's exit status as settled by the plugin (None until settled).

@@ -75,6 +75,12 @@ class Collection:
             pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
         if spec.min_rate is not None:
             warn_undecidable(metafunc, spec)
+        if metafunc.config.stash[STATE].settings.consistency_sequential:
+            from pytest_consistency.plugin.rounds import gap_in_rounds, pin_k_problem
+
+            pinned = pin_k_problem(spec) if gap_in_rounds(metafunc.config.stash[STATE]) else None
+            if pinned is not None:
+                pytest.fail(f"{metafunc.definition.nodeid}: {pinned}", pytrace=False)
         resample = metafunc.config.stash[STATE].resample
         count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
         metafunc.fixturenames.append(PARAM)
@@ -93,6 +99,10 @@ class Collection:
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = kept
+        if state.settings.consistency_sequential:
+            from pytest_consistency.plugin.rounds import in_rounds, round_major
+
+            round_major(state, items, per_repetition=not in_rounds(state))
         if state.resample is not None:  # only the target task's samples run
             kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
             if problem is not None and not is_worker(config):
@@ -180,9 +190,10 @@ class Collection:
 def preflight_wanted(session: pytest.Session, state: PluginState) -> bool:
     """Whether the routes are checked before the first test: asked for (``--consistency-preflight``), or by default
     when the session records live (``all``; ``once`` and ``new_episodes`` when a selected repetition has no
-    cassette yet), unless switched off. A replay, and ``off`` (whose calls may be another tool's replays), never."""
+    cassette yet), unless switched off. A replay, ``off`` (whose calls may be another tool's replays) and a plan
+    (``--consistency-plan``), never."""
     wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
-    if mode == "none" or wanted is False:
+    if mode == "none" or wanted is False or state.settings.consistency_plan:  # a plan sends nothing
         return False
     if wanted:
         return True

@@ -99,6 +99,11 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "--consistency-sequential and --consistency-adaptive cannot be combined: adaptive mode keeps the verdicts "
             "of the full run (curtailment), sequential mode decides by an anytime-valid test; choose one"
         )
+    if state.settings.consistency_repetition_budget and not state.settings.consistency_sequential:
+        raise pytest.UsageError(
+            "--consistency-repetition-budget needs --consistency-sequential: only a sequential verdict stays valid "
+            "wherever the run stops (a fixed-n or adaptive run stopped early has no verdict at its n)"
+        )
     if state.settings.consistency_adaptive or state.settings.consistency_sequential:
         from pytest_consistency.shared.board import Board
 
@@ -166,6 +171,11 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
         from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
 
         found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
+        if config.stash[STATE].settings.consistency_plan:  # print the plan and run no test
+            from pytest_consistency.plugin.plan import NAME, PlanRole, run_in_process
+
+            run_in_process(config)
+            found.append((NAME, PlanRole(config)))
     return found
 
 
@@ -194,8 +204,17 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
+    suite_regression = state.settings.consistency_suite_regression is True
+    if state.settings.consistency_sequential:
+        from pytest_consistency.plugin.rounds import margin_problem
+
+        thresholds.pop("consistency_gap_max", None)  # decided in rounds (analysis/suite_sequential.py)
+        problem = margin_problem(state.settings)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+        suite_regression = False  # asked for without a margin: refused by margin_problem
     mode = "--consistency-sequential" if state.settings.consistency_sequential else "--consistency-adaptive"
-    problem = refused_with_adaptive(thresholds, state.settings.consistency_suite_regression is True, mode, mode)
+    problem = refused_with_adaptive(thresholds, suite_regression, mode, mode)
     if problem is not None:
         raise pytest.UsageError(problem)
 

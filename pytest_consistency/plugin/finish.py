@@ -49,7 +49,10 @@ NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "sho
 
 
 def runs_no_test(config: pytest.Config) -> bool:
-    """A run that executes no test has nothing to score, so nothing to gate, print or write."""
+    """A run that executes no test has nothing to score, so nothing to gate, print or write (``--consistency-plan``
+    too: it prints the plan and runs none)."""
+    if config.stash[STATE].settings.consistency_plan:
+        return True
     return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
 
 
@@ -265,7 +268,18 @@ def analysis_of(settings: Settings) -> Analysis:
         sequential_alpha=(settings.consistency_sequential_alpha or round(1 - settings.consistency_confidence, 12))
         if settings.consistency_sequential
         else None,
+        sequential_seed=suite_seed(settings),
+        sequential_margin=settings.consistency_sequential_margin if settings.consistency_sequential else None,
     )
+
+
+def suite_seed(settings: Settings) -> int | None:
+    """The seed of the suite gates' rounds in sequential mode (``--consistency-seed``, else 0); None when no suite
+    gate is decided in rounds (the gap gate, the regression gate with a margin)."""
+    gated = settings.value("consistency_gap_max") is not None or settings.consistency_sequential_margin is not None
+    if not settings.consistency_sequential or not gated:
+        return None
+    return settings.consistency_seed or 0
 
 
 def used_routes(state: PluginState) -> set[str]:
@@ -303,6 +317,7 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         other_failures=len(other),
         other_failed=other,
         adaptive_n_min=state.settings.consistency_n_min if state.settings.consistency_adaptive else None,
+        repetition_budget=state.settings.consistency_repetition_budget,
         verdict_settings={
             flag: f"{value:g}" if isinstance(value, float) else str(value)
             for attribute, flag in VERDICT_OPTIONS

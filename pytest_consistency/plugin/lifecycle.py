@@ -394,7 +394,8 @@ def not_needed(
     tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition, item: pytest.Item
 ) -> str | None:
     """Why this repetition is not needed when its task is decided (sequential mode, beyond n_min): by the
-    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass)."""
+    sequential test read in the repetitions' order (min_rate), or by curtailment (min_pass); or why it is not
+    started when the session's repetition budget is used up (every repetition that starts takes one of it)."""
     from pytest_consistency.analysis.sequential import UNRECORDED, task_decision
 
     spec = tracked.spec
@@ -407,13 +408,26 @@ def not_needed(
             f"{UNRECORDED}: {active.task_id} repetition {active.repeat} has no cassette at {missing}; a replay never "
             "calls live, so the task's sequence ends here, as at the cap"
         )
-    if active.repeat <= state.settings.consistency_n_min:
-        return None
     settings = state.settings
     alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
-    decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
-    if decision is None:
-        return None
+    decision = None
+    if active.repeat > settings.consistency_n_min:
+        decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
+    budget = settings.consistency_repetition_budget
+    spent = budget is not None and board.started() >= budget  # read before any wait for the rounds
+    if budget is not None and spent and decision is None:
+        return budget_reached(active, budget)
+    rounds = (
+        None
+        if spent
+        else suite_round_need(tracked, state, board, active, decision is None and spec.min_rate is not None)
+    )
+    if rounds:  # neither the rounds nor the task's own test need it
+        return rounds
+    if decision is None or rounds == "":
+        if budget is None or board.claim(budget):
+            return None
+        return budget_reached(active, budget)
     active.curtailed = True
     if decision.decided_by == "evidence":
         how = f"by evidence after {decision.at} repetition(s) (min_rate {spec.min_rate:g}, alpha {alpha:g})"
@@ -422,6 +436,36 @@ def not_needed(
     else:
         how = f"at n={spec.n} whatever the remaining repetitions do (min_pass {spec.min_pass:g})"
     return f"not needed (--consistency-sequential): {active.task_id} is {decision.verdict} {how}"
+
+
+def budget_reached(active: ActiveRepetition, budget: int) -> str:
+    """Why a repetition is not started once the session's repetition budget is used up."""
+    from pytest_consistency.analysis.sequential import BUDGET
+
+    active.curtailed = True
+    return (
+        f"{BUDGET}: the session has started its {budget} repetition(s), so {active.task_id} repetition "
+        f"{active.repeat} is not; the task is undecided unless decided before it"
+    )
+
+
+def suite_round_need(
+    tracked: Tracked, state: PluginState, board: Board, active: ActiveRepetition, task_needs: bool
+) -> str | None:
+    """With the gap gate in rounds (plugin/rounds.py): "" when this repetition runs (its round needs it, or its own
+    min_rate task is still undecided), the reason when neither needs it; None without rounds (the task decides)."""
+    from pytest_consistency.plugin.rounds import suite_needs
+
+    needed = suite_needs(tracked, state, board, active)
+    if needed is None:
+        return None
+    if needed or task_needs:
+        return ""
+    active.curtailed = True
+    return (
+        f"not needed (--consistency-sequential): {active.task_id} repetition {active.repeat} is in no round the "
+        "suite gap gate reads (its task was not drawn for the round, or the gate is decided)"
+    )
 
 
 def unrecorded_cassette(state: PluginState, active: ActiveRepetition, item: pytest.Item) -> str | None:

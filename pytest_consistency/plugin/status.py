@@ -3,15 +3,17 @@
 pytest's progress is a letter per test. A session of repeated agent tasks making live calls can run for many minutes
 with nothing else said, so while it runs on a terminal the line pytest is filling ends with where the session is::
 
-    test_agent.py .......    task 3/12, repetition 2/5, 14 calls, 5,210 tokens, 1m 02s, about 2m 30s left
+    test_agent.py .......    task 3/12, repetition 2/5, 14 calls, 5,210 tokens, $0.0312, 1m 02s, about 2m 30s left
 
 after pytest's own text, never in it: drawn when a hook that writes to the terminal has run (a test's start, each of
 its reports, its end) and taken away before the next one runs (overwritten with spaces, the cursor moved back to
 where pytest left it), with ``write_raw``, so that pytest's count of the line's width is its own; only what fits
-before the right edge and pytest's percentage is drawn (the last fields first left out). The counts are the session's
-so far, the estimate of the time left is the time since the first repetition started / the repetitions done x the
-repetitions left (``about``: a repetition takes as long as the ones before it), the totals the selection's as
-collected (``state.totals``, carried to the controller by each process's first payload: ``collect.payload``).
+before the right edge and pytest's percentage is drawn (the last fields first left out). The counts are the
+session's so far (the dollars at the session's price table, once a call was priced or a test added a cost; ``at
+least`` while a call used tokens of a model with no price: :mod:`..model.prices`), the estimate of the time left is
+the time since the first repetition started / the repetitions done x the repetitions left (``about``: a repetition
+takes as long as the ones before it), the totals the selection's as collected (``state.totals``, carried to the
+controller by each process's first payload: ``collect.payload``).
 
 Registered as ``consistency-status`` by the controller (``Controller``) at the first report of a marked repetition,
 in the process where every report arrives (xdist's controller counts from the reports its workers send), when pytest
@@ -38,8 +40,8 @@ NAME = "consistency-status"
 RESERVED = 14
 #: Columns between pytest's text and the status.
 GAP = "    "
-#: The fields (task, repetition, calls, tokens, elapsed, time left) left out first when the line is short.
-LEFT_OUT = (3, 2, 4, 5)
+#: The fields left out first when the line is short (the task and the repetition stay, or nothing is drawn).
+LEFT_OUT = ("tokens", "calls", "dollars", "elapsed", "left")
 
 
 def wanted(config: pytest.Config) -> bool:
@@ -89,10 +91,13 @@ class StatusLine:
         self.counted: dict[str, tuple[int, int]] = {}
         self.calls = 0
         self.tokens = 0
+        #: Per repetition, its dollars so far and its calls with no price (summed exactly when drawn).
+        self.dollars: dict[str, tuple[float, int]] = {}
+        self.prices: Any = None
         #: When the first repetition started (its setup report's ``start``).
         self.started: float | None = None
-        #: The fields of the line, in the order shown, once a repetition has finished.
-        self.fields: list[str] = []
+        #: The fields of the line by name, in the order shown, once a repetition has finished.
+        self.fields: dict[str, str] = {}
 
     # --- what is shown ---------------------------------------------------------------------------------------
 
@@ -114,28 +119,52 @@ class StatusLine:
         self.tokens += tokens - before[1]
         if report.when == "call" or report.outcome != "passed":
             self.done.add(nodeid)
+        self.dollars[nodeid] = self.priced(rep)
         totals = self.state.collector.totals
-        tasks = f"task {number}/{totals[0]}" if totals else f"task {number}"
         elapsed = time.time() - self.started
-        self.fields = [
-            tasks,
-            f"repetition {rep.repeat}/{rep.n}",
-            f"{self.calls:,} call{'' if self.calls == 1 else 's'}",
-            f"{self.tokens:,} tokens",
-            duration(elapsed),
-        ]
+        self.fields = {
+            "task": f"task {number}/{totals[0]}" if totals else f"task {number}",
+            "repetition": f"repetition {rep.repeat}/{rep.n}",
+            "calls": f"{self.calls:,} call{'' if self.calls == 1 else 's'}",
+            "tokens": f"{self.tokens:,} tokens",
+        }
+        dollars = self.dollars_text()
+        if dollars is not None:
+            self.fields["dollars"] = dollars
+        self.fields["elapsed"] = duration(elapsed)
         left = totals[1] - len(self.done) if totals else 0
         if left > 0 and self.done:
-            self.fields.append(f"about {duration(elapsed / len(self.done) * left)} left")
+            self.fields["left"] = f"about {duration(elapsed / len(self.done) * left)} left"
+
+    def priced(self, rep: Any) -> tuple[float, int]:
+        """A repetition's dollars so far (its calls at the session's price table, and what its test added) and its
+        calls with no price: the figures the summary adds up at the end (:mod:`..analysis.cost`)."""
+        from pytest_consistency.model.prices import call_cost, price_table, total
+
+        if self.prices is None:
+            self.prices = price_table(self.state.settings.consistency_prices)
+        costs = [call_cost(call, self.prices) for call in rep.calls]
+        usd = total([*(cost for cost in costs if cost is not None), rep.added_cost_usd])
+        return usd, sum(1 for cost in costs if cost is None)
+
+    def dollars_text(self) -> str | None:
+        """``$0.0312``, ``at least $0.0312`` while a call has no price, or None before anything was priced."""
+        from pytest_consistency.model.prices import total, usd_text
+
+        usd = total(usd for usd, _ in self.dollars.values())
+        unpriced = sum(missing for _, missing in self.dollars.values())
+        if not usd and (unpriced or not any(tokens for _, tokens in self.counted.values())):
+            return None
+        return f"at least {usd_text(usd)}" if unpriced else usd_text(usd)
 
     def fitted(self, room: int) -> str:
         """The fields that fit in ``room`` columns, in their order: the tokens left out first, then the calls, the
-        elapsed time and the time left; the task and the repetition always (or nothing)."""
-        fields = dict(enumerate(self.fields))
-        for index in (None, *LEFT_OUT):
-            if index is not None:
-                fields.pop(index, None)
-            text = ", ".join(fields[i] for i in sorted(fields))
+        dollars, the elapsed time and the time left; the task and the repetition always (or nothing)."""
+        fields = dict(self.fields)
+        for name in (None, *LEFT_OUT):
+            if name is not None:
+                fields.pop(name, None)
+            text = ", ".join(fields.values())
             if fields and len(GAP) + len(text) <= room:
                 return text
         return ""

@@ -237,6 +237,9 @@ def figure_lines(summary: SessionSummary) -> list[str]:
         ]
     if summary.sequential is not None:
         lines += [summary.sequential.text[0].upper() + summary.sequential.text[1:] + ".", ""]
+    for facts in (summary.sequential_suite, summary.sequential_regression):
+        if facts is not None:
+            lines += [facts.text[0].upper() + facts.text[1:] + ".", ""]
     return lines
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
+from pytest_consistency.analysis.summary import budget_stopped
 from pytest_consistency.analysis.verdict import (
     failure_reasons,
     met_threshold_text,
@@ -112,8 +113,10 @@ def verdict_text(task: TaskResult) -> str:
         text = met_threshold_text(task)
     if task.verdict == "xfail":
         text = "xfail (expected failure)"
-    if task.decided_by in ("evidence", "cap"):
-        text += ", by evidence" if task.decided_by == "evidence" else ", at the cap"
+    if task.decided_by == "cap":
+        text += ", stopped by the repetition budget" if budget_stopped(task.repetitions) else ", at the cap"
+    elif task.decided_by is not None and task.decided_by != "curtailed":
+        text += ", by evidence" if task.decided_by == "evidence" else ", on the repetitions its rounds ran"
     if task.curtailed:
         text += f", stopped after {task.scored} of {task.n}"
     if task.attribution:
@@ -450,6 +453,10 @@ def overall_lines(summary: SessionSummary, width: int, figures: bool = True, ver
     if not summary.gates:
         lines.append(Line("gates: none set"))
     lines.extend(gate_line(gate, summary) for gate in summary.gates)
+    for facts in (summary.sequential_suite, summary.sequential_regression):  # suite gates in rounds
+        if facts is not None:  # a line per round under -v, then the end
+            lines.extend(Line(text) for text in (facts.round_lines() if verbosity > 0 else []))
+            lines.append(Line(facts.text))
     lines.extend(Line(f"warning: {text}", "warn") for text in summary.warnings)
     tolerated = sum(t.tolerated_failures for t in summary.tasks)
     if tolerated and summary.interrupted:

@@ -79,6 +79,35 @@ class Board:
             marks = [line[:1] for line in _lines(path)]
         return Tally(passes=marks.count(b"p"), failures=marks.count(b"f"), skipped=marks.count(b"s"))
 
+    def claim(self, limit: int) -> bool:
+        """Count one more repetition started in the session (``--consistency-repetition-budget``), unless ``limit``
+        have started already: then count nothing and answer False. One count for every process, in the board's
+        ``repetitions`` file, read and written under its lock as a task's file is: two workers never both take the
+        last one."""
+        path = self.directory / "repetitions"
+        with self._lock(path).acquire(poll_interval=POLL):
+            try:
+                started = int(path.read_bytes() or b"0")
+            except FileNotFoundError:
+                started = 0
+            if started >= limit:
+                return False
+            scratch = path.with_name(f"repetitions.{os.getpid()}.tmp")
+            fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, str(started + 1).encode())
+            finally:
+                os.close(fd)
+            os.replace(scratch, path)  # a worker killed while writing leaves the last count, never an empty one
+        return True
+
+    def started(self) -> int:
+        """Repetitions counted by :meth:`claim` so far."""
+        try:
+            return int((self.directory / "repetitions").read_bytes() or b"0")
+        except FileNotFoundError:
+            return 0
+
     def outcomes(self, task_id: str) -> dict[int, Mark]:
         """The first outcome of each repetition reported so far, by its number (those recorded with one)."""
         path = self._file(task_id)

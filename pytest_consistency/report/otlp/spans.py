@@ -130,6 +130,7 @@ def task_spans(
         attributes["consistency.task.pass_hat_k"] = task.pass_hat_k
     if task.answers_disagree is not None:
         attributes["consistency.task.answers_disagree"] = task.answers_disagree
+    attributes.update(_dollars("consistency.task", task.cost_usd, task.unpriced_calls))
     if task.cause is not None:
         attributes["consistency.task.cause"] = task.cause
     if task.why is not None:
@@ -201,6 +202,7 @@ def repetition_spans(
             attributes["consistency.repetition.answer_digest"] = digest(canonical_json(repetition.normalized))
         except (TypeError, ValueError):  # an answer JSON cannot hold: no digest rather than a wrong one
             pass
+    attributes.update(_dollars("consistency.repetition", repetition.cost_usd, repetition.unpriced_calls))
     if repetition.cassette is not None:
         attributes["consistency.repetition.cassette"] = repetition.cassette
     if repetition.infrastructure is not None:
@@ -213,6 +215,17 @@ def repetition_spans(
         f"repetition {repetition.repeat}", trace_id, span_id, parent, "internal", start_ns, end_ns, attributes, error
     )
     return [head, *calls]
+
+
+def _dollars(prefix: str, usd: float, unpriced: int) -> dict[str, AttributeValue]:
+    """``{prefix}.cost_usd`` once something was priced (a lower bound while ``{prefix}.unpriced_calls`` is not 0,
+    which is then set too); nothing where nothing was priced: never a price of zero for a model with none."""
+    facts: dict[str, AttributeValue] = {}
+    if usd:
+        facts[f"{prefix}.cost_usd"] = usd
+    if unpriced:
+        facts[f"{prefix}.unpriced_calls"] = unpriced
+    return facts
 
 
 def step_numbers(calls: Sequence[CallRecord]) -> list[int | None]:
@@ -264,6 +277,8 @@ def call_span(
             attributes["gen_ai.usage.cache_read.input_tokens"] = call.cache_read_tokens
         if call.cache_creation_tokens:
             attributes["gen_ai.usage.cache_creation.input_tokens"] = call.cache_creation_tokens
+        if call.cost_usd is not None:
+            attributes["consistency.call.cost_usd"] = call.cost_usd
     if call.sent is not None:
         for name, value in call.sent.sampling:
             attribute = SAMPLING_ATTRIBUTES.get(name)

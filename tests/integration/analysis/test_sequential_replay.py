@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAI, Step
-from suites import load_report
+from suites import cli, load_report
 
-#: n = 40, min_rate 0.8: solid's all-pass answers decide PASS at repetition 18; edge (a rate of 0.8) is undecided
+#: n = 40, min_rate 0.8: solid's all-pass answers decide PASS at repetition 16; edge (a rate of 0.8) is undecided
 #: once repetition 29 leaves no crossing reachable.
 PATTERNS = {"solid": "P" * 40, "edge": "PPPPF" * 8}
 
@@ -58,11 +58,11 @@ def recorded(pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.Mo
     pytester.makepyfile(test_agent=AGENT)
     run(pytester, fake, "once", "live.json")
     assert decisions(load_report(pytester, "live.json")) == {
-        "solid": ("pass", "evidence", 18),
+        "solid": ("pass", "evidence", 16),
         "edge": ("undecided", "cap", 29),
     }
-    assert len(fake.requests) == 18 + 29
-    assert len(list((pytester.path / "cassettes").rglob("rep-*.yaml"))) == 18 + 29
+    assert len(fake.requests) == 16 + 29
+    assert len(list((pytester.path / "cassettes").rglob("rep-*.yaml"))) == 16 + 29
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
     return pytester
@@ -80,6 +80,10 @@ def test_a_replay_reaches_the_recorded_decisions_serially_and_with_xdist(
     # the decision, read by repetition number, is the recorded one.
     assert {name: d[:2] for name, d in parallel.items()} == {name: d[:2] for name, d in live.items()}
     assert fake.requests == []
+    # Each report's decisions recompute from the outcomes it keeps (pytest-consistency verify).
+    for report in ("live.json", "serial.json", "parallel.json"):
+        done = cli("verify", report, cwd=recorded.path)
+        assert (done.returncode, done.stdout) == (0, "verified: 2 decisions\n"), (report, done.stdout, done.stderr)
 
 
 def test_a_replay_missing_a_needed_repetition_is_undecided_at_the_cap_and_calls_nothing(
@@ -94,3 +98,4 @@ def test_a_replay_missing_a_needed_repetition_is_undecided_at_the_cap_and_calls_
     result.stdout.fnmatch_lines(
         ["*not recorded (--consistency-sequential): *solid* repetition 10 has no cassette at *rep-10.yaml*"]
     )
+    assert cli("verify", "replay.json", cwd=recorded.path).stdout == "verified: 2 decisions\n"

@@ -164,6 +164,9 @@ def test_compare_prints_the_experiments_a_to_d_table(
     assert markdown.stdout.startswith("| group | model | base URL |")
     data = json.loads(cli("compare", "A.json", "D.json", "--format", "json", cwd=pytester.path).stdout)
     assert data["rows"][1]["label"] == "D" and data["rows"][1]["route_drift_pp"] == 100.0
+    # the fake model has no price: each run's cost is unknown, never $0 (its calls counted unpriced)
+    assert all(r["cost_usd"] == 0.0 and r["unpriced_calls"] > 0 for r in data["rows"]), data["rows"]
+    assert "unknown  unknown" in rows["B"] and "$0" not in result.stdout
 
 
 def test_merge_writes_the_outputs_a_session_would_from_the_command_line_the_yaml_and_the_step_summary(

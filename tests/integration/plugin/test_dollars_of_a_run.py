@@ -227,3 +227,35 @@ def test_a_cost_the_test_adds_counts_against_the_budget(pytester: pytest.Pyteste
     assert result.ret == 1
     assert fake.requests == []  # the tool's $1 used the budget up before the first call
     assert load_report(pytester)["summary"]["run"]["cost_budget"]["spent"] == 2.0
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_cost_added_in_a_fixtures_teardown_counts_for_its_repetition(
+    pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    """A tool's bill is often known only when the fixture that holds the tool closes: what its teardown adds with
+    ``consistency.cost`` belongs to that repetition, serially and from an xdist worker."""
+    pytester.makepyfile(
+        test_agent="""
+import pytest
+
+@pytest.fixture
+def tool(consistency):
+    yield
+    consistency.cost(0.125 * consistency.repeat)
+
+@pytest.mark.repeat_consistency(n=3)
+def test_task(tool, consistency):
+    consistency.record("same")
+"""
+    )
+    result = session(pytester, "off", "report.json", *workers)
+    assert result.ret == 0, result.stdout.str()
+    report = load_report(pytester)
+    (task,) = report["tasks"]
+    assert [(r["repeat"], r["added_cost_usd"], r["cost_usd"]) for r in task["repetitions"]] == [
+        (1, 0.125, 0.125),
+        (2, 0.25, 0.25),
+        (3, 0.375, 0.375),
+    ]
+    assert task["cost_usd"] == 0.75 and report["summary"]["cost"]["added_usd"] == 0.75

@@ -27,7 +27,9 @@ def test_agent(pinned_client, consistency, task):
 
 #: One drawing of the status line, as it is written (its text between the colour's codes).
 STATUS = re.compile(
-    r"task (\d+)/(\d+), repetition (\d+)/(\d+), (\d+) calls?, ([\d,]+) tokens, (\d+s|\d+m \d\ds)(?:, about (\S+) left)?"
+    r"task (?P<task>\d+)/(?P<tasks>\d+), repetition (?P<repeat>\d+)/(?P<n>\d+), (?P<calls>\d+) calls?, "
+    r"(?P<tokens>[\d,]+) tokens(?:, (?P<dollars>(?:at least )?\$[\d.,]+))?, (?P<elapsed>\d+s|\d+m \d\ds)"
+    r"(?:, about (?P<left>\S+) left)?"
 )
 
 
@@ -58,19 +60,36 @@ def test_a_live_run_on_a_terminal_says_where_it_is_and_leaves_pytests_lines_inta
     args = live_session(pytester, fake, *workers)
     status, raw = run_on_a_terminal(args, pytester.path, os.environ)
     assert status == 0, raw
-    drawn = [match.groups() for match in STATUS.finditer(raw)]
+    drawn = [match.groupdict() for match in STATUS.finditer(raw)]
     assert drawn, raw
-    repetitions = {(task, repeat) for task, _, repeat, *_ in drawn}
+    repetitions = {(d["task"], d["repeat"]) for d in drawn}
     assert len(repetitions) == 6, drawn  # every repetition of both tasks was shown once it finished
-    assert {(tasks, n) for _, tasks, _, n, *_ in drawn} == {("2", "3")}
-    assert any(left is not None for *_, left in drawn), drawn  # the estimate, while repetitions were left
+    assert {(d["tasks"], d["n"]) for d in drawn} == {("2", "3")}
+    assert any(d["left"] is not None for d in drawn), drawn  # the estimate, while repetitions were left
     last = drawn[-1]
     report = load_report(pytester)
     calls = [call for task in report["tasks"] for rep in task["repetitions"] for call in rep["calls"]]
-    assert last[4] == "6" and last[5] == f"{sum(call['total_tokens'] for call in calls):,}", last
-    assert last[7] is None  # nothing left at the end: no estimate
+    assert last["calls"] == "6" and last["tokens"] == f"{sum(call['total_tokens'] for call in calls):,}", last
+    assert last["left"] is None  # nothing left at the end: no estimate
+    assert all(d["dollars"] is None for d in drawn), drawn  # the fake model has no price: no dollars, never $0
     blank = 0 if workers else 1  # pytest's line before the summary (xdist's controller writes none)
     assert_intact(screen(raw), r"(test_agent\.py )?\.{6}\s+\[100%\]", blank=blank)
+
+
+def test_the_status_line_counts_the_dollars_the_report_gives(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """With a price for the model, the line counts the session's dollars so far at that price; its last drawing is
+    the report's total to the cent's digits, as the summary prints it."""
+    from pytest_consistency.model.prices import usd_text
+
+    args = live_session(pytester, fake, "--consistency-price=fake-model=150,600")
+    status, raw = run_on_a_terminal(args, pytester.path, os.environ)
+    assert status == 0, raw
+    drawn = [match.groupdict() for match in STATUS.finditer(raw)]
+    assert drawn and all(d["dollars"] is not None for d in drawn), raw
+    costs = [float(d["dollars"].lstrip("$").replace(",", "")) for d in drawn]
+    assert costs == sorted(costs) and costs[0] > 0, costs  # it only grows
+    usd = load_report(pytester)["summary"]["cost"]["usd"]
+    assert usd > 0 and drawn[-1]["dollars"] == usd_text(usd), (drawn[-1], usd)
 
 
 def assert_intact(shown: list[str], *lines: str, blank: int = 1) -> None:

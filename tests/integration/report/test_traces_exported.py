@@ -15,6 +15,7 @@ cannot make is a usage error before any test runs.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -197,6 +198,7 @@ def check_report(spans: list[dict[str, Any]], report: dict[str, Any]) -> None:
         assert attributes["consistency.task.passes"] == task["passes"]
         assert attributes.get("consistency.task.cause") == task.get("cause")
         assert attributes.get("consistency.task.gap_pp") == task.get("gap_pp")
+        assert dollars(attributes, "consistency.task") == (task["cost_usd"] or None, task["unpriced_calls"] or None)
         assert head["status"]["code"] == (ERROR if task["verdict"] in ("fail", "error") else UNSET)
         reps = children(spans, head)
         assert [r["attributes"]["consistency.repetition"] for r in reps] == [r["repeat"] for r in task["repetitions"]]
@@ -204,6 +206,8 @@ def check_report(spans: list[dict[str, Any]], report: dict[str, Any]) -> None:
             assert rep_span["name"] == f"repetition {rep['repeat']}" and rep_span["kind"] == INTERNAL
             assert rep_span["attributes"]["consistency.repetition.outcome"] == rep["outcome"]
             assert rep_span["attributes"]["consistency.repetition.calls"] == len(rep["calls"])
+            said = dollars(rep_span["attributes"], "consistency.repetition")
+            assert said == (rep["cost_usd"] or None, rep["unpriced_calls"] or None)
             assert rep_span["attributes"]["consistency.repetition.replayed"] == all(c["replayed"] for c in rep["calls"])
             assert rep_span["status"]["code"] == (ERROR if rep["outcome"] == "failed" else UNSET)
             calls = children(spans, rep_span)
@@ -227,12 +231,17 @@ def check_report(spans: list[dict[str, Any]], report: dict[str, Any]) -> None:
                     assert got["gen_ai.usage.output_tokens"] == call["completion_tokens"] > 0
                     assert got["gen_ai.response.model"] == call["model_served"]
                     assert got["gen_ai.response.finish_reasons"] == [call["decision"]["stop_reason"]]
+                    assert got.get("consistency.call.cost_usd") == call["cost_usd"]
                     assert "error.type" not in got and call_span["status"]["code"] == UNSET
                 else:
                     assert got["error.type"] == str(call["status"]) and call_span["status"]["code"] == ERROR
                     assert "gen_ai.usage.input_tokens" not in got
     assert calls_seen == sum(len(r["calls"]) for t in report["tasks"] for r in t["repetitions"])
     assert len(spans) == len(report["tasks"]) + sum(len(t["repetitions"]) for t in report["tasks"]) + calls_seen
+
+
+def dollars(attributes: dict[str, Any], prefix: str) -> tuple[Any, Any]:
+    return attributes.get(f"{prefix}.cost_usd"), attributes.get(f"{prefix}.unpriced_calls")
 
 
 def check_agent(spans: list[dict[str, Any]]) -> None:
@@ -311,6 +320,29 @@ def test_a_replay_exports_the_recorded_times(
             assert span["start_ns"] == calls[0]["start_ns"]
             assert span["end_ns"] == max(c["end_ns"] for c in calls)
             assert span["attributes"]["consistency.repetition.replayed"] is True
+
+
+def test_the_spans_carry_the_dollars_of_the_report_at_a_price_and_never_zero_without_one(
+    pytester: pytest.Pytester, fake: FakeOpenAI, recorded: list[dict[str, Any]], otel: Collector
+) -> None:
+    """Without a price for the model (the recording), no span says a cost: the calls are counted unpriced. Replayed
+    at a price, each call, repetition and task span says its dollars, the report's own."""
+    assert not any(key.endswith(".cost_usd") for s in recorded for key in s["attributes"])
+    unpriced = {
+        task_of(s): s["attributes"].get("consistency.task.unpriced_calls") for s in recorded if not s["parent_span_id"]
+    }
+    assert unpriced == {"steady": 3, "flaky": 3, "tools": 6}  # the 429 used no token: nothing to price
+    priced = session(pytester, fake, "none", "priced.json", "--consistency-otel", "--consistency-price=fake-model=2,8")
+    assert priced.ret == 1 and fake.requests == [], priced.stdout.str()
+    spans = export(otel, priced)
+    report = load_report(pytester, "priced.json")
+    check_report(spans, report)
+    heads = [s for s in spans if not s["parent_span_id"]]
+    assert math.fsum(h["attributes"]["consistency.task.cost_usd"] for h in heads) == report["summary"]["cost"]["usd"]
+    assert all("consistency.task.unpriced_calls" not in h["attributes"] for h in heads)
+    assert sum(1 for s in spans if "consistency.call.cost_usd" in s["attributes"]) == sum(
+        1 for t in report["tasks"] for r in t["repetitions"] for c in r["calls"] if c["status"] < 400
+    )
 
 
 def test_xdist_exports_every_span_once_with_its_parents(

@@ -31,3 +31,25 @@ def test_known_thresholds() -> None:
     assert required_passes(5, 0.6) == 3  # not 4, although 0.6 * 5 == 3.0000000000000004 in floats
     assert required_passes(20, 0.45) == 9  # not 10, although the float 0.45 is a hair above 9/20
     assert required_passes(3, 2 / 3) == 2
+
+
+def test_expected_repetitions_is_the_mean_over_every_sequence_of_outcomes() -> None:
+    import itertools
+
+    from pytest_consistency.analysis.adaptive import decided, expected_repetitions
+
+    # Brute force: every sequence of n outcomes, run until curtailment decides (min_pass 0.8 of 5: stop at 4
+    # passes or 2 failures), weighted by its chance at rate 0.7.
+    n, min_pass, rate = 5, 0.8, 0.7
+    mean = 0.0
+    for outcomes in itertools.product((True, False), repeat=n):
+        passes = failures = ran = 0
+        for passed in outcomes:
+            if decided(passes, failures, n, min_pass) is not None:
+                break
+            ran += 1
+            passes, failures = passes + passed, failures + (not passed)
+        k = sum(outcomes)
+        mean += ran * rate**k * (1 - rate) ** (n - k)
+    assert expected_repetitions(rate, n, min_pass) == pytest.approx(mean, rel=1e-12)
+    assert expected_repetitions(1.0, n, 1.0) == n and expected_repetitions(0.0, n, 1.0) == 1

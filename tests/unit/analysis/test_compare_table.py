@@ -56,3 +56,48 @@ def test_each_row_counts_its_verdicts_undecided_among_them() -> None:
     (row,) = rows([("A", rated)], rated.analysis)
     assert row.verdicts == "1 pass, 1 fail, 1 undecided"
     assert "1 pass, 1 fail, 1 undecided" in comparison_table([("A", rated)], rated.analysis, "markdown")
+
+
+def test_each_row_says_what_its_run_cost_at_least_or_unknown_never_zero_for_no_price() -> None:
+    from pytest_consistency.model.result import CostFacts
+
+    def cost(usd: float, unpriced: int, decided: int = 2) -> CostFacts:
+        return CostFacts(
+            usd=usd,
+            calls_usd=usd,
+            added_usd=0.0,
+            unpriced_calls=unpriced,
+            unpriced_models=["local-model"] if unpriced else [],
+            per_task=usd / 3,
+            per_repetition=usd / 15,
+            decided=decided,
+            per_decided_verdict=usd / decided,
+            prices_as_of="2026-12-07",
+        )
+
+    summary = cause_summary()
+    reports = [
+        ("priced", replace(summary, cost=cost(0.0374, 0))),
+        ("partly", replace(summary, cost=cost(0.0374, 4))),
+        ("local", replace(summary, cost=cost(0.0, 12))),
+        ("before prices", replace(summary, cost=None)),
+    ]
+    table = rows(reports, summary.analysis)
+    assert [(r.cost_usd, r.unpriced_calls, r.cost_per_decided_verdict) for r in table] == [
+        (0.0374, 0, 0.0187),
+        (0.0374, 4, 0.0187),
+        (0.0, 12, 0.0),
+        (None, None, None),
+    ]
+    markdown = comparison_table(reports, summary.analysis, "markdown").splitlines()
+    header = [c.strip() for c in markdown[0].strip("|").split("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in markdown[2:6]]
+    shown = [(row[header.index("cost")], row[header.index("cost/decided")]) for row in cells]
+    assert shown == [
+        ("$0.0374", "$0.0187"),
+        ("at least $0.0374", "at least $0.0187"),
+        ("unknown", "unknown"),
+        ("-", "-"),
+    ]
+    data = json.loads(comparison_table(reports, summary.analysis, "json"))
+    assert [r["cost_usd"] for r in data["rows"]] == [0.0374, 0.0374, 0.0, None]

@@ -86,3 +86,20 @@ def test_threads_of_one_process_recording_at_once_count_each_once(tmp_path: Path
         list(pool.map(run, range(4)))
     tally = board.tally("task")
     assert tally.passes + tally.failures == REPETITIONS and tally.skipped == 0, tally
+
+
+def test_repetition_budget_hands_out_exactly_its_count_across_processes_and_threads(tmp_path: Path) -> None:
+    """``--consistency-repetition-budget``: every claim reads and writes the one count under its lock, so eight
+    threads of two boards (two workers) claiming together start exactly the budget, never one more."""
+    boards = [Board(tmp_path), Board(tmp_path)]
+    start = threading.Barrier(8)
+
+    def claims(index: int) -> int:
+        start.wait()
+        return sum(boards[index % 2].claim(100) for _ in range(40))
+
+    with ThreadPoolExecutor(8) as pool:
+        taken = sum(pool.map(claims, range(8)))
+    assert taken == 100 and boards[0].started() == 100
+    assert not boards[1].claim(100) and boards[1].claim(101) and boards[0].started() == 101
+    assert Board(tmp_path / "fresh").started() == 0
