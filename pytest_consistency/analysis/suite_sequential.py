@@ -442,3 +442,22 @@ def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[
         advice=advice,
     )
     return facts, result
+
+
+def decide_in_rounds(summary: SessionSummary) -> None:
+    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
+    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
+    margin gate one more of them)."""
+    margin = summary.analysis.sequential_margin
+    statistical = [gate for gate in summary.gates if gate.level is not None]
+    family = (statistical[0].family if statistical else 0) + (margin is not None)
+    for index, gate in enumerate(summary.gates):
+        if gate.name == "consistency_gap":
+            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
+    if margin is not None:
+        facts, result = drop_gate(summary, margin, max(1, family))
+        summary.gates.append(result)
+        if summary.sequential_suite is None:
+            summary.sequential_suite = facts
+        else:
+            summary.sequential_regression = facts

@@ -30,6 +30,7 @@ from pytest_consistency.analysis.cost import cost_facts, task_cost
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
+from pytest_consistency.analysis.sequential import budget_stopped, sequential_facts
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
     Analysis,
@@ -41,7 +42,7 @@ from pytest_consistency.model.result import (
     TaskResult,
     Verdict,
 )
-from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts
+from pytest_consistency.model.stopping import AdaptiveFacts
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
@@ -472,32 +473,6 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
     )
 
 
-def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None = None) -> SequentialFacts:
-    decided_by = [t.decided_by for t in tasks]
-    stopped = [budget_stopped(t.repetitions) for t in tasks]
-    for_budget = sum(1 for t, s in zip(tasks, stopped, strict=True) if s and t.verdict == "undecided")
-    return SequentialFacts(
-        alpha=alpha,
-        repetitions_used=sum(t.scored for t in tasks),
-        cap_repetitions=sum(t.n for t in tasks),
-        not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
-        by_evidence=decided_by.count("evidence"),
-        by_rounds=decided_by.count("rounds"),
-        at_cap=decided_by.count("cap") - for_budget,
-        curtailed=decided_by.count("curtailed"),
-        repetition_budget=budget,
-        budget_stopped=sum(stopped),
-        undecided_for_budget=for_budget,
-    )
-
-
-def budget_stopped(repetitions: list[RepetitionResult]) -> int:
-    """The repetitions not started because the session's repetition budget was used up (their message says so)."""
-    from pytest_consistency.analysis.sequential import BUDGET
-
-    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))
-
-
 def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     """Attach drift and attribution to every task, and return the session's route figures."""
     assert run.route is not None
@@ -592,7 +567,9 @@ def conclude(
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
     if summary.analysis.sequential_seed is not None:
-        in_rounds(summary)
+        from pytest_consistency.analysis.suite_sequential import decide_in_rounds
+
+        decide_in_rounds(summary)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
@@ -604,24 +581,3 @@ def conclude(
         and not summary.run.interrupted
     )
     return summary
-
-
-def in_rounds(summary: SessionSummary) -> None:
-    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
-    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
-    margin gate one more of them)."""
-    from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
-
-    margin = summary.analysis.sequential_margin
-    statistical = [gate for gate in summary.gates if gate.level is not None]
-    family = (statistical[0].family if statistical else 0) + (margin is not None)
-    for index, gate in enumerate(summary.gates):
-        if gate.name == "consistency_gap":
-            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
-    if margin is not None:
-        facts, result = drop_gate(summary, margin, max(1, family))
-        summary.gates.append(result)
-        if summary.sequential_suite is None:
-            summary.sequential_suite = facts
-        else:
-            summary.sequential_regression = facts

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
-from pytest_consistency.analysis.summary import budget_stopped
+from pytest_consistency.analysis.sequential import budget_stopped
 from pytest_consistency.analysis.verdict import (
     failure_reasons,
     met_threshold_text,
@@ -69,9 +69,7 @@ def pp(value: float | None) -> str:
 
 def bracket(interval: Interval | None, scale: float = 1.0) -> str:
     """`` [19.8, 29.1]`` or nothing when there is no interval."""
-    if interval is None:
-        return ""
-    return f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
+    return "" if interval is None else f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
 
 
 def _forms(task_id: str) -> list[str]:
@@ -285,8 +283,7 @@ def limits_text(settings: RouteSettings, tasks: list[TaskResult]) -> str:
 
 
 def own_clients_called(settings: RouteSettings, tasks: list[TaskResult]) -> bool:
-    """A client the agent built itself called this route's provider (its calls are ``pinned: false``; a judge route's
-    own clients are those of the judge's role)."""
+    """A client the test built itself (calls ``pinned: false``) called this route's provider in the route's role."""
     calls = (c for t in tasks for r in t.repetitions for c in r.calls)
     return any(not c.pinned and c.provider == settings.provider and c.role == settings.role for c in calls)
 
