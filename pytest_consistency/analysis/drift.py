@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from pytest_consistency.model.records import SAMPLING_KINDS, CallRecord, endpoint_kind
+from pytest_consistency.model.records import SAMPLING_KINDS, CallRecord, agent_calls, endpoint_kind
 from pytest_consistency.model.result import PinnedRoute, TaskDrift
 
 _SNAPSHOT = re.compile(r"^-(\d{4}-\d{2}-\d{2}|\d{4}|\d{8})$")
@@ -48,7 +48,9 @@ def task_drift(
 ) -> TaskDrift:
     """Drift of one task's calls: each provider's calls against that provider's pinned route (``pinned`` is the
     OpenAI route's, ``others`` the rest by provider); a call of a provider without a pinned route is compared
-    across repetitions only. Counts and errors are over all calls."""
+    across repetitions only. Calls, retries and tokens are counted over all calls; drift and errors are read from
+    the agent's calls only (``CallRecord.role``): a judge's retries or a simulated user's errors are not the agent's
+    route drift."""
     drift = TaskDrift()
     drift.unobserved = unobserved
     calls = [call for rep in repetitions for call in rep]
@@ -73,6 +75,7 @@ def task_drift(
             f"{unobserved} HTTP exchange(s) in the cassettes were made by a client the plugin does not observe "
             "(aiohttp, requests, urllib3, ...): their route is unknown",
         )
+    calls = agent_calls(calls)
     if not calls:
         return drift
 

@@ -273,7 +273,7 @@ CAUSE_OPTION = "consistency_cause_max"
 CAUSE_FLAG = "--consistency-cause-max"
 #: The causes, as :data:`~pytest_consistency.model.cause.CAUSES` names them (not imported: the option table is read
 #: at start-up; a test checks the two agree).
-CAUSE_WORDS = ("route", "input", "environment", "sampling", "outside the model")
+CAUSE_WORDS = ("route", "input", "environment", "sampling", "outside the model", "judge")
 
 
 def _cause_gap(cause: str) -> Reader:

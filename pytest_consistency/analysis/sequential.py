@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_consistency.analysis.adaptive import decided
-from pytest_consistency.model.records import FAILURE, SUCCESS
+from pytest_consistency.model.records import FAILURE, SUCCESS, RepetitionResult
+from pytest_consistency.model.result import TaskResult
+from pytest_consistency.model.stopping import SequentialFacts
 from pytest_consistency.stats.sequential import decide
 
 Outcome = Literal["pass", "fail", "skip", "unrecorded", "budget"]
@@ -110,3 +112,27 @@ def from_records(records: Iterable[tuple[int, str, str | None]]) -> dict[int, Ou
         elif outcome == "skipped":
             found[number] = "skip"
     return found
+
+
+def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None = None) -> SequentialFacts:
+    decided_by = [t.decided_by for t in tasks]
+    stopped = [budget_stopped(t.repetitions) for t in tasks]
+    for_budget = sum(1 for t, s in zip(tasks, stopped, strict=True) if s and t.verdict == "undecided")
+    return SequentialFacts(
+        alpha=alpha,
+        repetitions_used=sum(t.scored for t in tasks),
+        cap_repetitions=sum(t.n for t in tasks),
+        not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
+        by_evidence=decided_by.count("evidence"),
+        by_rounds=decided_by.count("rounds"),
+        at_cap=decided_by.count("cap") - for_budget,
+        curtailed=decided_by.count("curtailed"),
+        repetition_budget=budget,
+        budget_stopped=sum(stopped),
+        undecided_for_budget=for_budget,
+    )
+
+
+def budget_stopped(repetitions: list[RepetitionResult]) -> int:
+    """The repetitions not started because the session's repetition budget was used up (their message says so)."""
+    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))

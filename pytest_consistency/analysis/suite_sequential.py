@@ -32,8 +32,8 @@ from pytest_consistency.stats.suite_sequential import (
 )
 
 if TYPE_CHECKING:
-    from pytest_consistency.model.result import GateResult, GateState, SessionSummary, TaskResult
-    from pytest_consistency.model.stopping import SuiteSequentialFacts
+    from pytest_consistency.model.result import Analysis, GateResult, GateState, SessionSummary, TaskResult
+    from pytest_consistency.model.stopping import SuiteRound, SuiteSequentialFacts
 
 GateVerdict = Literal["pass", "fail", "undecided"]
 
@@ -282,9 +282,7 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
     """The suite gap gate of a sequential session, recomputed from its records with :func:`gap_rounds` (the
     function the run skipped repetitions with), at the sequential alpha / ``family``; and its facts for the report.
     Tasks of different k are not one round's batches: the gate then fails as not measurable."""
-    from pytest_consistency.model.result import GateResult
     from pytest_consistency.model.stopping import SuiteRound, SuiteSequentialFacts
-    from pytest_consistency.stats.interval import Interval
 
     analysis = summary.analysis
     assert analysis.sequential_alpha is not None and analysis.sequential_seed is not None
@@ -335,33 +333,15 @@ def gap_gate(summary: SessionSummary, threshold: float, family: int = 1) -> tupl
             f"undecided at the cap after {len(rounds)} round(s): the gap's bounds still straddle {threshold:g} pp; "
             f"{least}; plan a fresh sequential run with a larger cap or more tasks"
         )
-    if ended:
-        advice = ended if advice is None else f"{advice} ({ended})"
-    result = GateResult(
-        name="consistency_gap",
-        option="--consistency-gap-max",
-        threshold=threshold,
-        direction="max",
-        unit="pp",
-        value=None if last is None else last.estimate_pp,
-        interval=None if last is None else Interval(last.low_pp, last.high_pp),
-        on="bound",
-        state=state_word,
-        passed=state_word == "pass" or (state_word == "undecided" and analysis.inconclusive == "pass"),
-        level=level,
-        family=family,
-        advice=advice,
-    )
-    return facts, result
+    gate = ("consistency_gap", "--consistency-gap-max", threshold)
+    return facts, _gate_result(gate, last, state_word, analysis, level, family, advice, ended)
 
 
 def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[SuiteSequentialFacts, GateResult]:
     """The regression gate with a margin of a sequential session, recomputed from its records and the baseline's
     counts kept in the comparison (:func:`drop_rounds`), at the sequential alpha / ``family``. Not measurable (so
     failed, never passed by accident): no baseline, a sequential baseline, no task in both runs."""
-    from pytest_consistency.model.result import GateResult
     from pytest_consistency.model.stopping import SuiteRound, SuiteSequentialFacts
-    from pytest_consistency.stats.interval import Interval
     from pytest_consistency.stats.suite_sequential import baseline_bounds
 
     analysis = summary.analysis
@@ -424,21 +404,59 @@ def drop_gate(summary: SessionSummary, margin: float, family: int = 1) -> tuple[
             f"undecided at the cap after {len(rounds)} round(s): the drop's bounds still straddle the margin of "
             f"{margin:g} pp; a larger cap, more tasks or a wider margin would decide it"
         )
+    gate = ("suite_regression_margin", "--consistency-sequential-margin", margin)
+    return facts, _gate_result(gate, last, gate_state, analysis, level, family, advice, ended)
+
+
+def _gate_result(
+    gate: tuple[str, str, float],
+    last: SuiteRound | None,
+    state: GateState,
+    analysis: Analysis,
+    level: float,
+    family: int,
+    advice: str | None,
+    ended: str | None,
+) -> GateResult:
+    """A suite gate decided in rounds, as every output reads a gate: ``gate`` is (name, option, threshold in pp),
+    the value and interval those of the last round read; why the rounds ended (``ended``) joins the advice."""
+    from pytest_consistency.model.result import GateResult
+    from pytest_consistency.stats.interval import Interval
+
+    name, option, threshold = gate
     if ended:
         advice = ended if advice is None else f"{advice} ({ended})"
-    result = GateResult(
-        name="suite_regression_margin",
-        option="--consistency-sequential-margin",
-        threshold=margin,
+    return GateResult(
+        name=name,
+        option=option,
+        threshold=threshold,
         direction="max",
         unit="pp",
         value=None if last is None else last.estimate_pp,
         interval=None if last is None else Interval(last.low_pp, last.high_pp),
         on="bound",
-        state=gate_state,
-        passed=gate_state == "pass" or (gate_state == "undecided" and analysis.inconclusive == "pass"),
+        state=state,
+        passed=state == "pass" or (state == "undecided" and analysis.inconclusive == "pass"),
         level=level,
         family=family,
         advice=advice,
     )
-    return facts, result
+
+
+def decide_in_rounds(summary: SessionSummary) -> None:
+    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
+    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
+    margin gate one more of them)."""
+    margin = summary.analysis.sequential_margin
+    statistical = [gate for gate in summary.gates if gate.level is not None]
+    family = (statistical[0].family if statistical else 0) + (margin is not None)
+    for index, gate in enumerate(summary.gates):
+        if gate.name == "consistency_gap":
+            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
+    if margin is not None:
+        facts, result = drop_gate(summary, margin, max(1, family))
+        summary.gates.append(result)
+        if summary.sequential_suite is None:
+            summary.sequential_suite = facts
+        else:
+            summary.sequential_regression = facts

@@ -30,6 +30,7 @@ from pytest_consistency.analysis.cost import cost_facts, task_cost
 from pytest_consistency.analysis.drift import attribution, drift_pp, task_drift
 from pytest_consistency.analysis.gates import evaluate
 from pytest_consistency.analysis.infrastructure import UNREACHABLE, call_reason, unreachable_line
+from pytest_consistency.analysis.sequential import budget_stopped, sequential_facts
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
 from pytest_consistency.model.result import (
     Analysis,
@@ -41,7 +42,7 @@ from pytest_consistency.model.result import (
     TaskResult,
     Verdict,
 )
-from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts
+from pytest_consistency.model.stopping import AdaptiveFacts
 from pytest_consistency.stats.binomial import clopper_pearson, pass_hat_k_interval
 from pytest_consistency.stats.rate import planning_n, rate_bounds
 from pytest_consistency.stats.suite import suite_intervals
@@ -304,6 +305,29 @@ def task_trajectory(
         return divergence_map(repetitions, inconsistent)
 
 
+def score_facts(summary: SessionSummary, confidence: float) -> None:
+    """Graded outcomes (``consistency.score``): each task's mean score over its scored repetitions that gave one, and
+    the suite's over those of its scored tasks, each with its Hoeffding interval (``stats.bounded``). The figures
+    (Mean@k, pass^k, the gap) stay on the outcomes, thresholded by ``score_min`` where a marker sets it."""
+    if not any(r.score is not None for t in summary.tasks for r in t.repetitions):
+        return  # the commonest session: no score, and the statistics are not loaded
+    from pytest_consistency.stats.bounded import mean_interval
+
+    everything: list[float] = []
+    for task in summary.tasks:
+        values = [r.score for r in task.repetitions if r.scored and r.score is not None]
+        found = mean_interval(values, confidence)
+        if found is not None:
+            task.score_mean, task.score_interval = found
+            task.scores = len(values)
+        if task.is_scored:
+            everything += values
+    found = mean_interval(everything, confidence)
+    if found is not None:
+        summary.score_mean, summary.score_interval = found
+        summary.scores = len(everything)
+
+
 def scored_counts(tasks: Iterable[TaskResult]) -> list[metrics.TaskCounts]:
     return [metrics.TaskCounts(c=t.passes, n=t.scored, k=min(t.k, t.scored)) for t in tasks if t.is_scored]
 
@@ -393,6 +417,7 @@ def build_summary(
         pass_hat_k_curve=pass_hat_k_curve(counts),
         cost=cost_facts(tasks),
     )
+    score_facts(summary, analysis.confidence)
     reruns = sum([sum(map(_RERUNS, t.repetitions)) for t in tasks])
     if reruns:
         summary.warnings.append(
@@ -448,32 +473,6 @@ def adaptive_facts(tasks: list[TaskResult], n_min: int) -> AdaptiveFacts:
     )
 
 
-def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None = None) -> SequentialFacts:
-    decided_by = [t.decided_by for t in tasks]
-    stopped = [budget_stopped(t.repetitions) for t in tasks]
-    for_budget = sum(1 for t, s in zip(tasks, stopped, strict=True) if s and t.verdict == "undecided")
-    return SequentialFacts(
-        alpha=alpha,
-        repetitions_used=sum(t.scored for t in tasks),
-        cap_repetitions=sum(t.n for t in tasks),
-        not_needed=sum(t.curtailed for t in tasks) - sum(stopped),
-        by_evidence=decided_by.count("evidence"),
-        by_rounds=decided_by.count("rounds"),
-        at_cap=decided_by.count("cap") - for_budget,
-        curtailed=decided_by.count("curtailed"),
-        repetition_budget=budget,
-        budget_stopped=sum(stopped),
-        undecided_for_budget=for_budget,
-    )
-
-
-def budget_stopped(repetitions: list[RepetitionResult]) -> int:
-    """The repetitions not started because the session's repetition budget was used up (their message says so)."""
-    from pytest_consistency.analysis.sequential import BUDGET
-
-    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))
-
-
 def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
     """Attach drift and attribution to every task, and return the session's route figures."""
     assert run.route is not None
@@ -487,7 +486,9 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
             # with: a suite recorded on two keys has no one recorded key to compare every task with. An unpinned
             # call's own key never does: another key is what key drift is about.
             keys = {
-                c.route_key or (c.key_fingerprint if c.pinned else None) for c in calls if c.provider == route.provider
+                c.route_key or (c.key_fingerprint if c.pinned else None)
+                for c in calls
+                if c.provider == route.provider and c.role == route.role
             }
             keys.discard(None)
             if len(keys) == 1:
@@ -495,7 +496,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         return pinned
 
     pinned = pinned_of(run.route)
-    others = {route.provider: pinned_of(route) for route in run.other_routes}
+    others = {route.provider: pinned_of(route) for route in run.other_routes if route.role == "agent"}
     for task in summary.tasks:
         unobserved = sum(map(_UNOBSERVED, task.repetitions))
         drift = task_drift([r.calls for r in task.repetitions], pinned, unobserved, others)
@@ -519,7 +520,11 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         if route.key_fingerprint is not None:
             return str(route.key_fingerprint)
         recorded = sorted(
-            {c.key_fingerprint for c in calls if c.provider == route.provider and c.replayed and c.key_fingerprint}
+            {
+                c.key_fingerprint
+                for c in calls
+                if c.provider == route.provider and c.replayed and c.key_fingerprint and c.role == route.role
+            }
         )
         return ", ".join(recorded) + " (recorded)" if recorded else "none recorded (replay only)"
 
@@ -537,7 +542,7 @@ def route_facts(summary: SessionSummary, run: RunFacts) -> RouteFacts:
         drift_tasks=[t.task_id for t in scored if t.drifted],
         tasks_with_calls=sum(1 for d in scored_drifts if d.calls or d.unobserved),
         other_routes=list(run.other_routes),
-        other_keys_shown={route.provider: key_shown(route) for route in run.other_routes},
+        other_keys_shown={route.name: key_shown(route) for route in run.other_routes},
         calls_by_provider=by_provider if len(by_provider) > 1 else {},
         route_used=bool(calls) and (not run.other_routes or "openai" in by_provider),
         wait_ms=float(round(sum(c.wait_ms for c in calls), 3)),
@@ -562,7 +567,9 @@ def conclude(
     budget held and the run was not interrupted. ``expect_comparison``: see :func:`.gates.evaluate`."""
     summary.gates = evaluate(summary, thresholds, expect_comparison)
     if summary.analysis.sequential_seed is not None:
-        in_rounds(summary)
+        from pytest_consistency.analysis.suite_sequential import decide_in_rounds
+
+        decide_in_rounds(summary)
     budget, dollars = summary.run.token_budget, summary.run.cost_budget
     summary.passed = (
         all(g.passed for g in summary.gates)
@@ -574,24 +581,3 @@ def conclude(
         and not summary.run.interrupted
     )
     return summary
-
-
-def in_rounds(summary: SessionSummary) -> None:
-    """Sequential mode decides the gap gate, and the regression gate with a margin, in rounds
-    (analysis/suite_sequential.py), each at the sequential alpha divided by the family of statistical gates (the
-    margin gate one more of them)."""
-    from pytest_consistency.analysis.suite_sequential import drop_gate, gap_gate
-
-    margin = summary.analysis.sequential_margin
-    statistical = [gate for gate in summary.gates if gate.level is not None]
-    family = (statistical[0].family if statistical else 0) + (margin is not None)
-    for index, gate in enumerate(summary.gates):
-        if gate.name == "consistency_gap":
-            summary.sequential_suite, summary.gates[index] = gap_gate(summary, gate.threshold, max(1, family))
-    if margin is not None:
-        facts, result = drop_gate(summary, margin, max(1, family))
-        summary.gates.append(result)
-        if summary.sequential_suite is None:
-            summary.sequential_suite = facts
-        else:
-            summary.sequential_regression = facts

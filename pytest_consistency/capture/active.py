@@ -7,12 +7,14 @@ what it saw to the running repetition, from any thread the agent starts.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import numbers
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -92,6 +94,11 @@ class ActiveRepetition:
     warned_hosts: set[str] = field(default_factory=set, repr=False)
     #: US dollars the test added with ``consistency.cost(usd)`` (what the plugin cannot see: a tool's API).
     added_cost_usd: float = 0.0
+    #: The roles opened with ``consistency.role`` and not closed yet, innermost last: the role of a call made from a
+    #: thread whose own context opened none (a thread does not copy its starter's context variables).
+    roles: list[str] = field(default_factory=list, repr=False)
+    #: The graded outcome the test gave with ``consistency.score(x)`` (in [0, 1]); None when it gave none.
+    score: float | None = None
 
     def add_call(self, call: CallRecord) -> None:
         with self.lock:
@@ -132,6 +139,23 @@ class ActiveRepetition:
 
 
 _active: ActiveRepetition | None = None
+
+#: The roles a call can have (``model.records.ROLES``, spelled here: the records load with the first call).
+ROLES = ("agent", "judge", "user")
+#: The role opened in this context (``Consistency.role``); asyncio copies it into every task it creates.
+_role: contextvars.ContextVar[str | None] = contextvars.ContextVar("consistency_role", default=None)
+
+
+def call_role(state: ActiveRepetition | None) -> str:
+    """The role of a call made now: the one opened in this context, else (a thread started inside, which does not
+    copy its starter's context) the innermost one open in the repetition, else ``agent``."""
+    role = _role.get()
+    if role is not None:
+        return role
+    if state is not None and state.roles:
+        return state.roles[-1]
+    return "agent"
+
 
 #: Requests and child processes refused for carrying the replay's stand-in key (``standin``), since the last report
 #: took them (``take_refusals``): the test phase during which one happened is the setup's failure.
@@ -191,6 +215,52 @@ class Consistency:
     @property
     def total_tokens(self) -> int:
         return sum(call.total_tokens for call in self.calls)
+
+    @contextlib.contextmanager
+    def role(self, name: str) -> Iterator[None]:
+        """Tag every call made inside the block with the role ``name`` (``agent``, ``judge`` or ``user``): a judge
+        built on a client of your own, a simulated user. Code the block awaits, tasks it creates and threads it
+        starts inherit it; a role opened inside wins, and so does a judge client's own role. Route drift and the
+        causes read the agent's calls only."""
+        if name not in ROLES:
+            raise ValueError(f"consistency.role() takes one of {', '.join(ROLES)}, not {shown(name)}")
+        token = _role.set(name)
+        state = self._state
+        with state.lock:
+            state.roles.append(name)
+        try:
+            yield
+        finally:
+            _role.reset(token)
+            with state.lock:
+                index = len(state.roles) - 1 - state.roles[::-1].index(name)
+                del state.roles[index]
+
+    def judging(self) -> contextlib.AbstractContextManager[None]:
+        """``role("judge")``: the calls made inside decide the outcome, they are not the agent's."""
+        return self.role("judge")
+
+    def score(self, value: float) -> None:
+        """This repetition's graded outcome: ``value`` in [0, 1] (a judge's score, an F1). The report keeps it, the
+        mean score is shown beside the figures, and with the marker's ``score_min`` the repetition passes only when
+        its score reaches it. Called again, the last score is kept (with a warning). A value that is not a number is
+        a TypeError; NaN, an infinity or one outside [0, 1] a ValueError, and nothing is kept."""
+        number = isinstance(value, numbers.Number) and not isinstance(value, numbers.Complex)
+        if isinstance(value, bool) or not (isinstance(value, numbers.Real) or number):
+            raise TypeError(f"consistency.score() takes a number in [0, 1], not {shown(value)}")
+        amount = float(value)
+        if not math.isfinite(amount) or not 0.0 <= amount <= 1.0:
+            raise ValueError(f"consistency.score() takes a finite number in [0, 1], not {value!r}")
+        with self._state.lock:
+            again = self._state.score is not None
+            self._state.score = amount
+        if again:
+            warnings.warn(
+                ConsistencyWarning(
+                    f"{self.task_id} repetition {self.repeat}: score() called again; keeping the last score"
+                ),
+                stacklevel=2,
+            )
 
     def cost(self, usd: float) -> None:
         """Add ``usd`` US dollars to this repetition's cost: what the plugin cannot see, e.g. a paid tool's API.

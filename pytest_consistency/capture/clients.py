@@ -45,7 +45,8 @@ def build_client(
     provider: Provider | None = None,
     throttle: Throttle | None = None,
 ) -> Any:
-    """The provider's SDK client (``openai.OpenAI``, ``anthropic.Anthropic``, or async) on the route."""
+    """The provider's SDK client (``openai.OpenAI``, ``anthropic.Anthropic``, or async) on the route; a judge's
+    route makes a client whose calls are the judge's (``CallRecord.role``)."""
     provider = provider or provider_of(route)
     transport = recording_transport(
         provider.http_module(is_async),
@@ -55,6 +56,7 @@ def build_client(
         replay_only=route.replay_only,
         endpoints=provider.sampling_endpoints,
         throttle=throttle,
+        role=None if route.role == "agent" else route.role,
     )
     if api_key is not None:
         from dataclasses import replace

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_consistency.capture import wire
-from pytest_consistency.capture.active import current
+from pytest_consistency.capture.active import call_role, current
 from pytest_consistency.model.records import CANNOT_CONNECT, CallRecord
 from pytest_consistency.secrets.keys import REPLAY_KEY, credentials_in
 from pytest_consistency.shared.ledger import Ledger
@@ -86,12 +86,14 @@ class Attempt:
     refusal is raised.
     """
 
-    def __init__(self, request: Any, pinned: bool, ledger: Ledger | None) -> None:
+    def __init__(self, request: Any, pinned: bool, ledger: Ledger | None, role: str | None = None) -> None:
         self.ledger = ledger
         content = wire.request_content(request)
         self.state = state = current()
         normalize = state.normalize_request if state is not None else None
         self.record = wire.start_record(request, pinned, content, normalize)
+        # A judge client's calls are the judge's wherever they are made; any other call has its context's role.
+        self.record.role = role or call_role(state)
         self.started = time.perf_counter()
         self.record.started_at = time.time()
         self.tap_: wire.ResponseTap | None = None
@@ -111,6 +113,8 @@ class Attempt:
         self.sent_at: str | None = None
         if state is not None and state.recording:  # lets the cassette store the start and latency measured now
             self.sent_at = request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
+            if self.record.role != "agent":  # and whose exchange it is: a judge's can be told from the agent's
+                request.headers[wire.ROLE_HEADER] = self.record.role
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""
@@ -235,11 +239,12 @@ def _begin(
     ledger: Ledger | None,
     defaults: dict[str, Any] | None,
     endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
+    role: str | None = None,
 ) -> tuple[Any, Attempt]:
     if pinned:
         request = with_defaults(request, defaults or {}, endpoints)
         request.extensions = {**request.extensions, PINNED: True}
-    return request, Attempt(request, pinned, ledger)
+    return request, Attempt(request, pinned, ledger, role)
 
 
 def refuse_outside_repetition() -> None:
@@ -352,11 +357,12 @@ def send(
     defaults: dict[str, Any] | None = None,
     endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
     throttle: Throttle | None = None,
+    role: str | None = None,
 ) -> Any:
     """Record one attempt around ``inner``; with a live ``throttle`` the attempt holds one of its slots from
     before it is sent until its response body has been read to the end or closed (a stream's, until its headers
-    arrive), or the attempt fails; the wait is recorded apart from the latency."""
-    request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
+    arrive), or the attempt fails; the wait is recorded apart from the latency. ``role``: a judge client's."""
+    request, attempt = _begin(request, pinned, ledger, defaults, endpoints, role)
     try:
         throttle = live_throttle(throttle, request)
         if throttle is None:
@@ -378,8 +384,9 @@ async def send_async(
     defaults: dict[str, Any] | None = None,
     endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
     throttle: Throttle | None = None,
+    role: str | None = None,
 ) -> Any:
-    request, attempt = _begin(request, pinned, ledger, defaults, endpoints)
+    request, attempt = _begin(request, pinned, ledger, defaults, endpoints, role)
     try:
         throttle = live_throttle(throttle, request)
         if throttle is None:
@@ -407,18 +414,20 @@ def recording_transport(
     replay_only: bool = False,
     endpoints: tuple[str, ...] = SAMPLING_ENDPOINTS,
     throttle: Throttle | None = None,
+    role: str | None = None,
     **transport_kwargs: Any,
 ) -> Any:
     """A transport of ``module`` (httpx or httpx2) that records every attempt and sends it on a real one.
 
     With ``replay_only`` it refuses to send outside a marked repetition: there is no cassette to answer, so the
-    request would go live with a placeholder key (or a real one exported in CI).
+    request would go live with a placeholder key (or a real one exported in CI). ``role``: the role of every call
+    it makes (a judge client's ``judge``), else each call's context's.
     """
     # One TLS context per HTTP module for the whole process: building one loads the CA bundle (~40 ms), which a
     # new transport per repetition paid every time, even for a loopback http:// route or a replay.
     transport_kwargs.setdefault("verify", shared_ssl_context(module))
     inner = (module.AsyncHTTPTransport if is_async else module.HTTPTransport)(**transport_kwargs)
-    return _transport_class(module, is_async)(inner, replay_only, ledger, defaults, endpoints, throttle)
+    return _transport_class(module, is_async)(inner, replay_only, ledger, defaults, endpoints, throttle, role)
 
 
 @functools.cache
@@ -435,9 +444,10 @@ def _transport_class(module: ModuleType, is_async: bool) -> type:
             defaults: dict[str, Any],
             endpoints: tuple[str, ...],
             throttle: Throttle | None,
+            role: str | None = None,
         ) -> None:
             self.inner, self.replay_only, self.ledger = inner, replay_only, ledger
-            self.defaults, self.endpoints, self.throttle = defaults, endpoints, throttle
+            self.defaults, self.endpoints, self.throttle, self.role = defaults, endpoints, throttle, role
 
     if is_async:
 
@@ -447,7 +457,7 @@ def _transport_class(module: ModuleType, is_async: bool) -> type:
                     refuse_outside_repetition()
                 handler = replayable_async(self.inner.handle_async_request, pinned=True)
                 return await send_async(
-                    request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle
+                    request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle, self.role
                 )
 
             async def aclose(self) -> None:
@@ -460,7 +470,7 @@ def _transport_class(module: ModuleType, is_async: bool) -> type:
             if self.replay_only:
                 refuse_outside_repetition()
             handler = replayable(self.inner.handle_request, pinned=True)
-            return send(request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle)
+            return send(request, handler, True, self.ledger, self.defaults, self.endpoints, self.throttle, self.role)
 
         def close(self) -> None:
             self.inner.close()

@@ -55,6 +55,9 @@ MAX_JSON_BODY = 8 * 1024 * 1024
 #: Request header the recording transport adds while recording (``perf_counter time``, :func:`sent_at`); read and
 #: removed before anything is stored.
 SENT_AT_HEADER = "x-consistency-sent-at"
+#: Request header the recording transport adds to a call that is not the agent's (``CallRecord.role``: ``judge``,
+#: ``user``), while recording: the cassette keeps it, so each exchange says whose it was (never matched on).
+ROLE_HEADER = "x-consistency-role"
 #: Digest of the request body as it was sent, before any redaction: what replays are matched on.
 BODY_DIGEST_HEADER = "x-consistency-body-digest"
 

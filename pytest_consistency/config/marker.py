@@ -16,10 +16,11 @@ MARKER = "repeat_consistency"
 #: mistyped ``n=10**6`` would spend minutes collecting; a larger study is several tasks or several sessions.
 MAX_REPETITIONS = 1000
 MARKER_DOC = (
-    f"{MARKER}(n=5, k=None, min_pass=1.0, min_rate=None): run the test n times (at most {MAX_REPETITIONS}) as "
-    "independent repetitions of one task and score its consistency at k (default k = n); the task passes when its "
-    "observed pass rate reaches min_pass, or, with min_rate, when its repetitions show a rate of at least min_rate "
-    "(pass, fail or undecided, on exact one-sided tests)."
+    f"{MARKER}(n=5, k=None, min_pass=1.0, min_rate=None, score_min=None): run the test n times (at most "
+    f"{MAX_REPETITIONS}) as independent repetitions of one task and score its consistency at k (default k = n); the "
+    "task passes when its observed pass rate reaches min_pass, or, with min_rate, when its repetitions show a rate "
+    "of at least min_rate (pass, fail or undecided, on exact one-sided tests). With score_min, a repetition passes "
+    "only when its consistency.score(x) reaches score_min."
 )
 PARAM = "_consistency_repetition"
 ID_PREFIX = "rep"
@@ -59,16 +60,20 @@ class MarkerSpec:
     ``dataclasses`` or ``typing.NamedTuple``: every pytest start reads this module (the option table's limits, the
     marker's line of ``--markers``), and each of those compiles code for the class it makes (``config/options.py``)."""
 
-    __slots__ = ("k", "min_pass", "min_rate", "n")
+    __slots__ = ("k", "min_pass", "min_rate", "n", "score_min")
 
-    def __init__(self, n: int, k: int, min_pass: float, min_rate: float | None = None) -> None:
+    def __init__(
+        self, n: int, k: int, min_pass: float, min_rate: float | None = None, score_min: float | None = None
+    ) -> None:
         self.n = n
         self.k = k
         self.min_pass = min_pass
         self.min_rate = min_rate
+        #: The score (``consistency.score``) at or above which a repetition passes; None: its assertions decide.
+        self.score_min = score_min
 
-    def _fields(self) -> tuple[int, int, float, float | None]:
-        return (self.n, self.k, self.min_pass, self.min_rate)
+    def _fields(self) -> tuple[int, int, float, float | None, float | None]:
+        return (self.n, self.k, self.min_pass, self.min_rate, self.score_min)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MarkerSpec) and self._fields() == other._fields()
@@ -77,11 +82,18 @@ class MarkerSpec:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return f"MarkerSpec(n={self.n}, k={self.k}, min_pass={self.min_pass}, min_rate={self.min_rate})"
+        shown_score = "" if self.score_min is None else f", score_min={self.score_min}"
+        return f"MarkerSpec(n={self.n}, k={self.k}, min_pass={self.min_pass}, min_rate={self.min_rate}{shown_score})"
 
     def replaced(self, **changes: Any) -> MarkerSpec:
         """A copy with ``changes`` (as ``dataclasses.replace`` would make)."""
-        fields = {"n": self.n, "k": self.k, "min_pass": self.min_pass, "min_rate": self.min_rate}
+        fields = {
+            "n": self.n,
+            "k": self.k,
+            "min_pass": self.min_pass,
+            "min_rate": self.min_rate,
+            "score_min": self.score_min,
+        }
         return MarkerSpec(**(fields | changes))
 
 
@@ -115,6 +127,17 @@ def _fraction(name: str, value: Any) -> float:
     return number
 
 
+def _score(name: str, value: Any) -> float:
+    """A score bar: a number in [0, 1], as ``consistency.score`` takes (not a pass rate: said so)."""
+    try:
+        return _fraction(name, value)
+    except MarkerError:
+        raise MarkerError(
+            f"{name}={shown(value)} must be a number in [0, 1], the score (consistency.score) a repetition must "
+            "reach to pass, e.g. score_min=0.7"
+        ) from None
+
+
 def _rate(name: str, value: Any) -> float:
     number = _fraction(name, value)
     if not 0.0 < number < 1.0:
@@ -139,13 +162,13 @@ def parse_marker(
     A marker's own ``min_pass`` or ``min_rate`` wins over the session's defaults (``--consistency-min-pass``,
     ``--consistency-min-rate``); one marker cannot set both.
     """
-    known = ("n", "k", "min_pass", "min_rate")
-    if len(args) > len(known) - 1:
-        raise MarkerError(f"takes at most {len(known) - 1} positional arguments (n, k, min_pass), got {len(args)}")
+    known = ("n", "k", "min_pass", "min_rate", "score_min")
+    if len(args) > 3:
+        raise MarkerError(f"takes at most 3 positional arguments (n, k, min_pass), got {len(args)}")
     values: dict[str, Any] = dict(zip(known, args, strict=False))
     for name, value in kwargs.items():
         if name not in known:
-            raise MarkerError(f"unknown argument {name!r}; the arguments are n, k, min_pass and min_rate")
+            raise MarkerError(f"unknown argument {name!r}; the arguments are n, k, min_pass, min_rate and score_min")
         if name in values:
             raise MarkerError(f"argument {name!r} given twice")
         values[name] = value
@@ -167,7 +190,9 @@ def parse_marker(
     if repeat_override is not None:
         n = _positive_int("--consistency-repeat", repeat_override)
         k = min(k, n) if raw_k is not None else n
-    return MarkerSpec(n=n, k=k, min_pass=min_pass, min_rate=min_rate)
+    raw_score_min = values.get("score_min")
+    score_min = None if raw_score_min is None else _score("score_min", raw_score_min)
+    return MarkerSpec(n=n, k=k, min_pass=min_pass, min_rate=min_rate, score_min=score_min)
 
 
 def rate_warning(spec: MarkerSpec, confidence: float) -> str | None:

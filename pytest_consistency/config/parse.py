@@ -296,6 +296,33 @@ def argparse_type(parse: Callable[[str], Any], metavar: str) -> Callable[[str], 
 PRICE_FIELDS = ("input", "output", "cached_input", "cache_write")
 
 
+#: The judge route's settings (``--consistency-judge``, YAML ``judge:``), each parsed as the agent route's option.
+JUDGE_FIELDS = ("base_url", "model", "api_key_env", "temperature")
+
+
+def judge_settings(raw: Any) -> tuple[tuple[str, Any], ...]:
+    """The judge's route settings: a YAML mapping ``{model: ..., temperature: 0}`` or ``NAME=VALUE`` strings (a list
+    of them, or one per line; a name given twice keeps the last), in :data:`JUDGE_FIELDS` order."""
+    if isinstance(raw, dict):
+        pairs = list(raw.items())
+    else:
+        entries = raw if isinstance(raw, (list, tuple)) else str(raw).splitlines() if isinstance(raw, str) else None
+        if entries is None or not all(isinstance(entry, str) and "=" in entry for entry in entries):
+            raise SettingError(f"{shown(raw)} is not NAME=VALUE (e.g. model=gpt-4o-mini)")
+        pairs = [(name.strip(), value.strip()) for name, _, value in (entry.partition("=") for entry in entries)]
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name not in JUDGE_FIELDS:
+            raise SettingError(
+                f"{shown(name)} is not a setting of the judge's route; they are {', '.join(JUDGE_FIELDS)}"
+            )
+        try:
+            found[name] = non_negative_number(value) if name == "temperature" else text(value)
+        except SettingError as exc:
+            raise SettingError(f"{name}: {exc}") from None
+    return tuple((name, found[name]) for name in JUDGE_FIELDS if name in found)
+
+
 def price_entries(raw: Any) -> tuple[tuple[str, Any], ...]:
     """Prices per model, US dollars per million tokens: a YAML mapping ``{MODEL: {input, output, cached_input,
     cache_write}}`` (``cached_input`` defaults to ``input``: a model without a cache discount; ``cache_write`` too),

@@ -81,6 +81,8 @@ class Settings:
     consistency_anthropic_key_env: str | None = None
     consistency_same_gateway: bool = False
     consistency_ignore_url: str | None = None
+    #: The judge's route settings over the agent route's, ``(name, value)``: base_url, model, api_key_env, temperature.
+    consistency_judge: tuple[tuple[str, Any], ...] = ()
     #: ``(model, Price)`` pairs (``model.prices.Price``: input, output, cached input, cache write per million tokens).
     consistency_prices: tuple[tuple[str, tuple[float, float, float, float | None]], ...] = ()
     consistency_cost_budget: float | None = None

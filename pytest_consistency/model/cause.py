@@ -15,9 +15,10 @@ from typing import Any, Literal
 from pytest_consistency.stats.interval import Interval
 
 #: The causes, in the order a step is read: the route of its attempts, the request, the model's decision; then the
-#: outcome after the last step. Keep the words: users' dashboards and gates read them.
-Cause = Literal["route", "input", "environment", "sampling", "outside the model"]
-CAUSES: tuple[Cause, ...] = ("route", "input", "environment", "sampling", "outside the model")
+#: outcome after the last step, and ``judge``: the agent's calls agree, an LLM judge's verdicts do not (last, so
+#: that the columns of the causes before it keep their places). Keep the words: users' dashboards and gates read them.
+Cause = Literal["route", "input", "environment", "sampling", "outside the model", "judge"]
+CAUSES: tuple[Cause, ...] = ("route", "input", "environment", "sampling", "outside the model", "judge")
 #: Characters of a part's canonical text kept on a call record (its digest covers the whole text).
 MAX_PART_TEXT = 4000
 

@@ -36,6 +36,10 @@ ENDPOINTS: tuple[tuple[str, str], ...] = (
 )
 #: The endpoint kinds that sample from the pinned model (an embedding call asks for an embedding model of its own).
 SAMPLING_KINDS = frozenset({"chat", "responses", "messages", "completions"})
+#: Who made a call (``CallRecord.role``): the agent under test (the default), an LLM judge deciding the outcome
+#: (``judge_client``, ``consistency.judging()``), a simulated user driving the agent (``consistency.role("user")``).
+ROLES = ("agent", "judge", "user")
+AGENT = "agent"
 
 
 def endpoint_kind(url: str) -> str:
@@ -104,6 +108,16 @@ class CallRecord:
     #: What the attempt cost in US dollars, from its usage and its model's price (:mod:`.prices`); None when it used
     #: tokens of a model with no price (or was never priced: a report of an older version).
     cost_usd: float | None = None
+    #: Who made the call (:data:`ROLES`): route drift and the causes read the agent's calls only.
+    role: str = AGENT
+
+
+def agent_calls(calls: list[CallRecord]) -> list[CallRecord]:
+    """The calls the agent made (``role`` ``agent``): what route drift and the causes are about. A judge's or a
+    simulated user's calls are sampled too, but their retries and their answers are not the agent's."""
+    if all(call.role == AGENT for call in calls):  # the commonest case: no judge, the same list
+        return calls
+    return [call for call in calls if call.role == AGENT]
 
 
 @dataclass
@@ -147,6 +161,10 @@ class RepetitionResult:
     #: that used tokens of a model with no price (so ``cost_usd`` is a lower bound when this is not 0).
     cost_usd: float = 0.0
     unpriced_calls: int = 0
+    #: The graded outcome the test gave (``consistency.score(x)``, in [0, 1]), None when it gave none; and the
+    #: marker's ``score_min``, the score at or above which the repetition passes (None: its assertions decide).
+    score: float | None = None
+    score_min: float | None = None
 
     @property
     def scored(self) -> bool:

@@ -122,6 +122,13 @@ class RouteSettings:
     retries_max: int
     #: The API the route speaks (``openai``, ``anthropic``).
     provider: str = "openai"
+    #: Whose calls travel it: the agent's, or a judge's (``judge_client``), whose calls are no part of route drift.
+    role: str = "agent"
+
+    @property
+    def name(self) -> str:
+        """How outputs name the route: its provider, and its role when it is not the agent's (``openai judge``)."""
+        return self.provider if self.role == "agent" else f"{self.provider} {self.role}"
 
     def pinned(self) -> PinnedRoute:
         return PinnedRoute(self.base_url, self.key_fingerprint, self.model, self.retries_max)
@@ -288,6 +295,11 @@ class TaskResult:
     #: then a lower bound).
     cost_usd: float = 0.0
     unpriced_calls: int = 0
+    #: Graded outcomes (``consistency.score``): the mean score of its scored repetitions that gave one, with its
+    #: Hoeffding interval (``stats.bounded``), and how many gave one; None and 0 without scores.
+    score_mean: float | None = None
+    score_interval: Interval | None = None
+    scores: int = 0
 
     @property
     def is_scored(self) -> bool:
@@ -475,6 +487,11 @@ class SessionSummary:
     pass_hat_k_curve: list[float] | None = None
     #: What the session cost in US dollars; None when no call used a token and no test added a cost.
     cost: CostFacts | None = None
+    #: Graded outcomes: the mean score over every scored repetition of the scored tasks that gave one, with its
+    #: Hoeffding interval (these tasks, repetition noise), and how many; None and 0 when no test gave a score.
+    score_mean: float | None = None
+    score_interval: Interval | None = None
+    scores: int = 0
 
     @property
     def interrupted(self) -> bool:

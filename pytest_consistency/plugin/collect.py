@@ -55,7 +55,7 @@ def _snapshot(state: ActiveRepetition) -> tuple[Any, ...]:
             if state.calls
             else ()
         )
-        return (calls, state.unobserved, len(state.notes), state.cassette, state.added_cost_usd)
+        return (calls, state.unobserved, len(state.notes), state.cassette, state.added_cost_usd, state.score)
 
 
 def payload(
@@ -93,6 +93,8 @@ def payload(
             "unobserved": state.unobserved,
             "curtailed": state.curtailed,
             "added_cost_usd": state.added_cost_usd,
+            "score": state.score,
+            "score_min": spec.score_min,
             "infrastructure": infrastructure,
             "message": message,
             "attempts": state.attempts,
@@ -248,6 +250,7 @@ class Collector:
         rep.cassette = data["cassette"]
         rep.unobserved = data["unobserved"]
         rep.added_cost_usd = data["added_cost_usd"]
+        rep.score, rep.score_min = data["score"], data["score_min"]
         if nodeid not in self.settled:  # the first phase that failed says why
             if data["infrastructure"] and rep.infrastructure is None:
                 rep.infrastructure = data["infrastructure"]

@@ -38,6 +38,7 @@ from pytest_consistency.plugin.state import (
 )
 from pytest_consistency.route.doctor import cross_route_problems
 from pytest_consistency.route.resolve import resolve_route
+from pytest_consistency.route.route import ROUTE_NAMES
 from pytest_consistency.shared.scratch import Scratch
 
 if TYPE_CHECKING:
@@ -57,12 +58,15 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             f"({chosen.sources['consistency_min_rate']}) are both set: the default bar of a marker is a rule on the "
             "observed count (min_pass) or a verdict on exact tests (min_rate), not both; keep one"
         )
-    for name in ROUTE_FIXTURES:
-        provider = config.hook.pytest_consistency_provider(name=name, config=config)
+    for name in ROUTE_FIXTURES:  # the agent's route of each provider, and the judge's
+        provider_name, route_role = ROUTE_NAMES[name]
+        provider = state.providers.get(provider_name)
         if provider is None:
-            raise pytest.UsageError(f"pytest-consistency: no provider called {name!r}")
-        state.providers[name] = provider
-        state.routes[name] = resolve_route(state.settings, os.environ, provider)
+            provider = config.hook.pytest_consistency_provider(name=provider_name, config=config)
+            if provider is None:
+                raise pytest.UsageError(f"pytest-consistency: no provider called {provider_name!r}")
+            state.providers[provider_name] = provider
+        state.routes[name] = resolve_route(state.settings, os.environ, provider, route_role)
     for name, problems in cross_route_problems(state.routes, bool(state.settings.consistency_same_gateway)).items():
         route = state.routes[name]
         state.routes[name] = replace(route, problems=(*route.problems, *problems))
@@ -73,7 +77,8 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
 
         workerinput = getattr(config, "workerinput", {})
         directory = scratch.directory(workerinput.get(THROTTLE_KEY), "consistency-throttle-")
-        state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.routes}
+        # per provider: a judge's calls to the same API wait for the same slots as the agent's
+        state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.providers}
     budget, cost_budget = state.settings.consistency_token_budget, state.settings.consistency_cost_budget
     if budget or cost_budget:
         from pytest_consistency.shared.ledger import Ledger

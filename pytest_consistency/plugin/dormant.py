@@ -40,7 +40,8 @@ from typing import Any
 import pytest
 
 from pytest_consistency.config.marker import MARKER, MARKER_DOC
-from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS
+from pytest_consistency.config.option import Option
+from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, HELP_GROUPS, OPTIONS
 from pytest_consistency.config.parse import absolute_path, argparse_type
 from pytest_consistency.plugin import carried, fixtures, hookspecs
 from pytest_consistency.plugin.defaults import DEFAULTS
@@ -56,8 +57,17 @@ HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("pytest_consis
 def add_options(parser: pytest.Parser) -> None:
     """``pytest_addoption``: every option of the table (``config.options``) registered with pytest, its flag (and
     ``--no-`` twin) and its ini key."""
-    group = parser.getgroup("consistency", "repeated-task consistency (pytest-consistency)")
-    for option in OPTIONS:
+    for title, options in HELP_GROUPS:
+        group = parser.getgroup(
+            f"consistency: {title}" if title else "consistency",
+            f"repeated-task consistency (pytest-consistency): {title}" if title else "repeated-task consistency",
+        )
+        add_group(group, parser, options)
+
+
+def add_group(group: Any, parser: pytest.Parser, options: tuple[Option, ...]) -> None:
+    """Register ``options`` in ``group`` of ``pytest --help``: each flag (and ``--no-`` twin) and its ini key."""
+    for option in options:
         if option.is_list:
             group.addoption(
                 option.flag,

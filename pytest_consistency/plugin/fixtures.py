@@ -19,10 +19,15 @@ if TYPE_CHECKING:
     from pytest_consistency.route.route import Route
 
 NAME = "consistency-fixtures"
-#: The fixtures of each provider's route: a session that uses one needs that route to be usable.
+#: The fixtures of each route (the agent's of each provider, the judge's: ``route.route.ROUTE_NAMES``): a session
+#: that uses one needs that route to be usable.
 ROUTE_FIXTURES = {
     "openai": frozenset({"pinned_route", "pinned_client", "async_pinned_client"}),
     "anthropic": frozenset({"pinned_anthropic_route", "pinned_anthropic_client", "async_pinned_anthropic_client"}),
+    # Two fixtures, no more: each fixture of this role costs every pytest start about 0.5 M instructions, the plugin
+    # asleep too (docs/performance.md). An async judge: ``consistency.judging()`` around a client of your own.
+    "judge": frozenset({"judge_client"}),
+    "anthropic_judge": frozenset({"anthropic_judge_client"}),
 }
 #: A test that names one of these needs the plugin awake before it runs (``dormant``).
 WAKING = frozenset({"consistency"}).union(*ROUTE_FIXTURES.values())
@@ -144,6 +149,25 @@ class Fixtures:
     def async_pinned_anthropic_client(self, pinned_anthropic_route: Route) -> Any:
         """``anthropic.AsyncAnthropic`` on the pinned Anthropic route (a sync fixture, as ``async_pinned_client``)."""
         return _client(self.awake(), pinned_anthropic_route, is_async=True)
+
+    @pytest.fixture
+    def judge_client(self) -> Iterator[Any]:
+        """``openai.OpenAI`` on the judge's route (``--consistency-judge``, YAML ``judge:``; what it leaves unset is
+        the agent route's): every call it makes is recorded with the role ``judge`` (in the repetition's cassette),
+        and is no part of route drift or the causes."""
+        state = self.awake()
+        client = _client(state, _route(state, "judge"), is_async=False)
+        yield client
+        client.close()
+
+    @pytest.fixture
+    def anthropic_judge_client(self) -> Iterator[Any]:
+        """``anthropic.Anthropic`` on the judge's Anthropic route (the ``judge:`` options over the Anthropic route's);
+        its calls are the judge's, as ``judge_client``'s."""
+        state = self.awake()
+        client = _client(state, _route(state, "anthropic_judge"), is_async=False)
+        yield client
+        client.close()
 
 
 def normalizer(config: pytest.Config) -> Callable[[Any, str], Any]:

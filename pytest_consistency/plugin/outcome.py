@@ -102,6 +102,10 @@ class Outcome:
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)
                     report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+        if report.when == "call" and not failed and spec.score_min is not None:
+            short = score_short(active.score, spec.score_min)
+            if short is not None:  # graded: the score decides, as an assertion would (the recording is kept)
+                report.outcome, report.longrepr, message = "failed", short, short
         if refused and not (infrastructure or "").startswith(STAND_IN_REASON):
             # The stand-in key refused (a request, a child), whatever the agent did with the error.
             infrastructure = f"{STAND_IN_REASON}: {refused[0].splitlines()[0][:300]}"
@@ -129,6 +133,18 @@ class Outcome:
             if report.when == "call":
                 sent(active)
         return report
+
+
+def score_short(score: float | None, score_min: float) -> str | None:
+    """Why a repetition that passed its assertions fails its marker's ``score_min``; None when its score reaches it."""
+    if score is None:
+        return (
+            f"no score: the marker's score_min={score_min:g} decides by consistency.score(x), which this repetition "
+            "never called"
+        )
+    if score < score_min:
+        return f"score {score:g} < score_min {score_min:g}"
+    return None
 
 
 def first_recording(state: PluginState, tracked: Tracked, active: ActiveRepetition, item: pytest.Item) -> bool:

@@ -78,7 +78,7 @@ class PlanRole:
         from pytest_consistency.analysis.plan import PlanError, PlannedTask, build_plan
         from pytest_consistency.cassette.paths import SUFFIXES
         from pytest_consistency.model.prices import price_table
-        from pytest_consistency.model.result import Analysis
+        from pytest_consistency.plugin.finish import analysis_of
         from pytest_consistency.report.plan import plan_lines
 
         state = self.config.stash[STATE]
@@ -104,18 +104,7 @@ class PlanRole:
             )
         cassettes = f"the cassettes under {state.cassette_root}"
         source = cassettes if summary is None else (f"{path} and {cassettes}" if recorded else str(path))
-        alpha = round(1 - settings.consistency_confidence, 12)
-        analysis = Analysis(
-            confidence=settings.consistency_confidence,
-            target=settings.consistency_interval_target,
-            gate_on=settings.consistency_gate_on,
-            inconclusive=settings.consistency_inconclusive,
-            test=settings.consistency_test,
-            suite_regression=settings.consistency_suite_regression,
-            sequential_alpha=(settings.consistency_sequential_alpha or alpha)
-            if settings.consistency_sequential
-            else None,
-        )
+        analysis = analysis_of(settings)  # the session's own: the plan reads the gates as it would
         try:
             plan = build_plan(
                 source,

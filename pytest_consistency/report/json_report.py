@@ -141,6 +141,10 @@ def check(summary: SessionSummary) -> list[str]:
                 not math.isfinite(c.latency_ms) for c in rep.calls if c.latency_ms is not None
             ):
                 problems.append(f"{where}: repetition {rep.repeat} has a duration or latency that is not finite")
+            elif any(value is not None and not 0 <= value <= 1 for value in (rep.score, rep.score_min)):
+                problems.append(
+                    f"{at}: score {rep.score!r:.40} or score_min {rep.score_min!r:.40} is not within [0, 1]"
+                )
     return problems
 
 

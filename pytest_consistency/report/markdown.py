@@ -32,6 +32,7 @@ from pytest_consistency.model.records import FAILURE, RepetitionResult
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
 from pytest_consistency.report.cost import markdown_head, task_text, unknown
 from pytest_consistency.report.encodable import ESCAPE_NOTE, needs_escape, visible
+from pytest_consistency.report.score import markdown_rows
 from pytest_consistency.report.terminal import (
     TARGET_TEXT,
     arrows,
@@ -209,6 +210,7 @@ def figure_lines(summary: SessionSummary) -> list[str]:
         + " |",
         f"| answer disagreement | {pp(summary.answer_disagreement_pp)} | – |",
     ]
+    lines += markdown_rows(summary)
     route = summary.route
     if route is not None and route.tasks_with_calls:
         lines.append(

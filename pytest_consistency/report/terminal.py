@@ -16,7 +16,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
-from pytest_consistency.analysis.summary import budget_stopped
+from pytest_consistency.analysis.sequential import budget_stopped
 from pytest_consistency.analysis.verdict import (
     failure_reasons,
     met_threshold_text,
@@ -33,6 +33,7 @@ from pytest_consistency.model.result import (
     TaskResult,
 )
 from pytest_consistency.report.cost import terminal_lines as cost_lines
+from pytest_consistency.report.score import terminal_lines as score_lines
 from pytest_consistency.stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -68,9 +69,7 @@ def pp(value: float | None) -> str:
 
 def bracket(interval: Interval | None, scale: float = 1.0) -> str:
     """`` [19.8, 29.1]`` or nothing when there is no interval."""
-    if interval is None:
-        return ""
-    return f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
+    return "" if interval is None else f" [{interval.low * scale:.1f}, {interval.high * scale:.1f}]"
 
 
 def _forms(task_id: str) -> list[str]:
@@ -191,6 +190,7 @@ def figure_lines(summary: SessionSummary, width: int) -> list[Line]:
             f"answer disagreement {pp(summary.answer_disagreement_pp)}"
         ),
         *curve_lines(summary, width),
+        *map(Line, score_lines(summary)),
     ]
     if iv is not None:
         text = f"intervals: {iv.confidence * 100:g} % confidence, for {TARGET_TEXT[iv.target]}"
@@ -213,7 +213,7 @@ def route_lines(summary: SessionSummary, route: RouteFacts) -> list[Line]:
     pinned: list[tuple[str | None, RouteSettings, str]] = (
         [(None, route.settings, route.key_shown)] if route.route_used else []
     )
-    pinned += [(o.provider, o, route.other_keys_shown.get(o.provider, "")) for o in route.other_routes]
+    pinned += [(o.name, o, route.other_keys_shown.get(o.name, "")) for o in route.other_routes]
     lines = [
         Line(
             f"route{f' ({provider})' if provider else ''}: {s.base_url}  model {s.model or '(per request)'}  "
@@ -283,8 +283,9 @@ def limits_text(settings: RouteSettings, tasks: list[TaskResult]) -> str:
 
 
 def own_clients_called(settings: RouteSettings, tasks: list[TaskResult]) -> bool:
-    """A client the agent built itself called this route's provider (its calls are ``pinned: false``)."""
-    return any(not c.pinned and c.provider == settings.provider for t in tasks for r in t.repetitions for c in r.calls)
+    """A client the test built itself (calls ``pinned: false``) called this route's provider in the route's role."""
+    calls = (c for t in tasks for r in t.repetitions for c in r.calls)
+    return any(not c.pinned and c.provider == settings.provider and c.role == settings.role for c in calls)
 
 
 def unmeasured_drift(summary: SessionSummary) -> str:

@@ -6,7 +6,7 @@ Apart from ``route`` (the ``Route`` itself), so that the providers, which take a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pytest_consistency.config.settings import Settings
@@ -60,17 +60,27 @@ def base_url_problems(url: str, source: str, provider: Provider) -> list[str]:
     return problems
 
 
-def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider) -> Route:
+def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider, role: str = "agent") -> Route:
     """Build ``provider``'s route and list its problems; raising is left to the caller, who knows
-    if it is needed.
+    if it is needed. A judge's route (``role`` ``judge``) reads the judge's settings (``--consistency-judge``, YAML
+    ``judge:``) first and the agent's route options for what they leave unset, with the same checks; its calls are
+    the judge's.
 
     When cassettes are replayed only (``--consistency-record=none``) no call goes out, so the environment's key
     is not used at all, whatever it holds (none, a placeholder, a dummy, a real key as CI jobs often have): the
     clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
     base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
+    judge = dict(settings.consistency_judge) if role != "agent" else {}
+
+    def chosen(name: str, option: str | None) -> tuple[Any, str | None]:
+        """A route setting and where it came from: the judge's when it sets it, else the agent route's option."""
+        if name in judge:
+            return judge[name], f"{settings.sources.get('consistency_judge', 'the configuration')} ({name})"
+        return (settings.value(option), settings.sources.get(option)) if option else (None, None)
+
     problems: list[str] = []
-    configured_env = settings.value(key_env_option) if key_env_option else None
+    configured_env = chosen("api_key_env", key_env_option)[0]
     candidates = (str(configured_env),) if configured_env else provider.key_envs
     key_env = next((name for name in candidates if env.get(name)), candidates[0])
     api_key = env.get(key_env) or None
@@ -89,12 +99,13 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         )
         api_key = None
 
-    configured = settings.value(base_url_option) if base_url_option else None
+    configured, configured_source = chosen("base_url", base_url_option)
     url_env = provider.base_url_env
     env_url = env.get(url_env) or None
     if configured:
-        base_url, source = str(configured), settings.sources.get(str(base_url_option), "the configuration")
-        if env_url and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
+        base_url, source = str(configured), configured_source or "the configuration"
+        # The agent's own clients read the variable; a judge on another endpoint is what its setting is for.
+        if env_url and "base_url" not in judge and env_url.strip().rstrip("/") != base_url.strip().rstrip("/"):
             problems.append(
                 f"{url_env}={redact_url(env_url)} differs from the configured base URL "
                 f"{redact_url(base_url)} ({source}); "
@@ -107,8 +118,8 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         base_url, source = provider.default_base_url, "default"
     problems.extend(base_url_problems(base_url, source, provider))
 
-    model = settings.value(model_option) if model_option else None
-    model_source = settings.sources.get(model_option) if model and model_option else None
+    model, model_source = chosen("model", model_option)
+    model_source = model_source if model else None
     if not model and provider.model_env and env.get(provider.model_env):
         model, model_source = env[provider.model_env].strip(), f"${provider.model_env}"
 
@@ -118,7 +129,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         model=model,
         timeout=float(settings.consistency_timeout),
         max_retries=int(settings.consistency_max_retries),
-        temperature=settings.consistency_temperature,
+        temperature=judge.get("temperature", settings.consistency_temperature),
         seed=settings.consistency_seed,
         max_tokens=settings.consistency_max_tokens,
         key_env=key_env,
@@ -126,4 +137,5 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         problems=tuple(problems),
         provider=provider.name,
         model_source=model_source,
+        role=role,
     )

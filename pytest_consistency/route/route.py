@@ -33,6 +33,15 @@ ROUTE_OPTIONS = {
     "openai": ("consistency_base_url", "consistency_model", "consistency_api_key_env"),
     "anthropic": ("consistency_anthropic_base_url", "consistency_anthropic_model", "consistency_anthropic_key_env"),
 }
+#: The routes of the session by name, each with its provider and role: the agent's, one per provider, and the
+#: judge's (``judge_client`` on OpenAI's API, ``anthropic_judge_client`` on Anthropic's), whose settings
+#: (``--consistency-judge``, YAML ``judge:``) are over the agent route's of the same provider.
+ROUTE_NAMES = {
+    "openai": ("openai", "agent"),
+    "anthropic": ("anthropic", "agent"),
+    "judge": ("openai", "judge"),
+    "anthropic_judge": ("anthropic", "judge"),
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,8 @@ class Route:
     provider: str = "openai"
     #: Where the model came from (an option, the provider's model variable), for messages.
     model_source: str | None = None
+    #: Whose calls travel it: the agent's (``agent``) or a judge's (``judge``: its calls are recorded as the judge's).
+    role: str = "agent"
 
     @property
     def replay_only(self) -> bool:
@@ -66,6 +77,8 @@ class Route:
 
     def error_message(self) -> str:
         which = "" if self.provider == "openai" else f" ({self.provider})"
+        if self.role != "agent":
+            which = f" of the {self.role}{which}"
         return f"pytest-consistency: the pinned route{which} cannot be used:\n" + "\n".join(
             f"  - {p}" for p in self.problems
         )
@@ -86,6 +99,7 @@ class Route:
             self.seed,
             self.max_retries if retries_max is None else retries_max,
             self.provider,
+            self.role,
         )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pytest_consistency.model.cause import CAUSES, CauseShare
+from pytest_consistency.model.records import agent_calls
 from pytest_consistency.stats.interval import Interval
 from pytest_consistency.stats.metrics import TaskCounts
 from pytest_consistency.stats.suite import suite_intervals
@@ -43,20 +44,52 @@ def task_finding(
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
     if len(scored) < 2:
         return None
-    decisions = [decisions_of(r.calls) for r in scored]
+    calls = [agent_calls(r.calls) for r in scored]  # the agent's: a judge's or a user's calls are not its steps
+    decisions = [decisions_of(each) for each in calls]
     classes = text_classes(decisions, same_text)
     runs = [
         run_of(
             r.repeat,
-            r.calls,
+            each,
             [step_key(decision, classes) for decision in run],
             r.succeeded,
             answer_class.get(r.repeat),
             classes,
         )
-        for r, run in zip(scored, decisions, strict=True)
+        for r, each, run in zip(scored, calls, decisions, strict=True)
     ]
-    return find_cause(runs, task_id)
+    found = find_cause(runs, task_id)
+    if found is not None and found.cause == "outside the model" and judged(scored):
+        return judge_finding(found, scored)
+    return found
+
+
+#: What to do about a judge that flips on the same agent output (the cause ``judge``).
+JUDGE_ADVICE = "pin the judge's temperature; ask for a rubric; use a majority of M judge samples"
+
+
+def judged(scored: Sequence[RepetitionResult]) -> bool:
+    """Whether repetitions whose agent calls agree owe their different outcomes to a judge: some passed, some
+    failed, and a judge's calls are among theirs (``CallRecord.role``)."""
+    outcomes = {r.succeeded for r in scored}
+    return len(outcomes) > 1 and any(call.role == "judge" for r in scored for call in r.calls)
+
+
+def judge_finding(found: Finding, scored: Sequence[RepetitionResult]) -> Finding:
+    """The cause ``judge``: the agent's calls agree in every repetition (``found`` says so, as ``outside the
+    model``), the outcomes differ, and an LLM judge decided them."""
+    from dataclasses import replace
+
+    judge_calls = sum(call.role == "judge" for r in scored for call in r.calls)
+    passed = sum(r.succeeded for r in scored)
+    same = found.detail.partition(", yet ")[0]
+    return replace(
+        found,
+        cause="judge",
+        where="the judge's verdict",
+        detail=f"{same}; the judge ({judge_calls} call(s)) passed {passed}/{len(scored)} of them",
+        advice=JUDGE_ADVICE,
+    )
 
 
 def suite_causes(tasks: Sequence[TaskResult], analysis: Analysis | None = None) -> dict[str, CauseShare] | None:

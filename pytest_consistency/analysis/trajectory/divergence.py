@@ -17,7 +17,7 @@ from pytest_consistency.analysis.trajectory.align import (
 )
 from pytest_consistency.analysis.trajectory.steps import decisions_of
 from pytest_consistency.analysis.trajectory.tree import Run, build_tree, parting
-from pytest_consistency.model.records import RepetitionResult
+from pytest_consistency.model.records import RepetitionResult, agent_calls
 from pytest_consistency.model.trajectory import DivergenceMap, TreeNode
 
 
@@ -30,7 +30,7 @@ def divergence_map(
     if not any(r.calls for r in repetitions):  # the commonest task of a suite without HTTP: nothing to map
         return None
     scored = sorted((r for r in repetitions if r.scored), key=lambda r: r.repeat)
-    decisions = [decisions_of(r.calls) for r in scored]
+    decisions = [decisions_of(agent_calls(r.calls)) for r in scored]  # the agent's steps, not a judge's
     if not any(decisions):
         return None
     keys = canonical_keys(decisions, same_text)

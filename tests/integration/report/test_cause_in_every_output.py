@@ -198,7 +198,7 @@ def test_one_story_of_the_cause_in_every_output(pytester: pytest.Pytester, fake:
     assert shown_md == texts["summary.md"]
     table = json.loads(cli("compare", "report.json", "report.json", "--format", "json", cwd=pytester.path).stdout)
     assert [row["causes"] for row in table["rows"]] == [
-        {"route": 0.0, **{cause: float(points) for cause, points in SHOWN.items()}}
+        {"route": 0.0, **{cause: float(points) for cause, points in SHOWN.items()}, "judge": 0.0}
     ] * 2
 
 

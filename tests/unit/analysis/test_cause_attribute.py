@@ -217,7 +217,7 @@ def test_the_cause_does_not_depend_on_the_order_repetitions_arrive_in(suite: dic
 # the summary's exact figure, the shares are sums of per-task floats; at a tie (26.25 prints 26.2) float noise in
 # the shares' sum (26.250000000000004) must not make them add up to 26.3.
 
-CAUSE_ROW = re.compile(r"\b(route|input|environment|sampling|outside the model) (\d+\.\d) pp")
+CAUSE_ROW = re.compile(rf"\b({'|'.join(CAUSES)}) (\d+\.\d) pp")
 
 
 def planned_summary(plan: list[tuple[int, int, str]]) -> SessionSummary:
@@ -251,9 +251,7 @@ def printed(summary: SessionSummary) -> dict[str, tuple[str, dict[str, str]]]:
     markdown = markdown_render(summary)
     gap = re.search(r"\| consistency gap \| (\d+\.\d) pp", markdown)
     assert gap is not None
-    rows = re.findall(
-        r"^\| (route|input|environment|sampling|outside the model) \| \d+ \| (\d+\.\d) pp", markdown, re.M
-    )
+    rows = re.findall(rf"^\| ({'|'.join(CAUSES)}) \| \d+ \| (\d+\.\d) pp", markdown, re.M)
     out["markdown"] = (gap.group(1), dict(rows))
     page = html_render(summary)
     gap = re.search(r'consistency gap</div><div class="value">(\d+\.\d) pp', page)

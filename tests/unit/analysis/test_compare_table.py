@@ -16,7 +16,7 @@ def test_one_column_per_cause_whose_points_add_up_to_the_gap_printed() -> None:
     before = replace(cause_summary(), causes=None)  # a report made before causes were named
     table = rows([("A", summary), ("B", before)], summary.analysis)
     assert table[0].causes is not None
-    assert list(table[0].causes.items()) == list(zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0], strict=True))
+    assert list(table[0].causes.items()) == list(zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0, 0.0], strict=True))
     assert f"{sum(table[0].causes.values()):.1f}" == f"{summary.consistency_gap_pp:.1f}"
     assert table[1].causes is None
     assert [h for h in HEADERS if h.endswith(" pp") and h[:-3] in CAUSES] == [f"{c} pp" for c in CAUSES]
@@ -28,16 +28,17 @@ def test_the_text_markdown_and_json_renderings_carry_the_causes() -> None:
     text = comparison_table(reports, summary.analysis).splitlines()
     head, first, second = text[0], text[1], text[2]
     # each cause with a task has its interval beside its points, conditional on the causes named; route has none
-    shown = ["0.0", "16.0 [0.4, 16.0]", "8.0 [1.1, 10.7]", "12.0 [2.9, 12.0]", "0.0 [0.0, 10.7]"]
+    # (judge, the last cause, has no task: no interval either)
+    shown = ["0.0", "16.0 [0.4, 16.0]", "8.0 [1.1, 10.7]", "12.0 [2.9, 12.0]", "0.0 [0.0, 10.7]", "0.0"]
     assert first[head.index("route pp") :].startswith("  ".join(shown[:1]))
     assert all(cell in first for cell in shown)
-    assert second[head.index("route pp") :].split()[:5] == ["-"] * 5
+    assert second[head.index("route pp") :].split()[:6] == ["-"] * 6
     markdown = comparison_table(reports, summary.analysis, "markdown").splitlines()
     cells = [c.strip() for c in markdown[2].strip("|").split("|")]
     header = [c.strip() for c in markdown[0].strip("|").split("|")]
     assert [cells[header.index(f"{c} pp")] for c in CAUSES] == shown
     data = json.loads(comparison_table(reports, summary.analysis, "json"))
-    assert data["rows"][0]["causes"] == {c: v for c, v in zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0], strict=True)}
+    assert data["rows"][0]["causes"] == {c: v for c, v in zip(CAUSES, [0.0, 16.0, 8.0, 12.0, 0.0, 0.0], strict=True)}
     assert data["rows"][0]["cause_intervals"]["route"] is None
     assert data["rows"][0]["cause_intervals"]["sampling"] == {
         "low": summary.causes["sampling"].interval.low,  # type: ignore[index, union-attr]

@@ -76,3 +76,30 @@ def test_an_agent_that_embeds_with_another_model_is_no_drift_and_its_embeddings_
     other_embed = [at("/chat/completions", "gpt-x"), at("/embeddings", "text-embed-2")]
     drift = task_drift([rep, other_embed], OPENAI)
     assert drift.details[0] == "embeddings model requested: 2 different (text-embed, text-embed-2)"
+
+
+def judged(role: str = "judge") -> list[CallRecord]:
+    """The steady agent calls, and a judge's call on another gateway, model and key, that needed 3 retries and
+    failed once (429)."""
+    judge = call("openai", "http://judge/v1", "sha256:cccc", "judge-x")
+    judge.role, judge.retry_index = role, 3
+    failed = call("openai", "http://judge/v1", "sha256:cccc", "judge-x")
+    failed.role, failed.status = role, 429
+    return [*steady(), judge, failed]
+
+
+def test_a_judges_calls_on_their_own_route_are_no_drift_of_the_agent() -> None:
+    drift = task_drift([steady(), judged()], OPENAI, others={"anthropic": ANTHROPIC})
+    assert drift.kinds == [] and drift.errors == {}
+    # counted all the same: they are calls the session made, with tokens
+    assert drift.calls == 6 and drift.retries == 1
+    assert drift.tokens_per_repetition == [0, 0]
+
+
+def test_a_simulated_users_calls_are_no_drift_of_the_agent_either() -> None:
+    assert task_drift([steady(), judged("user")], OPENAI, others={"anthropic": ANTHROPIC}).kinds == []
+
+
+def test_the_same_calls_made_by_the_agent_are_drift() -> None:
+    drift = task_drift([steady(), judged("agent")], OPENAI, others={"anthropic": ANTHROPIC})
+    assert {"base_url", "key", "model_requested", "retries", "errors"} <= set(drift.kinds)

@@ -53,3 +53,13 @@ def test_a_min_rate_n_that_can_neither_pass_nor_fail_says_every_verdict_is_undec
     assert rate_warning(parse_marker((), {"n": 20, "min_rate": 0.8}), 0.95) is None
     only_fail = rate_warning(parse_marker((), {"n": 5, "min_rate": 0.8}), 0.95)
     assert only_fail is not None and only_fail.endswith("It can only FAIL or stay undecided")
+
+
+def test_score_min_is_a_score_bar_in_the_unit_interval() -> None:
+    spec = parse_marker((), {"n": 4, "score_min": 0.7})
+    assert spec.score_min == 0.7 and spec.min_pass == 1.0
+    assert parse_marker((), {"n": 4}).score_min is None
+    assert spec.replaced(n=2).score_min == 0.7 and spec != parse_marker((), {"n": 4})
+    for bad in (1.5, -0.1, "high", True):
+        with pytest.raises(MarkerError, match=r"score_min=.* must be a number in \[0, 1\]"):
+            parse_marker((), {"score_min": bad})

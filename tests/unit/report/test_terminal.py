@@ -63,3 +63,22 @@ def test_a_wrapped_line_never_breaks_inside_a_command_or_an_id() -> None:
         lines = wrapped(text, width)
         assert " ".join(line.strip() for line in lines) == text
         assert any(command in line for line in lines), lines
+
+
+def test_a_routes_own_clients_are_those_of_its_role() -> None:
+    """The agent's route says its own clients keep the SDK's limits only when the agent built one; a judge's own
+    client (inside ``consistency.judging()``) is the judge route's."""
+    from types import SimpleNamespace
+
+    from pytest_consistency.model.records import CallRecord
+    from pytest_consistency.model.result import RouteSettings
+    from pytest_consistency.report.terminal import own_clients_called
+
+    judge_call = CallRecord(
+        "POST", "http://j/v1/chat/completions", "http://j/v1", None, "m", pinned=False, role="judge"
+    )
+    tasks = [SimpleNamespace(repetitions=[SimpleNamespace(calls=[judge_call])])]
+    agent = RouteSettings("http://a/v1", "m", None, "OPENAI_API_KEY", False, 60.0, 1, None, None, 1)
+    judge = RouteSettings("http://j/v1", "m", None, "OPENAI_API_KEY", False, 60.0, 1, None, None, 1, role="judge")
+    assert not own_clients_called(agent, tasks)  # type: ignore[arg-type]
+    assert own_clients_called(judge, tasks)  # type: ignore[arg-type]
