@@ -42,6 +42,9 @@ UNRECORDED = "not recorded (--consistency-sequential)"
 #: How a repetition not started because the session's repetition budget was used up is skipped (its message starts
 #: so): the task's sequence ends there, as at the cap.
 BUDGET = "budget reached (--consistency-repetition-budget)"
+#: The same for the token and cost budgets (``--consistency-token-budget``, ``--consistency-cost-budget``): once the
+#: shared ledger is over one, no repetition starts, and the tasks' sequences end there.
+BUDGETS = (BUDGET, "budget reached (--consistency-token-budget)", "budget reached (--consistency-cost-budget)")
 #: The outcomes that end a task's sequence where they stand, as the cap does.
 ENDS = ("unrecorded", "budget")
 
@@ -103,7 +106,7 @@ def from_records(records: Iterable[tuple[int, str, str | None]]) -> dict[int, Ou
     for number, outcome, message in records:
         if outcome == "curtailed" and message is not None and message.startswith(UNRECORDED):
             found[number] = "unrecorded"
-        elif outcome == "curtailed" and message is not None and message.startswith(BUDGET):
+        elif outcome == "curtailed" and message is not None and message.startswith(BUDGETS):
             found[number] = "budget"
         elif outcome in SUCCESS:
             found[number] = "pass"
@@ -135,4 +138,4 @@ def sequential_facts(tasks: list[TaskResult], alpha: float, budget: int | None =
 
 def budget_stopped(repetitions: list[RepetitionResult]) -> int:
     """The repetitions not started because the session's repetition budget was used up (their message says so)."""
-    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGET))
+    return sum(1 for r in repetitions if r.outcome == "curtailed" and (r.message or "").startswith(BUDGETS))

@@ -417,6 +417,10 @@ def not_needed(
     spent = budget is not None and board.started() >= budget  # read before any wait for the rounds
     if budget is not None and spent and decision is None:
         return budget_reached(active, budget)
+    over = ledger_over(state) if decision is None else None
+    if over is not None:  # the token or cost budget: no repetition starts, as no call would be made
+        active.curtailed = True
+        return over
     rounds = (
         None
         if spent
@@ -436,6 +440,23 @@ def not_needed(
     else:
         how = f"at n={spec.n} whatever the remaining repetitions do (min_pass {spec.min_pass:g})"
     return f"not needed (--consistency-sequential): {active.task_id} is {decision.verdict} {how}"
+
+
+def ledger_over(state: PluginState) -> str | None:
+    """In sequential mode, why a repetition does not start once the token or cost budget is exhausted: its calls
+    would be refused, so it would end in error; not started, its task's sequence ends here (undecided unless decided
+    before), as with the repetition budget."""
+    from pytest_consistency.shared.ledger import CostBudgetExceeded, TokenBudgetExceeded
+
+    if state.ledger is None:
+        return None
+    try:
+        state.ledger.check()
+    except TokenBudgetExceeded as exc:
+        return f"budget reached (--consistency-token-budget): {exc}"
+    except CostBudgetExceeded as exc:
+        return f"budget reached (--consistency-cost-budget): {exc}"
+    return None
 
 
 def budget_reached(active: ActiveRepetition, budget: int) -> str:

@@ -75,3 +75,43 @@ def test_a_budget_without_sequential_mode_is_a_usage_error(pytester: pytest.Pyte
     result = pytester.runpytest("--consistency-repetition-budget=3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--consistency-repetition-budget needs --consistency-sequential*"])
+
+
+TOKEN_TASKS = """
+import pytest
+
+@pytest.mark.parametrize("task", ["a", "b"])
+@pytest.mark.repeat_consistency(n=20, min_rate=0.8)
+def test_t(task, pinned_client, consistency):
+    reply = pinned_client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": task}])
+    consistency.record(reply.choices[0].message.content)
+"""
+
+
+@pytest.mark.parametrize("flag", ["--consistency-token-budget=150", "--consistency-price=fake-model=1000,1000"])
+def test_the_token_and_cost_budgets_stop_a_sequential_run_as_the_repetition_budget_does(
+    pytester: pytest.Pytester, fake: Any, flag: str
+) -> None:
+    """Once the shared ledger is over the token (or cost) budget no repetition starts: the tasks end undecided (their
+    sequences end there, as at the cap), not in error with every later repetition refused its calls."""
+    pytester.makepyfile(test_t=TOKEN_TASKS)
+    budget = [flag] if "token" in flag else [flag, "--consistency-cost-budget=0.1"]
+    result = pytester.runpytest(
+        f"--consistency-base-url={fake.base_url}",
+        "--consistency-model=fake-model",
+        "--consistency-record=off",
+        "--consistency-sequential",
+        "--consistency-report=r.json",
+        "-p",
+        "no:randomly",
+        *budget,
+    )
+    report = load_report(pytester, "r.json")
+    found = tasks(report)
+    assert {name: (t["verdict"], t["decided_by"]) for name, t in found.items()} == {
+        "a": ("undecided", "cap"),
+        "b": ("undecided", "cap"),
+    }, result.stdout.str()
+    assert all(t["scored"] < 20 and "error" not in t["outcomes"] for t in found.values())
+    assert report["summary"]["sequential"]["budget_stopped"] == sum(20 - t["scored"] for t in found.values())
+    assert result.ret == 1  # the budget was exceeded: the session fails, as without sequential mode
