@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import importlib
 import json
 import subprocess
@@ -18,8 +17,6 @@ from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.model.resample import DecisionRow, ResampleSummary
 from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.model.serial import DEFERRED, ReportFormatError, _field_names, check_values, to_data
-from pytest_consistency.plugin.gc_pause import gc_paused
-from pytest_consistency.report.json_report import write_atomic
 
 
 def test_a_number_beyond_a_float_is_named_by_its_path() -> None:
@@ -101,33 +98,6 @@ def test_a_dataclass_types_fields_are_looked_up_once_whatever_the_number_of_reco
     info = _field_names.cache_info()
     assert info.misses == len({Branch, Leaf, list, dict, str, float, int}) - 3  # scalars never asked
     assert info.hits >= 1000
-
-
-def test_the_report_file_is_not_the_indenting_encoders_text(tmp_path: Path) -> None:
-    call = {"method": "POST", "status": 200}
-    data = {"schema": "s", "tasks": [{"repetitions": [{"repeat": 1, "calls": [call, call]}]}]}
-    write_atomic(tmp_path / "r.json", data)
-    text = (tmp_path / "r.json").read_text()
-    assert json.loads(text) == data
-    assert text != json.dumps(data, indent=2) + "\n"
-    assert text.count('{"method": "POST", "status": 200}') == 2  # each call record one line, by the C encoder
-
-
-def test_the_collector_is_off_inside_and_as_it_was_after() -> None:
-    assert gc.isenabled()
-    with gc_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with gc_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the user's choice is kept
-    finally:
-        gc.enable()
-    with pytest.raises(KeyError), gc_paused():
-        raise KeyError("x")
-    assert gc.isenabled()
 
 
 def test_reading_a_report_back_spells_no_position_and_takes_each_hint_apart_once(
