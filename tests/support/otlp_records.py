@@ -1,4 +1,4 @@
-"""Call and repetition records for the span tests (tests/unit/report/test_otlp_*.py): a successful chat completion
+"""Call and repetition records for the span tests (tests/unit/report/otlp/test_*.py): a successful chat completion
 attempt and a repetition holding calls, each field overridable."""
 
 from __future__ import annotations

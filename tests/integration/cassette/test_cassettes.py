@@ -13,7 +13,6 @@ from suites import load_report as report
 from suites import without_timings
 
 from pytest_consistency.cassette.messages import SecretInCassetteError
-from pytest_consistency.cassette.paths import cassette_path
 from pytest_consistency.cassette.persist import Persister
 from pytest_consistency.cassette.scrub import Scrubber
 from pytest_consistency.secrets.keys import fingerprint
@@ -315,20 +314,6 @@ def test_task():
     result = run(pytester, fake, "none", "-W", "ignore::pytest.PytestUnknownMarkWarning")
     result.stdout.fnmatch_lines(["*both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch*"])
     assert run(pytester, fake, "off", "-W", "ignore::pytest.PytestUnknownMarkWarning").ret == 0
-
-
-@pytest.mark.parametrize(
-    ("task_id", "expected"),
-    [
-        ("tests/test_a.py::test_x", "tests/test_a/test_x/rep-2.yaml"),
-        ("test_a.py::TestC::test_m[a b]", "test_a/TestC_test_m_a_b-"),
-        ("test_a.py::test_x[a/b]", "test_a/test_x_a_b-"),
-    ],
-)
-def test_cassette_paths_are_file_safe_and_collision_free(task_id: str, expected: str) -> None:
-    path = cassette_path(Path("c"), task_id, 2).as_posix()
-    assert path.startswith("c/" + expected)
-    assert cassette_path(Path("c"), "t.py::f[a/b]", 1) != cassette_path(Path("c"), "t.py::f[a_b]", 1)
 
 
 #: A tracer like LangSmith's: a background thread posting through ``requests`` to an ignored endpoint. The loopback

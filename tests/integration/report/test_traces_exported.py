@@ -481,8 +481,8 @@ def test_a_dead_collector_is_one_line_and_no_change_of_the_exit_status(
     monkeypatch: pytest.MonkeyPatch,
     mode: str,
 ) -> None:
-    """How long it waits is measured where it is bounded (test_otlp_export.py times ``send``); a session here shows
-    the line and keeps its exit status."""
+    """How long it waits is measured where it is bounded (tests/unit/report/otlp/test_export.py times ``send``); a
+    session here shows the line and keeps its exit status."""
     without = session(pytester, fake, "none", "without.json")
     dead = Collector(mode).start()
     try:

@@ -7,7 +7,6 @@ environment the agent's own client reads.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from fake_openai import GOOD_KEY, FakeOpenAI, Step
 from suites import consistency_section, subprocess_session
 from suites import load_report as report
 
-from pytest_consistency.route.route import Route, stand_in_keys, stand_in_variables
 from pytest_consistency.secrets.keys import REPLAY_KEY, fingerprint
 
 #: The agent builds its own client from the environment; repetitions 1 and 3 pass, 2 fails: a gap of 66.7 pp.
@@ -322,29 +320,3 @@ def test_task(pinned_client, consistency, task):
     assert expected in route_line(result), route_line(result)
     html = (pytester.path / "report.html").read_text()
     assert f"<dt>key fingerprints</dt><dd>{expected.removeprefix('keys ')}</dd>" in html
-
-
-def test_which_variables_get_the_stand_in_key() -> None:
-    """The SDK's variable of each provider, unless the SDK has a credential already (ANTHROPIC_AUTH_TOKEN is one), and
-    a route's own key variable; never a variable that is set, and an empty one counts as unset."""
-    openai_route = Route("http://127.0.0.1:9/v1", None, None, 60, 1, key_env="AGENT_LLM_KEY")
-    claude_route = Route("http://127.0.0.1:9", None, None, 60, 1, provider="anthropic", key_env="ANTHROPIC_API_KEY")
-    routes = (openai_route, claude_route)
-    assert stand_in_variables(routes, {}) == ("AGENT_LLM_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-    assert stand_in_variables(routes, {"OPENAI_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "t"}) == (
-        "AGENT_LLM_KEY",
-        "OPENAI_API_KEY",
-    )
-    assert stand_in_variables(routes, {"AGENT_LLM_KEY": "k", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}) == ()
-
-
-def test_the_stand_in_key_is_restored_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
-    with stand_in_keys(("OPENAI_API_KEY", "ANTHROPIC_API_KEY")) as filled:
-        assert filled == ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
-        assert os.environ["OPENAI_API_KEY"] == os.environ["ANTHROPIC_API_KEY"] == REPLAY_KEY
-    assert "OPENAI_API_KEY" not in os.environ and os.environ["ANTHROPIC_API_KEY"] == ""
-    with stand_in_keys(("OPENAI_API_KEY",)):
-        os.environ["OPENAI_API_KEY"] = "the agent set its own"  # left as the agent set it
-    assert os.environ["OPENAI_API_KEY"] == "the agent set its own"

@@ -17,8 +17,6 @@ import pytest
 from pytest_consistency.capture.wire import ResponseTap
 from pytest_consistency.model.records import CallRecord
 from pytest_consistency.model.trajectory import MAX_TEXT, Decision, Message, ToolCall, clip
-from pytest_consistency.route.providers.anthropic import PROVIDER as ANTHROPIC
-from pytest_consistency.route.providers.openai import PROVIDER as OPENAI
 
 CHAT = "http://h/v1/chat/completions"
 RESPONSES = "http://h/v1/responses"
@@ -275,70 +273,6 @@ def test_react_action_line_is_the_key_of_a_text_step() -> None:
     two = Decision.of("Thought: let me search   first\naction:  search[invoices]")
     assert one.key() == two.key() == "action:search[invoices]"
     assert one.label() == "action: search[invoices]"
-
-
-@pytest.mark.parametrize(
-    ("body", "asked"),
-    [
-        (
-            {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]},
-            (Message("system", "Be brief."), Message("user", "Hi")),
-        ),
-        (
-            {
-                "messages": [
-                    {"role": "user", "content": "Find it"},
-                    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
-                    {"role": "tool", "tool_call_id": "c1", "content": "3 invoices"},
-                    {"role": "tool", "content": [{"type": "text", "text": "no id"}]},
-                ]
-            },
-            (Message("tool", "3 invoices", "c1"), Message("tool", "no id", None)),
-        ),
-    ],
-)
-def test_chat_asked_is_what_follows_the_last_assistant_turn(body: dict[str, Any], asked: tuple[Message, ...]) -> None:
-    assert OPENAI.asked(CHAT, body) == asked
-
-
-def test_responses_asked() -> None:
-    first = {"instructions": "Be brief.", "input": "Find it"}
-    assert OPENAI.asked(RESPONSES, first) == (Message("system", "Be brief."), Message("user", "Find it"))
-    later = {
-        "instructions": "Be brief.",
-        "input": [
-            {"role": "user", "content": "Find it"},
-            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "c1", "output": "found"},
-        ],
-    }
-    assert OPENAI.asked(RESPONSES, later) == (Message("tool", "found", "c1"),)
-    chained = {
-        "previous_response_id": "r1",
-        "instructions": "x",
-        "input": [{"type": "function_call_output", "call_id": "c", "output": "o"}],
-    }
-    assert OPENAI.asked(RESPONSES, chained) == (Message("tool", "o", "c"),)
-
-
-def test_messages_asked() -> None:
-    body = {
-        "system": "Be brief.",
-        "messages": [
-            {"role": "user", "content": "Find it"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
-            {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "found"}]},
-                    {"type": "text", "text": "and then?"},
-                ],
-            },
-        ],
-    }
-    assert ANTHROPIC.asked(MESSAGES, body) == (Message("tool", "found", "t1"), Message("user", "and then?"))
-    first = {"system": "Be brief.", "messages": [{"role": "user", "content": "Find it"}]}
-    assert ANTHROPIC.asked(MESSAGES, first) == (Message("system", "Be brief."), Message("user", "Find it"))
 
 
 @pytest.mark.parametrize(

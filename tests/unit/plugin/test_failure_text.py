@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_consistency.plugin.carried import has_text
@@ -47,3 +49,27 @@ def test_a_skip_reason_tuple_is_redacted() -> None:
     report = pytest.TestReport("t.py::t", ("t.py", 1, "t"), {}, "skipped", ("t.py", 1, f"no {KEY}"), "setup")
     redact_report(report, redactor())
     assert report.longrepr == ("t.py", 1, f"no {REDACTED}")
+
+
+# From test_junit_tmp.py:
+# x
+
+
+LATE = "gw-late-token-5e5e6f6f"
+
+
+def test_junits_file_is_redacted_in_its_texts_and_attributes(tmp_path: Path) -> None:
+    from pytest_consistency.plugin.failure_text import redact_junit
+    from pytest_consistency.secrets.literals import redactor
+
+    path = tmp_path / "junit.xml"
+    path.write_text(
+        '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest"><testcase name="t">'
+        f'<properties><property name="answer" value="got {LATE}" /></properties>'
+        f'<failure message="failed &amp; {LATE}">E   {LATE}</failure><system-out>{LATE}</system-out>'
+        "</testcase></testsuite></testsuites>"
+    )
+    assert redact_junit(path, redactor([LATE], shapes=False))
+    text = path.read_text()
+    assert LATE not in text and 'value="got &lt;redacted&gt;"' in text and "failed &amp; &lt;redacted&gt;" in text
+    assert not redact_junit(path, redactor([LATE], shapes=False))

@@ -28,7 +28,6 @@ from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSumm
 from pytest_consistency.report import builtin
 from pytest_consistency.report.html import FORMAT, HtmlFormat, render
 from pytest_consistency.report.html.data import breakable
-from pytest_consistency.report.html.diagnosis import first_difference
 
 HOSTILE = '</script><img src=x onerror="alert(1)"><!--<script>alert(2)</script>'
 BASE = "http://127.0.0.1:8765/v1"
@@ -191,15 +190,6 @@ def test_inconsistent_tasks_get_a_side_by_side_up_to_the_first_differing_call() 
     assert section.count('<tr class="diff"><td>2</td>') == 2
     assert "<mark>m-1 → m-2</mark>" in section
     assert "call 2, highlighted" in section
-
-
-def test_first_difference() -> None:
-    a = [call("/completions"), call()]
-    assert first_difference(a, copy.deepcopy(a)) is None
-    assert first_difference(a, a[:1]) == 1
-    assert first_difference(a, [call("/completions"), call(tokens=11)]) == 1
-    assert first_difference(a, [call("/embeddings")]) == 0
-    assert first_difference([], []) is None
 
 
 def test_header_shows_verdict_figures_gates_route_and_drift() -> None:

@@ -206,20 +206,6 @@ def test_result_type() -> None:
 # --- paired difference ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", TARGETS)
-def test_identical_runs_difference_contains_zero(target: str) -> None:
-    difference = paired_gap_difference(list(zip(PUBLISHED, PUBLISHED, strict=True)), target=target)
-    assert difference.contains(0.0)
-
-
-@pytest.mark.parametrize("t", [1, 2, 3, 4, 10])
-def test_paired_difference_few_tasks(t: int) -> None:
-    pairs = [(TaskCounts(5, 5, 5), TaskCounts(3, 5, 5))] * t
-    difference = paired_gap_difference(pairs)
-    assert difference.contains(60.0)  # 0 -> 3/5 gap of 60 pp per task
-    assert -100.0 <= difference.low <= difference.high <= 100.0
-
-
 # --- invalid input ----------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,26 @@
+"""The collector paused around the session end's work (plugin.gc_pause)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from pytest_consistency.plugin.gc_pause import gc_paused
+
+
+def test_the_collector_is_off_inside_and_as_it_was_after() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the user's choice is kept
+    finally:
+        gc.enable()
+    with pytest.raises(KeyError), gc_paused():
+        raise KeyError("x")
+    assert gc.isenabled()

@@ -1,0 +1,35 @@
+"""What resolving a route checks of its base URL, per provider (route.resolve)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_consistency.route.providers import builtin
+from pytest_consistency.route.resolve import base_url_problems
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("https://api.anthropic.com", None),
+        ("https://api.anthropic.com/", None),
+        ("http://gw:4000/anthropic", None),
+        ("https://api.anthropic.com/v1", "ends in /v1, "),
+        ("https://api.anthropic.com/v1/", "ends in /v1, "),
+        ("https://api.anthropic.com/v1/messages", "ends in /v1/messages, "),
+        ("http://gw:4000/anthropic/v1", "ends in /v1, "),
+    ],
+)
+def test_an_anthropic_base_url_must_not_carry_what_the_sdk_appends(url: str, problem: str | None) -> None:
+    found = base_url_problems(url, "$ANTHROPIC_BASE_URL", builtin("anthropic"))
+    if problem is None:
+        assert found == []
+    else:
+        fixed = url.rstrip("/").removesuffix("/messages").removesuffix("/v1")
+        assert len(found) == 1 and problem in found[0] and found[0].endswith(f"use {fixed}")
+
+
+def test_an_openai_base_url_needs_its_api_path() -> None:
+    assert base_url_problems("http://gw:4000/v1", "x", builtin("openai")) == []
+    assert "has no API path" in base_url_problems("http://gw:4000", "x", builtin("openai"))[0]
+    assert base_url_problems("http://gw:4000", "x", builtin("anthropic")) == []
