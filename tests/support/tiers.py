@@ -41,12 +41,12 @@ LITELLM_MODULES = ("test_gateway.py", "test_gateway_anthropic.py")
 LITELLM_TESTS = ("test_every_shipped_price_is_litellms",)
 
 #: The statistics validation, by the test's name: within a ``stats`` folder, what checks coverage, error rates
-#: (alpha, false alarms, A/A runs), power by exact rejection probability, simulated runs, grids of true rates and
-#: exhaustive walks; anywhere, a gate's error rate checked over unchanged agents. Modules named for coverage are
-#: validation as a whole.
+#: (alpha, false alarms, A/A runs), power by exact rejection probability, simulated runs, grids of true rates,
+#: exhaustive walks and the large-n cross-checks against scipy and exact sums; anywhere, a gate's error rate checked
+#: over unchanged agents. Modules named for coverage are validation as a whole.
 STATS_NAME = re.compile(
     r"cover|at_most_alpha|below_alpha|false_alarm|simulated|rarely_|_grid|grid_|miss_at_most|rejection_probability"
-    r"|whole_walk"
+    r"|whole_walk|matches_scipy_at|equals_the_exact"
 )
 ANYWHERE_NAME = re.compile(r"at_most_alpha|rarely_fails")
 
