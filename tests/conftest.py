@@ -1,20 +1,20 @@
+import contextlib
+import importlib
 import os
 from collections.abc import Iterator
 
-import anthropic  # noqa: F401
-
-# Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
-# a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions.
-import httpcore  # noqa: F401
-import httpcore2  # noqa: F401
-import httpx  # noqa: F401
-import httpx2  # noqa: F401
-import openai  # noqa: F401
 import pytest
-import vcr  # noqa: F401
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
+from tiers import TIER_MARKERS, tiers, xdist_copies
+
+# Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
+# a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions. Those installed:
+# without the test extra (a plain `pip install -e .`) this file still loads, and the tests that need them fail.
+for _name in ("anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai", "vcr"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_name)
 
 # The plugin loads these only when a session needs them; imported here once, for the same reason as the HTTP stack
 # above: a module first imported inside one in-process session is dropped after it, and the next session would
@@ -73,3 +73,22 @@ def claude(anthropic_server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", anthropic_server.base_url)
     return anthropic_server
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers (tests/support/tiers.py, docs/testing.md): each item gets its markers here, not in its file, and
+    skips when what it needs is missing (not in CI, where it must be there and its own check fails instead)."""
+    copies = xdist_copies(items)
+    in_ci = bool(os.environ.get("CI"))
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        marked = {m.name: (m.args[0] if m.args else None) for m in item.iter_markers() if m.name in TIER_MARKERS}
+        found = tiers(item.path, item.originalname, item.fixturenames, callspec.params if callspec else {}, marked)
+        for tier in found:
+            if tier.marker not in marked or tier.arg != marked[tier.marker]:
+                item.add_marker(getattr(pytest.mark, tier.marker)(*([tier.arg] if tier.arg else [])))
+            if tier.skip and not in_ci:
+                # first of the item's skipif marks, which pytest reads before its skip marks: this reason is shown
+                item.add_marker(pytest.mark.skipif(True, reason=tier.skip), append=False)
+        if item.nodeid in copies:
+            item.add_marker(pytest.mark.xdist_copy)

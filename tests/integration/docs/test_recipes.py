@@ -102,8 +102,6 @@ class Recipe:
     step: Step | None = None
     #: Replayed under ``-n 2`` too, and compared with the recording there as well.
     xdist: bool = False
-    #: Its framework needs openai 2.x: its sessions run in ``.venv-openai2`` (``OPENAI2_INSTALL``).
-    openai2: bool = False
     #: A conftest for the sessions (not part of the recipe), and whether HOME is the test's directory.
     conftest: str | None = None
     home: bool = False
@@ -147,9 +145,8 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
             step=INVOICE_TOOL_CALL,
             answer={"number": 4121, "paid": True},
             xdist=True,
-            openai2=True,
         ),
-        "test_llama_index.py": Recipe(tasks=2, xdist=True, openai2=True),
+        "test_llama_index.py": Recipe(tasks=2, xdist=True),
         "test_haystack.py": Recipe(
             tasks=2,
             env={"HAYSTACK_TELEMETRY_ENABLED": "False"},
@@ -166,6 +163,10 @@ def cases(fake: FakeOpenAI) -> dict[str, Recipe]:
 #: .ci/run does; where it is missing these recipes skip, naming it (in CI, where it must exist, they fail).
 OPENAI2_VENV = ROOT / ".venv-openai2"
 OPENAI2_INSTALL = "python3 -m venv .venv-openai2 && .venv-openai2/bin/pip install -e '.[recipes-openai2]'"
+#: The recipes whose framework needs openai 2.x: their sessions run in ``.venv-openai2``.
+OPENAI2_RECIPES = ("test_instructor.py", "test_llama_index.py")
+#: The tier of the tests that need it (tests/support/tiers.py): without it they skip, naming the README's command.
+NEEDS_OPENAI2 = pytest.mark.extra_venv(".venv-openai2")
 
 
 def openai2_python() -> str:
@@ -374,6 +375,7 @@ print(json.dumps({"openai": openai.__version__, "plugin": pytest_consistency.__f
 """
 
 
+@NEEDS_OPENAI2
 def test_the_openai2_venv_holds_openai_2_and_the_plugin_of_this_checkout(tmp_path: Path) -> None:
     """Its recipes test this working tree's plugin on openai 2.x: not an installed copy, not openai 3."""
     python = openai2_python()
@@ -391,7 +393,7 @@ def test_the_page_holds_every_recipe() -> None:
     assert sorted(recipes()) == sorted([*WORKING, "test_langchain_forgot.py"])
 
 
-@pytest.mark.parametrize("name", WORKING)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=NEEDS_OPENAI2) if n in OPENAI2_RECIPES else n for n in WORKING])
 def test_recipe_records_and_replays_every_repetition_without_drift(
     pytester: pytest.Pytester,
     both: FakeOpenAI,
@@ -400,7 +402,7 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
     name: str,
 ) -> None:
     recipe = cases(both)[name]
-    python = openai2_python() if recipe.openai2 else None
+    python = openai2_python() if name in OPENAI2_RECIPES else None
     for variable, value in recipe.env.items():
         monkeypatch.setenv(variable, value)
     if recipe.home:
@@ -592,6 +594,7 @@ def test_autogen_without_model_info_refuses_a_model_name_that_is_not_openais(
     [("fake-model", "ValueError: Unknown model 'fake-model'"), ("gpt-4o-mini", "model_requested")],
     ids=["unknown-name", "known-name"],
 )
+@NEEDS_OPENAI2
 def test_llama_index_openai_class_rejects_an_unknown_name_and_a_known_one_is_drift(
     pytester: pytest.Pytester, both: FakeOpenAI, model: str, outcome: str
 ) -> None:

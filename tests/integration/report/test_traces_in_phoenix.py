@@ -338,6 +338,7 @@ def test_the_otlp_json_of_the_report_is_what_phoenix_received(
         assert abs(micros(span["end_time"]) * 1000 - end) < 2000, span["name"]
 
 
+@pytest.mark.browser  # its own page, drawn in Chromium (no fixture says so)
 def test_phoenix_draws_the_trace_of_a_task(phoenix: Phoenix, tap: OtlpTap, replayed: Session) -> None:
     """Phoenix's own page of the route task's trace, in headless Chromium, shows the task span, its repetitions
     and their model calls (docs/traces-phoenix.png is this page of another task)."""
