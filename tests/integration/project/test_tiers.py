@@ -156,7 +156,7 @@ class Absent:
             raise ImportError(f"No module named {name!r}")
 
 sys.meta_path.insert(0, Absent())
-sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/unit/stats/test_stats_metrics.py"]))
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/unit/stats/test_metrics.py"]))
 """
 
 
