@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_consistency.shared.throttle import Throttle, ThrottleTimeout, Waited, file_stem, next_start
+from pytest_consistency.shared.rate import next_start
+from pytest_consistency.shared.throttle import Throttle, ThrottleTimeout, Waited, file_stem
 
 Interval = tuple[float, float, int]  # (entered, left, who)
 
