@@ -7,11 +7,9 @@ Every test runs a real inner pytest session (pytester) whose tests use ``pinned_
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -20,6 +18,7 @@ from fake_anthropic import GOOD_KEY, MODEL, FakeAnthropic, Step
 from fake_openai import GOOD_KEY as OPENAI_KEY
 from fake_openai import FakeOpenAI
 from fake_openai import Step as OpenAIStep
+from spacing import spacing_shortfalls
 from suites import BOTH_ROUTES_TASK as BOTH_TASK
 from suites import anthropic_suite as suite
 from suites import load_report as report
@@ -302,19 +301,39 @@ def test_concurrency_is_capped_across_xdist_workers(
                 assert call["wait_ms"] + call["latency_ms"] <= rep["duration"] * 1000 + 0.002, (call, rep)
 
 
+PACED_TASK = """
+import os
+import time
+
+import pytest
+
+@pytest.mark.parametrize("task", range(2))
+@pytest.mark.repeat_consistency(n=2)
+def test_task(task, pinned_anthropic_client, consistency):
+    with open(os.environ["ASKED_AT"], "a") as asked:  # before the call asks for its turn
+        asked.write(f"{time.time()!r}\\n")
+    reply = pinned_anthropic_client.messages.create(
+        model=MODEL, max_tokens=16, messages=[{"role": "user", "content": f"task {task}"}])
+    consistency.record(reply.content[0].text)
+"""
+
+
 def test_rpm_spaces_request_starts_and_replays_are_never_throttled(
     pytester: pytest.Pytester, slow_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytester.makepyfile(test_agent=suite(CONCURRENT_TASK.replace("range(4)", "range(2)").replace("n=3", "n=2")))
+    """``--consistency-rpm=300``: starts 0.2 s apart across both workers, judged from lower bounds only (when each
+    call asked, when the server saw it: tests/support/spacing.py), which a loaded machine only makes later."""
+    asked_at = pytester.path / "asked-at"
+    monkeypatch.setenv("ASKED_AT", str(asked_at))
+    pytester.makepyfile(test_agent=suite(PACED_TASK))
     assert run(pytester, "once", "-n", "2", "--consistency-rpm=300").ret == 0
-    starts = sorted(stats(slow_server)["starts"])
-    assert len(starts) == 4
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.2 - 0.02  # 60 / 300 s apart, across both workers
+    befores = [float(line) for line in asked_at.read_text().splitlines()]
+    starts = stats(slow_server)["starts"]
+    assert len(starts) == len(befores) == 4
+    assert not spacing_shortfalls(befores, starts, 60 / 300)
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    began = time.perf_counter()
-    assert run(pytester, "none", "-n", "2", "--consistency-rpm=1").ret == 0  # at 1 per minute this would take 3 min
-    assert time.perf_counter() - began < 30
+    # at 1 per minute a throttled replay would wait (wait_ms) a minute per call
+    assert run(pytester, "none", "-n", "2", "--consistency-rpm=1").ret == 0
     assert all(c["replayed"] and c["wait_ms"] == 0 for c in calls(pytester))
 
 
