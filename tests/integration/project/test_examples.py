@@ -129,7 +129,8 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
-    assert len(files) == 85  # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25
+    # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25, the judge example's 2 x 10
+    assert len(files) == 105
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()
