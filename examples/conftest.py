@@ -5,3 +5,5 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 
 from conftest_example import *  # noqa: E402,F403
+
+collect_ignore = ["judges"]  # a suite of its own: pytest examples/judges (docs/judges.md)

@@ -105,7 +105,30 @@ if [ -f examples/resample-demo.txt ]; then
   done < examples/resample-demo.txt
   echo "== resampled in $((SECONDS - RECORDED))s"
 fi
+# The judge example (docs/judges.md), a suite of its own: recorded whole when no selection is given or the
+# selection names it (-k judge); its figures to reproduce are examples/judges/expected.json.
+JUDGES=0
+if [ $# -eq 0 ] || [[ " $* " == *judge* ]]; then
+  JUDGES=1
+  rm -rf cassettes/examples/judges
+  "$PY" -m pytest examples/judges -p no:cacheprovider -p no:randomly \
+    --consistency-config=examples/judges/consistency.yaml --consistency-record=all -q || true
+  echo "== judge example recorded in $((SECONDS - RECORDED))s"
+fi
 kill "${PIDS[@]}" 2>/dev/null || true
+
+if [ "$JUDGES" = 1 ]; then
+  env -u EXAMPLE_LLM_KEY "$PY" -m pytest examples/judges -p no:cacheprovider -p no:randomly -q \
+    --consistency-config=examples/judges/consistency.yaml --consistency-report=/tmp/judges-replayed.json || true
+  "$PY" - <<'PY'
+import json
+report = json.load(open("/tmp/judges-replayed.json"))
+expected = {t["task_id"]: {"outcomes": t["outcomes"], "distinct_answers": t["distinct_answers"],
+                           "cause": t.get("cause")} for t in report["tasks"]}
+json.dump({"tasks": expected}, open("examples/judges/expected.json", "w"), indent=2)
+PY
+  rm -f /tmp/judges-replayed.json
+fi
 
 # The figures to reproduce: a replay of the whole suite, offline and without keys, exactly as CI runs it.
 env -u EXAMPLE_LLM_KEY -u EXAMPLE_GATEWAY_KEY "$PY" -m pytest examples -p no:cacheprovider -p no:randomly \

@@ -182,8 +182,12 @@ def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProc
     return subprocess.run([COMMAND, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def replay_examples(report: Path, *args: str, root: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def replay_examples(
+    report: Path, *args: str, root: Path = ROOT, suite: str = "examples"
+) -> subprocess.CompletedProcess[str]:
     """Run the example suite as CI does, from ``root``: no key in the environment, the repository's cassettes only.
+
+    ``suite`` is ``examples`` or a suite of its own below it (``examples/judges``), with its own consistency.yaml.
 
     The outputs ``examples/consistency.yaml`` asks for (the main job's Markdown and HTML beside it) go beside
     ``report`` instead, and none into a CI step summary: a test never rewrites what the main-job command wrote.
@@ -191,8 +195,8 @@ def replay_examples(report: Path, *args: str, root: Path = ROOT) -> subprocess.C
     dropped = ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GITHUB_STEP_SUMMARY")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONIOENCODING"] = "utf-8"
-    command = [sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    command += ["--consistency-config=examples/consistency.yaml", f"--consistency-report={report}"]
+    command = [sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command += [f"--consistency-config={suite}/consistency.yaml", f"--consistency-report={report}"]
     command += [f"--consistency-md={report.with_suffix('.md')}", f"--consistency-html={report.with_suffix('.html')}"]
     command += [f"--consistency-cassettes={ROOT / 'cassettes'}", *args]
     return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pytest_consistency.analysis.answers import canonical_json
-from pytest_consistency.model.records import FAILURE, CallRecord, RepetitionResult
+from pytest_consistency.model.records import AGENT, FAILURE, CallRecord, RepetitionResult
 from pytest_consistency.model.result import SessionSummary, TaskResult
 from pytest_consistency.model.trajectory import Decision, Message, digest
 from pytest_consistency.report.otlp.semconv import SAMPLING_ATTRIBUTES, operation_of
@@ -230,11 +230,13 @@ def _dollars(prefix: str, usd: float, unpriced: int) -> dict[str, AttributeValue
 
 def step_numbers(calls: Sequence[CallRecord]) -> list[int | None]:
     """Per call, the trajectory step it made or tried (a failed attempt belongs to the step its retry answered, as
-    :func:`..trajectory.steps.steps_of` counts steps), None for a call that is no model step."""
+    :func:`..trajectory.steps.steps_of` counts steps), None for a call that is no model step or not the agent's."""
     numbers: list[int | None] = []
     done = 0
     for call in calls:
-        if call.decision is not None and call.error is None:
+        if call.role != AGENT:  # a judge's or a simulated user's call is no step of the agent's trajectory
+            numbers.append(None)
+        elif call.decision is not None and call.error is None:
             done += 1
             numbers.append(done)
         elif call.sent is not None or (call.method == "POST" and operation_of(call.url) == "chat"):
@@ -318,6 +320,8 @@ def _route_facts(call: CallRecord, timing: str, step: int | None) -> dict[str, A
         "consistency.call.pinned": call.pinned,
         "consistency.call.timing": timing,
     }
+    if call.role != AGENT:  # whose call: the judge's and a simulated user's are told from the agent's
+        facts["consistency.call.role"] = call.role
     if step is not None:
         facts["consistency.step"] = step
     if call.key_fingerprint is not None:

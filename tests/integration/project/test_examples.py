@@ -82,6 +82,31 @@ def test_each_cause_task_is_inconsistent_for_its_own_cause(tmp_path: Path) -> No
     assert [t for t in tasks.values() if t["drift"]["kinds"]] == [route]
 
 
+def test_the_judge_example_tells_the_judges_gap_from_the_agents(tmp_path: Path) -> None:
+    """examples/judges (docs/judges.md), replayed offline: the task whose agent answers the same every time and
+    whose judge flips is `judge`; the task whose agent varies before a judge at temperature 0 is `sampling`; the main
+    example suite leaves the judge suite out."""
+    expected = json.loads((ROOT / "examples" / "judges" / "expected.json").read_text())["tasks"]
+    out = tmp_path / "judges.json"
+    result = replay_examples(out, root=ROOT, suite="examples/judges")
+    assert result.returncode == 0, result.stdout[-3000:]
+    report = json.loads(out.read_text())
+    tasks = {t["task_id"]: t for t in report["tasks"]}
+    assert {
+        k: {"outcomes": t["outcomes"], "distinct_answers": t["distinct_answers"], "cause": t["cause"]}
+        for k, t in tasks.items()
+    } == expected
+    flips, varies = (
+        tasks[f"examples/judges/test_judge_tasks.py::{name}"] for name in ("test_judge_flips", "test_agent_varies")
+    )
+    assert (flips["cause"], flips["distinct_answers"], len(set(flips["outcomes"]))) == ("judge", 1, 2)
+    assert (varies["cause"], len(set(varies["outcomes"]))) == ("sampling", 2)
+    roles = {c["role"] for t in tasks.values() for r in t["repetitions"] for c in r["calls"]}
+    assert roles == {"agent", "judge"}
+    assert all(c["replayed"] for t in tasks.values() for r in t["repetitions"] for c in r["calls"])
+    assert "gap by cause: sampling" in result.stdout and "judge" in result.stdout
+
+
 def test_gap_gate_on_the_replayed_suite(tmp_path: Path) -> None:
     # 13 tasks x n = 5 cannot tell a gap of 25 pp from the measured 26.2: undecided, which is no failure by default
     below = f"--consistency-gap-max={EXPECTED['consistency_gap_pp'] - 1:.1f}"
@@ -104,7 +129,8 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
-    assert len(files) == 85  # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25
+    # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25, the judge example's 2 x 10
+    assert len(files) == 105
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()

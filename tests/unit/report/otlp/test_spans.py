@@ -311,6 +311,20 @@ def test_the_step_index_follows_the_trajectory_and_a_failed_attempt_belongs_to_t
     assert [s.attributes["consistency.step"] for s in spans if s.kind == "client"] == [1, 2, 2]
 
 
+def test_a_judges_and_a_simulated_users_calls_are_marked_and_are_no_step_of_the_agent() -> None:
+    calls = [
+        call(started_at=T0),
+        call(started_at=T0 + 1, role="user"),
+        call(started_at=T0 + 2),
+        call(started_at=T0 + 3, role="judge", model_requested="judge-model"),
+    ]
+    clients = [s for s in spans_of(summary_of([rep("t", 1, calls, n=1)])) if s.kind == "client"]
+    assert [s.attributes.get("consistency.call.role") for s in clients] == [None, "user", None, "judge"]
+    assert [s.attributes.get("consistency.step") for s in clients] == [1, None, 2, None]
+    assert clients[3].name == "chat judge-model"  # still a model call span with the GenAI attributes
+    assert clients[3].attributes["gen_ai.operation.name"] == "chat"
+
+
 def test_a_429_attempt_and_a_timeout_are_error_spans_and_each_retry_is_a_span_of_its_own() -> None:
     calls = [
         call(started_at=T0, status=429, decision=None, latency_ms=20.0, prompt_tokens=0, completion_tokens=0,
