@@ -3,7 +3,7 @@ readers that every process needs whether or not the plugin woke in it (``dormant
 nothing of the plugin.
 
 A report carries the payload of its repetition, or the marks of a repetition or a handle that add nothing else
-(``collect``, ``outcome``); under xdist they reach the controller with the report. A worker hands its secrets to the
+(``payload``, ``outcome``); under xdist they reach the controller with the report. A worker hands its secrets to the
 controller in ``workeroutput`` when it finishes (``secrets``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The repetition's payload (``collect.payload``): JSON text, or the dict itself where it was made.
+#: The repetition's payload (``payload.payload``): JSON text, or the dict itself where it was made.
 ATTRIBUTE = "consistency_payload"
 #: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
 MARKED = "consistency_marked"

@@ -22,8 +22,8 @@ from pytest_consistency.analysis.infrastructure import (
 from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.carried import ATTRIBUTE, HANDLE, MARKED
-from pytest_consistency.plugin.collect import adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import cassette_folder, display_path, replayed_folder
+from pytest_consistency.plugin.payload import adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.secrets import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
