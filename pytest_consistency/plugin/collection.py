@@ -27,7 +27,7 @@ from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
 from pytest_consistency.plugin.state import STATE, PluginState, is_worker, marker_of
 
 if TYPE_CHECKING:
-    from pytest_consistency.cassette.matching import MatchRules
+    from pytest_consistency.cassette.match_rules import MatchRules
 
 
 def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
@@ -249,7 +249,7 @@ def match_rules(config: pytest.Config, rules: tuple[str, ...], any_host: bool = 
     """What replays leave out of body matching, once every conftest is loaded (after collection). The rules were
     checked when the option was read (``config.parse.match_rules``); the matcher's module loads only for a session
     that repeats a task or hands out the ``consistency`` handle."""
-    from pytest_consistency.cassette.matching import compile_rules
+    from pytest_consistency.cassette.match_rules import compile_rules
 
     hook = config.hook.pytest_consistency_normalize_request
     if not hook.get_hookimpls():
