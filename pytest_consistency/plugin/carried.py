@@ -4,7 +4,7 @@ nothing of the plugin.
 
 A report carries the payload of its repetition, or the marks of a repetition or a handle that add nothing else
 (``payload``, ``outcome``); under xdist they reach the controller with the report. A worker hands its secrets to the
-controller in ``workeroutput`` when it finishes (``secrets``).
+controller in ``workeroutput`` when it finishes (``redaction``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ WORKER_KEY = "consistency_known_secrets"
 
 def from_repetition(report: Any) -> bool:
     """Whether the report is a repetition's (a marked one's, or an unmarked test's with the handle): its text gets
-    credential shapes redacted too (``secrets``)."""
+    credential shapes redacted too (``redaction``)."""
     return (
         getattr(report, ATTRIBUTE, None) is not None or getattr(report, MARKED, False) or getattr(report, HANDLE, False)
     )

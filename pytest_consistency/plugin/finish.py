@@ -36,7 +36,7 @@ from pytest_consistency.model.result import (
 )
 from pytest_consistency.plugin.defaults import DEFAULTS
 from pytest_consistency.plugin.gc_pause import gc_paused
-from pytest_consistency.plugin.secrets import known_secrets
+from pytest_consistency.plugin.redaction import known_secrets
 from pytest_consistency.plugin.state import STATE, PluginState
 from pytest_consistency.report import BUILTIN, UnknownFormat
 from pytest_consistency.report.terminal import MARKUP, render
