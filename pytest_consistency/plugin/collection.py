@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_consistency.cassette import tree as cassette_tree
+from pytest_consistency.cassette import folders
 from pytest_consistency.config.marker import (
     PARAM,
     MarkerError,
@@ -117,11 +117,11 @@ class Collection:
 
     @pytest.hookimpl(trylast=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``);
+        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette.folders``);
         ``trylast``, so that a conftest's own answer wins: this role is registered after the initial conftests,
         which a plain hook would then come before."""
         state = config.stash.get(STATE, None)
-        if state is None or not cassette_tree.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
+        if state is None or not folders.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
             return None
         return True
 
