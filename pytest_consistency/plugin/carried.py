@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The repetition's payload (``payload.payload``): JSON text, or the dict itself where it was made.
+#: The repetition's payload (``payload.payload``): JSON text, or the ``RepetitionPayload`` itself where it was made.
 ATTRIBUTE = "consistency_payload"
 #: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
 MARKED = "consistency_marked"
