@@ -27,7 +27,7 @@ from typing import Any
 from pytest_consistency.analysis.summary import build_summary, conclude
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.result import RouteSettings, RunFacts, SessionSummary
-from pytest_consistency.plugin.gc_pause import gc_paused
+from pytest_consistency.plugin.finish import gc_paused
 from pytest_consistency.report import builtin
 from pytest_consistency.report.json_layout import layout
 from pytest_consistency.secrets.literals import redact_text

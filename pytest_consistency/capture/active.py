@@ -76,7 +76,7 @@ class ActiveRepetition:
     first_attempt: tuple[str, bool, Any, Any, str | None] | None = None
     #: Every credential this repetition sent (headers, URL, body), redacted from every output (see ``known``).
     secrets: set[str] = field(default_factory=set, repr=False)
-    #: What the call phase's payload carried (calls, unobserved, notes, cassette), see ``collect.adds_nothing``.
+    #: What the call phase's payload carried (calls, unobserved, notes, cassette), see ``payload.adds_nothing``.
     sent: tuple[Any, ...] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -2,7 +2,7 @@
 
 ``match_body`` compares the digests of the bodies as sent (``scrub.body_digest``), or, with match rules
 (``--consistency-match-ignore``, the ``pytest_consistency_normalize_request`` hook), the bodies as the rules leave
-them (``matching``). The rules reach the matcher by closure (``body_matcher``), when the scope builds the VCR, as
+them (``match_rules``). The rules reach the matcher by closure (``body_matcher``), when the scope builds the VCR, as
 vcrpy's own ``config.py`` binds its settings; nothing is kept in a module global. ``match_key`` compares the key
 fingerprints. A matcher raises ``AssertionError`` with the reason, which vcrpy keeps for its mismatch diagnosis
 (``messages.mismatch_detail`` reads it, by the matcher's name). The fast replay path (``replay``) calls the same
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_consistency.capture.wire import BODY_DIGEST_HEADER, RECORDED_KEY_HEADER
-from pytest_consistency.cassette.matching import MatchRules, first_difference, normalise, parse_body
+from pytest_consistency.cassette.match_rules import MatchRules, first_difference, normalise, parse_body
 from pytest_consistency.cassette.scrub import header
 
 Matcher = Callable[[Any, Any], None]

@@ -27,8 +27,8 @@ from typing import Any
 
 from pytest_consistency.capture.wire import RECORDED_KEY_HEADER, RECORDED_URL_HEADER, request_content
 from pytest_consistency.cassette import _vcr
+from pytest_consistency.cassette.match_rules import MatchRules, without_host
 from pytest_consistency.cassette.matchers import match_body, match_key
-from pytest_consistency.cassette.matching import MatchRules, without_host
 from pytest_consistency.cassette.paths import serializer_name
 from pytest_consistency.cassette.persist import Persister
 from pytest_consistency.cassette.scrub import Scrubber

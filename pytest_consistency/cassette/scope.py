@@ -20,8 +20,8 @@ from pytest_consistency.capture import wire
 from pytest_consistency.capture.active import current
 from pytest_consistency.capture.standin import refusing
 from pytest_consistency.cassette import _vcr
+from pytest_consistency.cassette.match_rules import MatchRules
 from pytest_consistency.cassette.matchers import body_matcher, match_key
-from pytest_consistency.cassette.matching import MatchRules
 from pytest_consistency.cassette.messages import mismatch_detail
 from pytest_consistency.cassette.paths import serializer_name
 from pytest_consistency.cassette.persist import Persister

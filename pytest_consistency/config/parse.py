@@ -207,7 +207,7 @@ def parse_rule(text: str) -> str:
 
 
 def match_rules(raw: Any) -> tuple[str, ...]:
-    """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.matching`)."""
+    """Rules of what a replay ignores in request bodies: JSON paths and ``re:`` patterns (see :mod:`.match_rules`)."""
     if isinstance(raw, (list, tuple)):
         items = [item for item in raw]
     elif isinstance(raw, str):

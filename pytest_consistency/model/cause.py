@@ -10,7 +10,7 @@ where repetitions part can be shown side by side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pytest_consistency.stats.interval import Interval
 
@@ -48,25 +48,6 @@ class Sent:
     sampling: tuple[tuple[str, str], ...] = ()
     own: str = ""
     model: tuple[tuple[str, str], ...] = ()
-
-
-def _pairs(data: Any) -> tuple[tuple[str, str], ...]:
-    return tuple((str(a), str(b)) for a, b in data or ())
-
-
-def sent_from_data(data: Any) -> Sent:
-    """A :class:`Sent` from its JSON form (the repetition's payload from a worker)."""
-    if isinstance(data, Sent):
-        return data
-    return Sent(
-        str(data["digest"]),
-        _pairs(data.get("standing")),
-        str(data.get("history", "")),
-        _pairs(data.get("new")),
-        _pairs(data.get("sampling")),
-        str(data.get("own", "")),
-        _pairs(data.get("model")),
-    )
 
 
 @dataclass(frozen=True)

@@ -73,30 +73,28 @@ DEFERRED = (
 _RESOLVED_FROM: dict[str, types.ModuleType] = {}
 
 
-@cache
-def _names(module: str) -> dict[str, Any]:
-    """What the annotations of a model module may name: the deferred modules' names, then the module's own."""
-    names: dict[str, Any] = {}
-    for deferred in DEFERRED:
-        loaded = _RESOLVED_FROM[deferred] = importlib.import_module(deferred)
-        names.update(vars(loaded))
-    own = _RESOLVED_FROM[module] = sys.modules[module]
-    names.update(vars(own))
-    return names
-
-
 def _current() -> None:
     """Forget every hint and converter resolved from a module that ``sys.modules`` no longer holds (see above)."""
     if any(sys.modules.get(name) is not module for name, module in _RESOLVED_FROM.items()):
         _RESOLVED_FROM.clear()
-        _names.cache_clear()
         _hints.cache_clear()
         _CONVERTERS.clear()
 
 
 @cache
 def _hints(cls: type) -> dict[str, Any]:
-    names = _names(cls.__module__)
+    """The type hints of a model class, its names looked up in its own module, then in the deferred modules, loaded
+    in order only as far as an annotation needs them: a repetition's payload loads none, a call record the cause and
+    trajectory models its decision and digests are, never the resampling model or the statistics."""
+    own = _RESOLVED_FROM[cls.__module__] = sys.modules[cls.__module__]
+    names, deferred_names = vars(own), {}
+    for deferred in DEFERRED:
+        try:
+            return typing.get_type_hints(cls, globalns=names, localns=names)
+        except NameError:
+            loaded = _RESOLVED_FROM[deferred] = importlib.import_module(deferred)
+            deferred_names.update(vars(loaded))
+            names = {**deferred_names, **vars(own)}  # the module's own names win
     return typing.get_type_hints(cls, globalns=names, localns=names)
 
 

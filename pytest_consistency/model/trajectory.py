@@ -255,31 +255,6 @@ def content_text(content: Any) -> str:
     return " ".join(parts)
 
 
-def decision_from_data(data: Any) -> Decision | None:
-    """A decision from its JSON form (the repetition's payload from a worker), as ``serial.to_data`` wrote it."""
-    if data is None or isinstance(data, Decision):
-        return data
-    calls = tuple(
-        ToolCall(str(c["name"]), str(c.get("arguments", "{}")), c.get("id")) for c in data.get("tool_calls", ())
-    )
-    return Decision(
-        str(data.get("text", "")),
-        calls,
-        data.get("stop_reason"),
-        data.get("refusal"),
-        data.get("text_digest"),
-        data.get("action"),
-    )
-
-
-def asked_from_data(data: Any) -> tuple[Message, ...]:
-    """What a step was asked, from its JSON form (the payload from a worker)."""
-    return tuple(
-        m if isinstance(m, Message) else Message(m["role"], m.get("text", ""), m.get("tool_call_id"))
-        for m in data or ()
-    )
-
-
 @dataclass(frozen=True)
 class TreeNode:
     """One node: the decision taken at ``step`` by the ``count`` repetitions that shared the path to it.

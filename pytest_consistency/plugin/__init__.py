@@ -12,7 +12,7 @@ registered by name when the plugin wakes (``configure.roles``, as pytest-xdist r
 - ``consistency-repetition-scope``: a repetition's cassette, network block and observer around its fixtures, and
   the repetitions it refuses or curtails (``lifecycle``);
 - ``consistency-outcome``: what each report carries to the controller (``outcome``);
-- ``consistency-secrets``: every credential redacted from pytest's own text and the outputs (``secrets``);
+- ``consistency-secrets``: every credential redacted from pytest's own text and the outputs (``redaction``);
 - ``consistency-logs``: the same on every handler of pytest's logging plugin, from the first record (``logs``);
 - ``consistency-controller`` and ``consistency-junit``, where every report arrives: collect, summarise, gate,
   print and write (``controller``, ``finish``); ``consistency-tolerance``, registered by the controller at the first

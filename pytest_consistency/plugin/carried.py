@@ -3,15 +3,15 @@ readers that every process needs whether or not the plugin woke in it (``dormant
 nothing of the plugin.
 
 A report carries the payload of its repetition, or the marks of a repetition or a handle that add nothing else
-(``collect``, ``outcome``); under xdist they reach the controller with the report. A worker hands its secrets to the
-controller in ``workeroutput`` when it finishes (``secrets``).
+(``payload``, ``outcome``); under xdist they reach the controller with the report. A worker hands its secrets to the
+controller in ``workeroutput`` when it finishes (``redaction``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: The repetition's payload (``collect.payload``): JSON text, or the dict itself where it was made.
+#: The repetition's payload (``payload.payload``): JSON text, or the ``RepetitionPayload`` itself where it was made.
 ATTRIBUTE = "consistency_payload"
 #: Set instead of the payload on a report of a marked repetition that adds nothing but its duration.
 MARKED = "consistency_marked"
@@ -23,7 +23,7 @@ WORKER_KEY = "consistency_known_secrets"
 
 def from_repetition(report: Any) -> bool:
     """Whether the report is a repetition's (a marked one's, or an unmarked test's with the handle): its text gets
-    credential shapes redacted too (``secrets``)."""
+    credential shapes redacted too (``redaction``)."""
     return (
         getattr(report, ATTRIBUTE, None) is not None or getattr(report, MARKED, False) or getattr(report, HANDLE, False)
     )

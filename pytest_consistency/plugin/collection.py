@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_consistency.cassette import tree as cassette_tree
+from pytest_consistency.cassette import folders
 from pytest_consistency.config.marker import (
     PARAM,
     MarkerError,
@@ -27,7 +27,7 @@ from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
 from pytest_consistency.plugin.state import STATE, PluginState, is_worker, marker_of
 
 if TYPE_CHECKING:
-    from pytest_consistency.cassette.matching import MatchRules
+    from pytest_consistency.cassette.match_rules import MatchRules
 
 
 def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
@@ -117,11 +117,11 @@ class Collection:
 
     @pytest.hookimpl(trylast=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette_tree``);
+        """pytest's walk leaves out the directories that hold only the plugin's cassettes (see ``cassette.folders``);
         ``trylast``, so that a conftest's own answer wins: this role is registered after the initial conftests,
         which a plain hook would then come before."""
         state = config.stash.get(STATE, None)
-        if state is None or not cassette_tree.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
+        if state is None or not folders.skip(collection_path, state.cassette_root, config, state.cassette_dirs):
             return None
         return True
 
@@ -249,7 +249,7 @@ def match_rules(config: pytest.Config, rules: tuple[str, ...], any_host: bool = 
     """What replays leave out of body matching, once every conftest is loaded (after collection). The rules were
     checked when the option was read (``config.parse.match_rules``); the matcher's module loads only for a session
     that repeats a task or hands out the ``consistency`` handle."""
-    from pytest_consistency.cassette.matching import compile_rules
+    from pytest_consistency.cassette.match_rules import compile_rules
 
     hook = config.hook.pytest_consistency_normalize_request
     if not hook.get_hookimpls():

@@ -26,7 +26,7 @@ from pytest_consistency.plugin.carried import Kept
 from pytest_consistency.plugin.collection import Collection
 from pytest_consistency.plugin.fixtures import ROUTE_FIXTURES
 from pytest_consistency.plugin.logs import LogRedaction, uninstall
-from pytest_consistency.plugin.secrets import SecretsHooks
+from pytest_consistency.plugin.redaction import SecretsHooks
 from pytest_consistency.plugin.state import (
     BOARD_KEY,
     LEDGER_KEY,

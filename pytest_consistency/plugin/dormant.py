@@ -197,15 +197,15 @@ class Dormant:
 
     @pytest.hookimpl(trylast=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        """The cassette directories' skip of pytest's walk (``Collection``; ``cassette.tree``), under the default
+        """The cassette directories' skip of pytest's walk (``Collection``; ``cassette.folders``), under the default
         cassette root: the module that decides loads only for a path inside it."""
         if self.cassettes is None:
             self.cassettes = str(absolute_path(BY_DEST["consistency_cassettes"].default, config.rootpath))
         if not str(collection_path).startswith(self.cassettes):
             return None
-        from pytest_consistency.cassette import tree
+        from pytest_consistency.cassette import folders
 
-        if tree.skip(collection_path, Path(self.cassettes), config, self.kept.cassette_dirs):
+        if folders.skip(collection_path, Path(self.cassettes), config, self.kept.cassette_dirs):
             return True
         return None
 

@@ -17,7 +17,7 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.capture.active import ActiveRepetition, activate
 from pytest_consistency.capture.observe import observe_transports
 from pytest_consistency.cassette import paths
-from pytest_consistency.cassette.matching import MatchRules, normalise
+from pytest_consistency.cassette.match_rules import MatchRules, normalise
 from pytest_consistency.config.marker import MARKER
 from pytest_consistency.plugin.state import CassetteFolder, PluginState, Stop, Tracked, marker_of
 from pytest_consistency.route.route import stand_in_keys, stand_in_variables

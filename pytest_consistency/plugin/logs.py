@@ -3,14 +3,14 @@ secrets, from the first record of the session.
 
 pytest writes a record as it is emitted: to ``log_file``, to live logging (``log_cli``), into ``caplog`` and into
 the report's captured-log section (its ``report_handler``); what the plugin redacts in the reports afterwards
-(``secrets``) comes too late for the first two. So a :class:`RedactingFilter` sits on each of those
+(``redaction``) comes too late for the first two. So a :class:`RedactingFilter` sits on each of those
 handlers (added when pytest registers its logging plugin, ``attach``), and on Python's last-resort handler, which
 prints what is logged before pytest's handlers are in place (a conftest's ``pytest_configure``, or its import),
 from the moment the initial conftests load (``install``).
 
 What is redacted: before the session is configured, the values of the SDKs' key variables (``OPENAI_API_KEY``,
 ``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``); from then on, every secret the session knows at the time the
-record is emitted (``secrets.known_secrets``: the routes' keys, their variables, and every credential a
+record is emitted (``redaction.known_secrets``: the routes' keys, their variables, and every credential a
 repetition sent on the wire so far). A credential first sent later cannot be taken out of a line already written.
 """
 
@@ -125,10 +125,10 @@ class Secrets:
     def secrets(self) -> list[str]:
         state = self.state
         if state is None:
-            from pytest_consistency.plugin.secrets import is_secret_value
+            from pytest_consistency.plugin.redaction import is_secret_value
 
             values = (os.environ.get(name) for name in EARLY_VARIABLES)
             return [value for value in values if value and is_secret_value(value)]
-        from pytest_consistency.plugin.secrets import known_secrets
+        from pytest_consistency.plugin.redaction import known_secrets
 
         return known_secrets(state)

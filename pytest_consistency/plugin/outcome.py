@@ -22,9 +22,9 @@ from pytest_consistency.analysis.infrastructure import (
 from pytest_consistency.capture.active import ActiveRepetition, refusals, take_refusals
 from pytest_consistency.cassette import paths
 from pytest_consistency.plugin.carried import ATTRIBUTE, HANDLE, MARKED
-from pytest_consistency.plugin.collect import adds_nothing, payload, phase_outcome, sent
 from pytest_consistency.plugin.lifecycle import cassette_folder, display_path, replayed_folder
-from pytest_consistency.plugin.secrets import remember
+from pytest_consistency.plugin.payload import adds_nothing, payload, phase_outcome, sent
+from pytest_consistency.plugin.redaction import remember
 from pytest_consistency.plugin.state import PluginState, Tracked, is_worker
 from pytest_consistency.secrets.literals import redact_text
 
@@ -51,7 +51,7 @@ class Outcome:
         if tracked is None or tracked.active is None:
             return report
         active, spec = tracked.active, tracked.spec
-        if active.secrets:  # before anything logs the report (``secrets.SecretsHooks`` redacts it there)
+        if active.secrets:  # before anything logs the report (``redaction.SecretsHooks`` redacts it there)
             remember(state, active.secrets)
         if spec is None:  # an unmarked test's handle: its text is a repetition's (credential shapes redacted too)
             setattr(report, HANDLE, True)

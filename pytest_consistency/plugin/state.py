@@ -14,11 +14,11 @@ import pytest
 from pytest_consistency.capture.active import ActiveRepetition
 from pytest_consistency.config.marker import MARKER, MarkerSpec, parse_marker
 from pytest_consistency.config.settings import Settings
-from pytest_consistency.plugin.collect import Collector
+from pytest_consistency.plugin.payload import Collector
 from pytest_consistency.shared.scratch import Scratch
 
 if TYPE_CHECKING:  # what a session uses (the route, the budget, the board, the result model) loads with its use
-    from pytest_consistency.cassette.matching import MatchRules
+    from pytest_consistency.cassette.match_rules import MatchRules
     from pytest_consistency.model.result import SessionSummary
     from pytest_consistency.resample.session import ResampleSession
     from pytest_consistency.route.providers import Provider

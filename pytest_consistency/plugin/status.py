@@ -13,7 +13,7 @@ session's so far (the dollars at the session's price table, once a call was pric
 least`` while a call used tokens of a model with no price: :mod:`..model.prices`), the estimate of the time left is
 the time since the first repetition started / the repetitions done x the repetitions left (``about``: a repetition
 takes as long as the ones before it), the totals the selection's as collected (``state.totals``, carried to the
-controller by each process's first payload: ``collect.payload``).
+controller by each process's first payload: ``payload.payload``).
 
 Registered as ``consistency-status`` by the controller (``Controller``) at the first report of a marked repetition,
 in the process where every report arrives (xdist's controller counts from the reports its workers send), when pytest

@@ -1,6 +1,6 @@
 """pytest's collection walk leaves out the directories of cassettes, and nothing that could hold a test.
 
-A guard of a saving (``cassette_tree``: a replayed suite's 1,000 cassette files were walked for nothing) and the
+A guard of a saving (``cassette.folders``: a replayed suite's 1,000 cassette files were walked for nothing) and the
 tests that try to make the skip lose a test: a test module among the cassettes, a cassette root that is the test
 directory itself, ``-n 2``, and collectors other than pytest's own (a doctest glob, YAML and directory collectors,
 a conftest's own ``pytest_ignore_collect``), each compared with the same session without the plugin.
@@ -24,7 +24,7 @@ def test_task(pinned_client, consistency):
 """
 
 #: Which paths pytest asked about (``pytest_ignore_collect``, called for every entry of every directory it walks),
-#: observed without a collection hook of its own: one would turn the skip off (see ``cassette_tree``).
+#: observed without a collection hook of its own: one would turn the skip off (see ``cassette.folders``).
 WALKED = """
 import json
 

@@ -9,7 +9,7 @@ from typing import Any
 from cause_records import chat, chat_after_tool
 
 from pytest_consistency.capture.canonical import sent_of
-from pytest_consistency.cassette.matching import compile_rules, normalise
+from pytest_consistency.cassette.match_rules import compile_rules, normalise
 from pytest_consistency.model.cause import MAX_PART_TEXT
 from pytest_consistency.route.providers import builtin
 

@@ -11,8 +11,8 @@ import pytest
 from vcr.request import Request
 
 from pytest_consistency.capture.wire import BODY_DIGEST_HEADER, RECORDED_KEY_HEADER
+from pytest_consistency.cassette.match_rules import MatchRules, compile_rules
 from pytest_consistency.cassette.matchers import body_matcher, match_body, match_key
-from pytest_consistency.cassette.matching import MatchRules, compile_rules
 
 URL = "http://127.0.0.1:9/v1/chat/completions"
 NONE = MatchRules()

@@ -181,12 +181,21 @@ def test_a_report_holding_every_deferred_type_reads_back_whole_in_a_fresh_proces
 def test_an_annotation_finds_its_own_modules_name_before_a_deferred_one_of_the_same_name() -> None:
     """``Interval`` is in ``stats.stratified``'s names too (it imports it): the model module's own comes first, so a
     deferred module can never shadow what an annotation already named."""
-    import pytest_consistency.model.result as result
-    from pytest_consistency.model.serial import _names
+    import importlib
+    import typing
 
-    names = _names(result.__name__)
-    assert all(name in sys.modules for name in DEFERRED)
-    assert all(names[name] is value for name, value in vars(result).items())
+    import pytest_consistency.model.result as result
+    from pytest_consistency.model.serial import _hints
+
+    everything: dict[str, object] = {}
+    for deferred in DEFERRED:
+        everything.update(vars(importlib.import_module(deferred)))
+    everything.update(vars(result))  # the module's own names last: they win
+    _hints.cache_clear()
+    classes = [cls for cls in vars(result).values() if isinstance(cls, type) and cls.__module__ == result.__name__]
+    for cls in classes:
+        if hasattr(cls, "__dataclass_fields__"):
+            assert _hints(cls) == typing.get_type_hints(cls, globalns=everything, localns=everything), cls
 
 
 def test_a_deferred_module_imported_again_is_the_one_a_report_is_rebuilt_with(monkeypatch: pytest.MonkeyPatch) -> None:

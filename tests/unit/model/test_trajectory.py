@@ -285,10 +285,10 @@ def test_react_action_line_is_the_key_of_a_text_step() -> None:
     ],
 )
 def test_a_decision_survives_the_repetition_payload(decision: Decision) -> None:
-    """The collector reads each call from the worker's JSON payload: every field comes back, the ReAct action too."""
-    from pytest_consistency.model.serial import to_data
-    from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
+    """The collector reads each call from the worker's JSON payload (``model.payload``, through ``serial``): every
+    field comes back, the ReAct action too."""
+    from pytest_consistency.model.serial import from_data, to_data
 
-    assert decision_from_data(json.loads(json.dumps(to_data(decision)))) == decision
-    asked = (Message("tool", "found", "c1"), Message("user", "and?"))
-    assert asked_from_data(json.loads(json.dumps(to_data(asked)))) == asked
+    assert from_data(Decision, json.loads(json.dumps(to_data(decision)))) == decision
+    for asked in (Message("tool", "found", "c1"), Message("user", "and?")):
+        assert from_data(Message, json.loads(json.dumps(to_data(asked)))) == asked

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.cassette import tree as cassette_tree
-from pytest_consistency.cassette.tree import nothing_collects_cassettes, only_cassettes, under
+from pytest_consistency.cassette import folders
+from pytest_consistency.cassette.folders import nothing_collects_cassettes, only_cassettes, under
 
 
 class _Config:
@@ -32,7 +32,7 @@ class _Config:
 
 
 def skip(path: Path, root: Path) -> bool:
-    return cassette_tree.skip(path, root, _Config())
+    return folders.skip(path, root, _Config())
 
 
 def _tree(root: Path, files: list[str]) -> Path:
@@ -118,10 +118,10 @@ def test_anything_that_could_collect_a_cassette_turns_the_skip_off(tmp_path: Pat
     root = _tree(tmp_path / "cassettes", ["t/task/rep-1.yaml"])
     own = [SimpleNamespace(plugin=_pytest.python), SimpleNamespace(plugin=_pytest.doctest)]
     assert nothing_collects_cassettes(_Config(own))
-    assert cassette_tree.skip(root, root, _Config(own))
+    assert folders.skip(root, root, _Config(own))
     foreign = [*own, SimpleNamespace(plugin=SimpleNamespace(__name__="conftest"))]  # a conftest, or a class plugin
     assert not nothing_collects_cassettes(_Config(foreign))
-    assert not cassette_tree.skip(root, root, _Config(foreign))
+    assert not folders.skip(root, root, _Config(foreign))
     assert not nothing_collects_cassettes(_Config(python_files=["*.yaml"]))
     for glob in ("*.yaml", "rep-*", "*.json", "sample-*.yaml"):
         assert not nothing_collects_cassettes(_Config(globs=[glob])), glob
@@ -136,8 +136,8 @@ def test_a_deep_tree_is_scanned_once_not_once_per_level(tmp_path: Path, monkeypa
     _tree(chain[0], [str((chain[i] / "rep-1.yaml").relative_to(chain[0])) for i in range(depth + 1)])
     scans = []
     real = os.scandir
-    monkeypatch.setattr(cassette_tree.os, "scandir", lambda path: scans.append(path) or real(path))
+    monkeypatch.setattr(folders.os, "scandir", lambda path: scans.append(path) or real(path))
     memo: dict[str, bool] = {}
     for directory in chain:  # as pytest asks, parent first, when the root is an ancestor of the tests
-        assert cassette_tree.skip(directory, chain[0], _Config(), memo)
+        assert folders.skip(directory, chain[0], _Config(), memo)
     assert len(scans) == depth + 1

@@ -1,4 +1,4 @@
-"""The collector paused around the session end's work (plugin.gc_pause)."""
+"""The session end (``plugin.finish``): the cyclic collector paused around its work (``gc_paused``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from pytest_consistency.plugin.gc_pause import gc_paused
+from pytest_consistency.plugin.finish import gc_paused
 
 
 def test_the_collector_is_off_inside_and_as_it_was_after() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_consistency.cassette.matching import compile_rules, first_difference, normalise
+from pytest_consistency.cassette.match_rules import compile_rules, first_difference, normalise
 
 BODY = {
     "model": "m",

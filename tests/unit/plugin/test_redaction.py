@@ -1,8 +1,8 @@
-"""Which secrets a session knows (``plugin.secrets``): every route's key and every variable a key may come from."""
+"""Which secrets a session knows (``plugin.redaction``): every route's key and every variable a key may come from."""
 
 from __future__ import annotations
 
-from pytest_consistency.plugin.secrets import is_secret_value, route_secrets
+from pytest_consistency.plugin.redaction import is_secret_value, route_secrets
 from pytest_consistency.route.providers import builtin
 from pytest_consistency.route.route import Route
 

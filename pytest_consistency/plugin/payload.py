@@ -2,7 +2,9 @@
 
 The payload rides on the test report itself (reports keep extra attributes, and pytest-xdist serialises them
 to the controller), so the same code path serves a plain run and ``-n 2``, and no worker writes a file another
-one could race on. The payload is a JSON string, so any recorded answer crosses the execnet channel intact.
+one could race on. The payload is a typed record (``model.payload.RepetitionPayload``), built once here and read once
+by the :class:`Collector`; it travels as JSON text through the report model's own serialisation, so any recorded
+answer and every call record cross the execnet channel intact.
 
 One payload per repetition where the phases add nothing: a passed setup says nothing the call phase will not (the
 repetition counts once its call reports), and a passed teardown adds nothing to the call's payload when nothing it
@@ -12,7 +14,6 @@ duration still counts), which saves building, serialising and parsing two of eve
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,7 +24,8 @@ from pytest_consistency.plugin.carried import ATTRIBUTE, MARKED
 if TYPE_CHECKING:  # the report model loads when a repetition first reports, not with the plugin
     from pytest_consistency.capture.active import ActiveRepetition
     from pytest_consistency.config.marker import MarkerSpec
-    from pytest_consistency.model.records import CallRecord, RepetitionResult
+    from pytest_consistency.model.payload import RepetitionPayload
+    from pytest_consistency.model.records import RepetitionResult
 
 
 def adds_nothing(report: pytest.TestReport, state: ActiveRepetition) -> bool:
@@ -67,69 +69,50 @@ def payload(
     message: str | None = None,
     in_process: bool = False,
     totals: tuple[int, int] | None = None,
-) -> str | dict[str, Any]:
+) -> str | RepetitionPayload:
     """The repetition's payload: JSON text, or (``in_process``: this process is where every report arrives) the
-    dict itself when JSON would give it back unchanged, as for a repetition without calls whose answer is a plain
-    scalar; a tuple (``first_attempt``) or a call's records always take the JSON round trip, as under xdist.
-    ``totals``: the collected tasks and repetitions, on a process's first payload only (the status line's)."""
-    with state.lock:
-        data: dict[str, Any] = {
-            "task_id": state.task_id,
-            "repeat": state.repeat,
-            "n": spec.n,
-            "k": spec.k,
-            "min_pass": spec.min_pass,
-            "min_rate": spec.min_rate,
-            "order": order,
-            "answer_recorded": state.answer_recorded,
-            "answer": state.answer,
-            "normalized": state.normalized,
-            # Flat records of JSON scalars and str dicts: their attributes are the data. The validating round trip
-            # of ``serial`` is for reports read from disk; this payload is written and read by this very plugin in
-            # one session, and the typed conversion cost more than the rest of a replayed repetition's bookkeeping.
-            "calls": [vars(call) for call in state.calls],
-            "notes": list(state.notes),
-            "cassette": state.cassette,
-            "unobserved": state.unobserved,
-            "curtailed": state.curtailed,
-            "added_cost_usd": state.added_cost_usd,
-            "score": state.score,
-            "score_min": spec.score_min,
-            "infrastructure": infrastructure,
-            "message": message,
-            "attempts": state.attempts,
-            "first_attempt": state.first_attempt if state.attempts > 1 else None,
-            "equivalence_plugins": hook_plugins,
-        }
-    if totals is not None:
-        data["totals"] = list(totals)
-    if (
-        in_process
-        and not data["calls"]
-        and data["first_attempt"] is None
-        and plain_scalar(data["answer"])
-        and plain_scalar(data["normalized"])
-    ):
-        return data
-    from pytest_consistency.model.serial import to_data  # the report model: only once a repetition reports
+    :class:`RepetitionPayload` itself when JSON would give it back unchanged, as for a repetition without calls whose
+    answer is a plain scalar; a first attempt (answers of any shape) or a call's records always take the JSON round
+    trip, as under xdist. ``totals``: the collected tasks and repetitions, on a process's first payload only (the
+    status line's)."""
+    from pytest_consistency.model.payload import RepetitionPayload  # the report model: only once a repetition reports
 
-    return json.dumps(data, default=to_data)  # a call's decision and asked messages are dataclasses
-
-
-def call_from_payload(call: dict[str, Any]) -> CallRecord:
-    """A call record from the payload: its decision and asked messages arrive as JSON and become records again."""
-    from pytest_consistency.model.cause import sent_from_data
-    from pytest_consistency.model.records import CallRecord
-    from pytest_consistency.model.trajectory import asked_from_data, decision_from_data
-
-    record = CallRecord(**call)
-    if record.decision is not None:
-        record.decision = decision_from_data(record.decision)
-    if record.asked:
-        record.asked = asked_from_data(record.asked)
-    if record.sent is not None:
-        record.sent = sent_from_data(record.sent)
-    return record
+    with state.lock:  # built and written while no thread adds to the repetition
+        data = RepetitionPayload(
+            task_id=state.task_id,
+            repeat=state.repeat,
+            n=spec.n,
+            k=spec.k,
+            min_pass=spec.min_pass,
+            min_rate=spec.min_rate,
+            order=order,
+            answer_recorded=state.answer_recorded,
+            answer=state.answer,
+            normalized=state.normalized,
+            calls=tuple(state.calls),
+            notes=tuple(state.notes),
+            cassette=state.cassette,
+            unobserved=state.unobserved,
+            curtailed=state.curtailed,
+            added_cost_usd=state.added_cost_usd,
+            score=state.score,
+            score_min=spec.score_min,
+            infrastructure=infrastructure,
+            message=message,
+            attempts=state.attempts,
+            first_attempt=state.first_attempt if state.attempts > 1 else None,
+            equivalence_plugins=tuple(hook_plugins),
+            totals=totals,
+        )
+        if (
+            in_process
+            and not data.calls
+            and data.first_attempt is None
+            and plain_scalar(data.answer)
+            and plain_scalar(data.normalized)
+        ):
+            return data
+        return data.to_json()
 
 
 def spanned(
@@ -223,39 +206,40 @@ class Collector:
                     known.duration += report.duration
                     known.started, known.stopped = spanned((known.started, known.stopped), report)
             return failed
+        from pytest_consistency.model.payload import RepetitionPayload
         from pytest_consistency.model.records import RepetitionResult
 
-        data = raw if isinstance(raw, dict) else json.loads(raw)  # a dict: made in this process (``payload``)
-        self.worker_equivalence_plugins.update(data.pop("equivalence_plugins", []))
-        totals = data.pop("totals", None)
-        if totals is not None:
-            self.totals = (int(totals[0]), int(totals[1]))
+        # The object itself: made in this process (``payload``); else the JSON text it was written as.
+        data = raw if isinstance(raw, RepetitionPayload) else RepetitionPayload.from_json(raw)
+        self.worker_equivalence_plugins.update(data.equivalence_plugins)
+        if data.totals is not None:
+            self.totals = data.totals
         rep = self.repetitions.get(nodeid)
         if rep is None:
             rep = RepetitionResult(
-                task_id=data["task_id"],
+                task_id=data.task_id,
                 nodeid=nodeid,
-                repeat=data["repeat"],
-                n=data["n"],
-                k=data["k"],
-                min_pass=data["min_pass"],
-                order=data["order"],
-                min_rate=data["min_rate"],
+                repeat=data.repeat,
+                n=data.n,
+                k=data.k,
+                min_pass=data.min_pass,
+                order=data.order,
+                min_rate=data.min_rate,
             )
             rep.duration += self.pending.pop(nodeid, 0.0)
             rep.started, rep.stopped = self.pending_span.pop(nodeid, (None, None))
             self._keep(rep)
-        rep.calls = [call_from_payload(call) for call in data["calls"]]
-        rep.notes = data["notes"]
-        rep.cassette = data["cassette"]
-        rep.unobserved = data["unobserved"]
-        rep.added_cost_usd = data["added_cost_usd"]
-        rep.score, rep.score_min = data["score"], data["score_min"]
+        rep.calls = list(data.calls)
+        rep.notes = list(data.notes)
+        rep.cassette = data.cassette
+        rep.unobserved = data.unobserved
+        rep.added_cost_usd = data.added_cost_usd
+        rep.score, rep.score_min = data.score, data.score_min
         if nodeid not in self.settled:  # the first phase that failed says why
-            if data["infrastructure"] and rep.infrastructure is None:
-                rep.infrastructure = data["infrastructure"]
-            if data["message"] and rep.message is None:
-                rep.message = data["message"]
+            if data.infrastructure and rep.infrastructure is None:
+                rep.infrastructure = data.infrastructure
+            if data.message and rep.message is None:
+                rep.message = data.message
         rep.duration += report.duration
         rep.started, rep.stopped = spanned((rep.started, rep.stopped), report)
         if str(report.outcome) not in ("passed", "failed", "skipped"):
@@ -266,29 +250,25 @@ class Collector:
             if nodeid not in self.settled:
                 self.settled.add(nodeid)
                 rep.outcome = "failed" if report.when == "call" else "error"  # setup or teardown raised
-                rep.answer_recorded, rep.answer, rep.normalized = (
-                    data["answer_recorded"],
-                    data["answer"],
-                    data["normalized"],
-                )
+                rep.answer_recorded, rep.answer, rep.normalized = data.answer_recorded, data.answer, data.normalized
             return failed
         if nodeid in self.settled:
             return failed
-        first = data["first_attempt"]
+        first = data.first_attempt
         if first is not None and report.when == "call":
             # flaky runs the repetition again without reporting the first attempt: the payload carries it.
             self.settled.add(nodeid)
-            rep.reruns += data["attempts"] - 1
+            rep.reruns += data.attempts - 1
             rep.outcome, rep.answer_recorded, rep.answer, rep.normalized, rep.message = first
             return failed
-        rep.answer_recorded = data["answer_recorded"]
-        rep.answer = data["answer"]
-        rep.normalized = data["normalized"]
+        rep.answer_recorded = data.answer_recorded
+        rep.answer = data.answer
+        rep.normalized = data.normalized
         outcome = phase_outcome(report)
         if report.when == "setup":
             # A passed setup says nothing yet: the repetition counts once its call phase reports.
             rep.outcome = "not run" if outcome == "passed" else outcome
-            if data["curtailed"] and outcome == "skipped":
+            if data.curtailed and outcome == "skipped":
                 rep.outcome = "curtailed"
         elif report.when == "call":
             rep.outcome = outcome
