@@ -121,6 +121,10 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             state.resample = configure_resample(state, config.rootpath)
         except ResampleError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if state.settings.consistency_rejudge is not None:  # its role object, registered with the others below
+        from pytest_consistency.plugin.rejudge import register as register_rejudge
+
+        register_rejudge(config, state)
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 

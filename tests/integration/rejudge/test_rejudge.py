@@ -1,0 +1,194 @@
+"""``--consistency-rejudge=M``: a task recorded on the loopback server (a deterministic agent, a judge that says
+FAIL with a known probability), then re-judged: the agent replays from each repetition's cassette (no agent request
+reaches the server), the judge is asked M times per repetition, and the committed samples replay offline."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fake_openai import FakeOpenAI, Step
+from suites import load_report, run_recorded
+
+from pytest_consistency.rejudge.cassettes import role_of
+
+SUITE = """
+import pytest
+
+
+@pytest.mark.repeat_consistency(n=N, min_pass=0)
+def test_summary(pinned_client, judge_client, consistency):
+    summary = pinned_client.chat.completions.create(
+        model="fake-model", messages=[{"role": "user", "content": "summarise the invoice"}]
+    ).choices[0].message.content
+    verdict = judge_client.chat.completions.create(
+        model=None, messages=[{"role": "user", "content": "Judge: " + summary}]
+    ).choices[0].message.content
+    consistency.record(summary)
+    assert verdict == "PASS"
+"""
+TASK = "test_summary.py::test_summary"
+SAMPLES = Path("cassettes/test_summary/test_summary/rejudge")
+
+
+def is_judge(body: dict[str, Any]) -> bool:
+    return str(body["messages"][0]["content"]).startswith("Judge: ")
+
+
+def script(fake: FakeOpenAI, q: float, seed: int) -> None:
+    """The agent answers the same every call (temperature 0); the judge says FAIL with probability q (seeded)."""
+    rng = random.Random(seed)
+
+    def answer(body: dict[str, Any]) -> Step:
+        if is_judge(body):
+            return Step(text="FAIL" if rng.random() < q else "PASS")
+        return Step(text="The invoice is due on Friday.")
+
+    fake.answer = answer
+
+
+def agent_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
+    return [r for r in fake.requests if not is_judge(r["body"])]
+
+
+def judge_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
+    return [r for r in fake.requests if is_judge(r["body"])]
+
+
+def record(pytester: pytest.Pytester, fake: FakeOpenAI, n: int) -> None:
+    pytester.makepyfile(test_summary=SUITE.replace("N,", f"{n},"))
+    script(fake, 0.0, 0)
+    result = run_recorded(pytester, fake.base_url, "all")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert len(agent_requests(fake)) == n and len(judge_requests(fake)) == n
+    fake.reset()
+
+
+def rejudge(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, m: int, *args: str) -> pytest.RunResult:
+    return run_recorded(pytester, fake.base_url, mode, f"--consistency-rejudge={m}", "-p", "no:randomly", *args)
+
+
+def judge_section(pytester: pytest.Pytester) -> dict[str, Any]:
+    return dict(load_report(pytester)["summary"]["judge"])
+
+
+def test_rejudging_replays_the_agent_and_asks_only_the_judge(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    record(pytester, fake, 3)
+    script(fake, 0.5, 1)
+    result = rejudge(pytester, fake, "once", 2, "-v")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    # Not one agent call went out; the judge was asked M x n times.
+    assert agent_requests(fake) == []
+    assert len(judge_requests(fake)) == 6
+    # Items name their repetition and judge sample.
+    result.stdout.fnmatch_lines([f"{TASK}[[]rep1@judge1[]] *", f"{TASK}[[]rep3@judge2[]] *"])
+    files = sorted(str(p.relative_to(pytester.path / SAMPLES)) for p in (pytester.path / SAMPLES).rglob("*.yaml"))
+    assert files == [f"rep-{r}/judge-{j}.yaml" for r in (1, 2, 3) for j in (1, 2)]
+    # Each sample's cassette: the source's agent exchange, then a judge exchange of its own.
+    sample = yaml.safe_load((pytester.path / SAMPLES / "rep-2" / "judge-1.yaml").read_text())["interactions"]
+    assert [role_of(exchange) for exchange in sample] == ["agent", "judge"]
+    source = yaml.safe_load((pytester.path / SAMPLES.parent / "rep-2.yaml").read_text())["interactions"]
+    assert sample[0] == source[0] and sample[1] != source[1]
+    section = judge_section(pytester)
+    assert section["samples"] == 2
+    [task] = section["tasks"]
+    assert task["task_id"] == TASK and len(task["repetitions"]) == 3
+    assert all(row["samples"] == 2 for row in task["repetitions"])
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_committed_samples_replay_offline_with_the_same_figures(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+) -> None:
+    record(pytester, fake, 4)
+    script(fake, 0.3, 7)
+    result = rejudge(pytester, fake, "once", 3)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    live = judge_section(pytester)
+    fake.reset()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = rejudge(pytester, fake, "none", 3, *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert fake.requests == []
+    assert judge_section(pytester) == live
+
+
+def test_missing_samples_in_a_replay_are_refused_before_any_call(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    record(pytester, fake, 2)
+    result = rejudge(pytester, fake, "none", 2)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --consistency-rejudge=2: 4 judge sample(s) have no complete cassette and must be asked live, but "
+            "this session replays only (--consistency-record=none)*"
+        ]
+    )
+    assert fake.requests == []
+
+
+def test_a_missing_judge_key_is_refused_before_any_call(
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record(pytester, fake, 2)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = rejudge(pytester, fake, "once", 2)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    # The route's own check refuses first (the judge's route reads the agent route's key variable).
+    result.stderr.fnmatch_lines(["ERROR: pytest-consistency: the pinned route cannot be used:", "*no API key*"])
+    assert fake.requests == []
+
+
+def test_an_agent_whose_input_varies_is_an_error_naming_the_call_and_no_agent_call_goes_out(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    record(pytester, fake, 2)
+    source = pytester.path / "test_summary.py"
+    source.write_text(source.read_text().replace("summarise the invoice", "summarise the invoice today"))
+    script(fake, 0.0, 0)
+    result = rejudge(pytester, fake, "once", 2)
+    assert agent_requests(fake) == []
+    result.stdout.fnmatch_lines(
+        [
+            f"*rejudge {TASK} rep1@judge1: the agent's call 1 is not in rep-1's recording: its input varies between "
+            "runs (see the cause `input`); rejudging needs an agent whose calls replay*"
+        ]
+    )
+    [task] = judge_section(pytester)["tasks"]
+    assert len(task["excluded"]) == 4 and task["excluded"][0].startswith("rep1@judge1: ")
+
+
+def test_a_source_re_recorded_since_makes_old_samples_an_error_naming_the_file(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    record(pytester, fake, 2)
+    script(fake, 0.0, 0)
+    assert rejudge(pytester, fake, "once", 2).ret == 0
+    fake.reset()
+    script(fake, 0.0, 0)
+    fake.answer = lambda body: Step(text="PASS" if is_judge(body) else "The invoice is due on Monday.")
+    assert run_recorded(pytester, fake.base_url, "all").ret == 0
+    result = rejudge(pytester, fake, "none", 2)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --consistency-rejudge: judge sample cassette cassettes/test_summary/test_summary/rejudge/rep-1/"
+            "judge-1.yaml no longer replays repetition 1's recording*"
+        ]
+    )
+
+
+def test_json_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    script(fake, 0.0, 0)
+    assert run_recorded(pytester, fake.base_url, "all", "--consistency-cassette-format=json").ret == 0
+    fake.reset()
+    script(fake, 0.5, 3)
+    result = rejudge(pytester, fake, "once", 2, "--consistency-cassette-format=json")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert agent_requests(fake) == [] and len(judge_requests(fake)) == 4
+    data = json.loads((pytester.path / SAMPLES / "rep-1" / "judge-2.json").read_text())
+    assert len(data["interactions"]) == 2
