@@ -579,6 +579,11 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
 
         lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
         lines.append(Line(""))
+    if summary.judge is not None:
+        from pytest_consistency.report.judge import lines as judge_lines
+
+        lines.extend(Line(part) for text in judge_lines(summary.judge) for part in wrapped(text, width))
+        lines.append(Line(""))
     lines.extend(overall_lines(summary, width, verbosity=verbosity))
     return lines
 

@@ -192,3 +192,81 @@ def test_json_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
     assert agent_requests(fake) == [] and len(judge_requests(fake)) == 4
     data = json.loads((pytester.path / SAMPLES / "rep-1" / "judge-2.json").read_text())
     assert len(data["interactions"]) == 2
+
+
+def test_the_recovered_flip_rate_holds_2q_1_minus_q(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """A judge that says FAIL with probability q = 0.3 (seeded), 30 repetitions x 2 samples: the exact interval of
+    the flip rate holds 2q(1-q) = 0.42; the terminal shows the task's judge block and the suite's split."""
+    record(pytester, fake, 30)
+    script(fake, 0.3, 11)
+    result = rejudge(pytester, fake, "once", 2)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    [task] = judge_section(pytester)["tasks"]
+    figures = task["figures"]
+    assert figures["flip_method"] == "clopper-pearson"
+    assert figures["flip_interval"]["low"] <= 0.42 <= figures["flip_interval"]["high"]
+    result.stdout.fnmatch_lines(
+        [
+            f"judge {TASK}: 2 sample(s) per repetition; flip rate * (clopper-pearson); kappa *",
+            "  passes per repetition: */2 */2 *; gap * pp observed = agent * pp (judge majority) + judge * pp",
+            "judge, suite: 30 repetition(s) x 2 sample(s); flip rate *",
+        ]
+    )
+
+
+def test_an_agent_that_varies_under_a_fixed_judge_leaves_the_judge_no_part(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    pytester.makepyfile(test_summary=SUITE.replace("N,", "6,"))
+    days = iter(["Friday", "Monday"] * 3)
+    fake.answer = lambda body: Step(
+        text=("PASS" if "Friday" in body["messages"][0]["content"] else "FAIL")
+        if is_judge(body)
+        else f"The invoice is due on {next(days)}."
+    )
+    assert run_recorded(pytester, fake.base_url, "all").ret == 0
+    fake.reset()
+    fake.answer = lambda body: Step(text="PASS" if "Friday" in body["messages"][0]["content"] else "FAIL")
+    result = rejudge(pytester, fake, "once", 3)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert agent_requests(fake) == []
+    [task] = judge_section(pytester)["tasks"]
+    figures = task["figures"]
+    assert [(row["passed"], row["samples"]) for row in task["repetitions"]] == [(3, 3), (0, 3)] * 3
+    assert figures["flip_rate"] == 0.0 and figures["kappa"] == 1.0
+    assert figures["judge_gap_pp"] == 0.0 and figures["majority_gap_pp"] == figures["observed_gap_pp"] > 0
+
+
+TWO_TASKS = SUITE.replace("N,", "3,") + SUITE.replace("N,", "3,").replace("def test_summary", "def test_title").replace(
+    "import pytest\n", ""
+)
+
+
+def test_shards_of_a_rejudge_session_merge_to_the_unsharded_figures(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    from suites import cli
+
+    pytester.makepyfile(test_summary=TWO_TASKS)
+    script(fake, 0.0, 0)
+    assert run_recorded(pytester, fake.base_url, "all").ret == 0
+    fake.reset()
+    script(fake, 0.4, 5)
+    assert rejudge(pytester, fake, "once", 3).ret == 0
+    whole = judge_section(pytester)
+    assert len(whole["tasks"]) == 2
+    for index in (1, 2):
+        result = rejudge(pytester, fake, "none", 3, f"--consistency-shard={index}/2")
+        assert result.ret == 0, result.stdout.str()[-3000:]
+        (pytester.path / "report.json").rename(pytester.path / f"shard{index}.json")
+    merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert load_report(pytester, "merged.json")["summary"]["judge"] == whole
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_bad_number_of_samples_is_one_usage_error_naming_the_option(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    result = pytester.runpytest(f"--consistency-rejudge={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--consistency-rejudge" in result.stderr.str()

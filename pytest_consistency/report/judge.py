@@ -1,0 +1,68 @@
+"""The rejudge figures as text: a ``judge`` block per task and the suite's gap split, for the terminal and Markdown.
+
+Why one module: both views show the same lines from the same typed result (:class:`~..model.judge.JudgeSummary`);
+the format modules only place them.
+"""
+
+from __future__ import annotations
+
+from pytest_consistency.model.judge import JudgeFigures, JudgeSummary, TaskJudge
+from pytest_consistency.stats.interval import Interval
+
+
+def _pct(value: float | None, interval: Interval | None) -> str:
+    if value is None:
+        return "n/a (no repetition with two verdicts)"
+    shown = f"{value * 100:.1f} %"
+    return shown if interval is None else f"{shown} [{interval.low * 100:.1f}, {interval.high * 100:.1f}]"
+
+
+def kappa_text(f: JudgeFigures) -> str:
+    if f.kappa is None:
+        return "undefined (every sample gave one outcome)"
+    if f.kappa_interval is None:
+        return f"{f.kappa:.2f}"
+    return f"{f.kappa:.2f} [{f.kappa_interval.low:.2f}, {f.kappa_interval.high:.2f}]"
+
+
+def split_text(f: JudgeFigures) -> str:
+    if f.observed_gap_pp is None or f.majority_gap_pp is None or f.judge_gap_pp is None:
+        return "gap split: n/a (no repetition with a verdict)"
+    interval = (
+        "" if f.judge_gap_interval is None else f" [{f.judge_gap_interval.low:.1f}, {f.judge_gap_interval.high:.1f}]"
+    )
+    return (
+        f"gap {f.observed_gap_pp:.1f} pp observed = agent {f.majority_gap_pp:.1f} pp (judge majority) + judge "
+        f"{f.judge_gap_pp:.1f} pp{interval}"
+    )
+
+
+def task_lines(task: TaskJudge) -> list[str]:
+    f = task.figures
+    method = f" ({f.flip_method})" if f.flip_method else ""
+    shares = " ".join(f"{row.passed}/{row.samples}" for row in task.repetitions)
+    lines = [
+        f"judge {task.task_id}: {task.samples} sample(s) per repetition; flip rate {_pct(f.flip_rate, f.flip_interval)}"
+        f"{method}; kappa {kappa_text(f)}",
+        f"  passes per repetition: {shares}; {split_text(f)}",
+    ]
+    lines += [f"  excluded (not a verdict) {why}" for why in task.excluded]
+    return lines
+
+
+def suite_lines(summary: JudgeSummary) -> list[str]:
+    f = summary.suite
+    method = f" ({f.flip_method})" if f.flip_method else ""
+    return [
+        f"judge, suite: {f.repetitions} repetition(s) x {summary.samples} sample(s); flip rate "
+        f"{_pct(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
+        f"  {split_text(f)}",
+    ]
+
+
+def lines(summary: JudgeSummary) -> list[str]:
+    return [line for task in summary.tasks for line in task_lines(task)] + suite_lines(summary)
+
+
+def markdown_lines(summary: JudgeSummary) -> list[str]:
+    return ["### Re-judging", "", "```", *lines(summary), "```", ""]
