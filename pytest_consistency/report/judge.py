@@ -7,6 +7,7 @@ the format modules only place them.
 from __future__ import annotations
 
 from pytest_consistency.model.judge import JudgeFigures, JudgeSummary, TaskJudge
+from pytest_consistency.report.wrap import wrapped
 from pytest_consistency.stats.interval import Interval
 
 
@@ -19,7 +20,7 @@ def _pct(value: float | None, interval: Interval | None) -> str:
 
 def kappa_text(f: JudgeFigures) -> str:
     if f.kappa is None:
-        return "undefined (every sample gave one outcome)"
+        return "undefined (every sample gave one outcome)" if f.repetitions else "n/a"
     if f.kappa_interval is None:
         return f"{f.kappa:.2f}"
     return f"{f.kappa:.2f} [{f.kappa_interval.low:.2f}, {f.kappa_interval.high:.2f}]"
@@ -62,6 +63,11 @@ def suite_lines(summary: JudgeSummary) -> list[str]:
 
 def lines(summary: JudgeSummary) -> list[str]:
     return [line for task in summary.tasks for line in task_lines(task)] + suite_lines(summary)
+
+
+def terminal_lines(summary: JudgeSummary | None, width: int) -> list[str]:
+    """The terminal's block (wrapped to ``width``, a blank line after); none outside a rejudge session."""
+    return [] if summary is None else [*(part for text in lines(summary) for part in wrapped(text, width)), ""]
 
 
 def markdown_lines(summary: JudgeSummary) -> list[str]:

@@ -205,13 +205,12 @@ def test_the_recovered_flip_rate_holds_2q_1_minus_q(pytester: pytest.Pytester, f
     figures = task["figures"]
     assert figures["flip_method"] == "clopper-pearson"
     assert figures["flip_interval"]["low"] <= 0.42 <= figures["flip_interval"]["high"]
-    result.stdout.fnmatch_lines(
-        [
-            f"judge {TASK}: 2 sample(s) per repetition; flip rate * (clopper-pearson); kappa *",
-            "  passes per repetition: */2 */2 *; gap * pp observed = agent * pp (judge majority) + judge * pp",
-            "judge, suite: 30 repetition(s) x 2 sample(s); flip rate *",
-        ]
-    )
+    result.stdout.fnmatch_lines([f"judge {TASK}: 2 sample(s) per repetition; flip rate *", "judge, suite: *"])
+    out = " ".join(result.stdout.str().split())  # the lines as the terminal wraps them, unwrapped
+    flip = figures["flip_rate"] * 100
+    assert f"flip rate {flip:.1f} % [" in out and "(clopper-pearson); kappa " in out
+    assert "judge, suite: 30 repetition(s) x 2 sample(s); flip rate " in out
+    assert "pp observed = agent " in out and " pp (judge majority) + judge " in out
 
 
 def test_an_agent_that_varies_under_a_fixed_judge_leaves_the_judge_no_part(
