@@ -48,6 +48,7 @@ class Settings:
     route_drift_max: float | None = None
     consistency_regressions_max: int | None = None
     gap_increase_max: float | None = None
+    judge_flip_max: float | None = None
     mcnemar_p_min: float | None = None
     consistency_cause_max: tuple[tuple[str, float], ...] = ()
     consistency_confidence: float = 0.95

@@ -72,3 +72,31 @@ def terminal_lines(summary: JudgeSummary | None, width: int) -> list[str]:
 
 def markdown_lines(summary: JudgeSummary) -> list[str]:
     return ["### Re-judging", "", "```", *lines(summary), "```", ""]
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else repr(float(value))
+
+
+def junit_properties(prefix: str, f: JudgeFigures) -> list[tuple[str, str]]:
+    """JUnit properties of some figures: ``<prefix>.flip_rate`` (``.low``, ``.high``), ``.kappa`` (``n/a`` when
+    undefined) and the gap split's points."""
+    props = [(f"{prefix}.flip_rate", _number(f.flip_rate))]
+    if f.flip_interval is not None:
+        props += [(f"{prefix}.flip_rate.low", _number(f.flip_interval.low))]
+        props += [(f"{prefix}.flip_rate.high", _number(f.flip_interval.high))]
+    props += [(f"{prefix}.kappa", _number(f.kappa)), (f"{prefix}.judge_gap_pp", _number(f.judge_gap_pp))]
+    return [*props, (f"{prefix}.agent_gap_pp", _number(f.majority_gap_pp))]
+
+
+def junit_task_properties(summary: JudgeSummary | None, task_id: str) -> list[tuple[str, str]]:
+    """A task's ``consistency.task.judge.*`` properties (none outside a rejudge session)."""
+    found = [t for t in summary.tasks if t.task_id == task_id] if summary is not None else []
+    return junit_properties("consistency.task.judge", found[0].figures) if found else []
+
+
+def junit_suite_properties(summary: JudgeSummary | None) -> list[tuple[str, str]]:
+    """The suite's ``consistency.judge.*`` properties, with ``consistency.judge.samples`` (M)."""
+    if summary is None:
+        return []
+    return [("consistency.judge.samples", str(summary.samples)), *junit_properties("consistency.judge", summary.suite)]

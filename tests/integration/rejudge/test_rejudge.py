@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -263,9 +264,59 @@ def test_shards_of_a_rejudge_session_merge_to_the_unsharded_figures(
     assert load_report(pytester, "merged.json")["summary"]["judge"] == whole
 
 
-@pytest.mark.parametrize("value", ["0", "two", "-1"])
-def test_a_bad_number_of_samples_is_one_usage_error_naming_the_option(pytester: pytest.Pytester, value: str) -> None:
+@pytest.mark.parametrize(("value", "why"), [("0", "'0' must be at least 1"), ("two", "'two' is not a whole number")])
+def test_a_bad_number_of_samples_is_one_usage_error_naming_the_option(
+    pytester: pytest.Pytester, value: str, why: str
+) -> None:
     pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
     result = pytester.runpytest(f"--consistency-rejudge={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--consistency-rejudge" in result.stderr.str()
+    result.stderr.fnmatch_lines([f"*argument --consistency-rejudge: {why}"])
+
+
+def test_the_judge_flip_gate_fails_a_flipping_judge_and_passes_a_steady_one(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    record(pytester, fake, 30)
+    script(fake, 0.5, 3)  # flip rate 0.5
+    result = rejudge(pytester, fake, "once", 2, "--consistency-judge-flip-max=10")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["gate --consistency-judge-flip-max: * > 10.0 pp*FAIL*"])
+    fake.reset()
+    shutil.rmtree(pytester.path / SAMPLES)
+    script(fake, 0.0, 3)  # never flips
+    result = rejudge(pytester, fake, "once", 2, "--consistency-judge-flip-max=20")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["gate --consistency-judge-flip-max: *ok*"])
+    gate = next(g for g in load_report(pytester)["summary"]["gates"] if g["name"] == "judge_flip")
+    assert gate["state"] == "pass"
+
+
+def test_the_judge_flip_gate_outside_a_rejudge_session_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    result = pytester.runpytest("--consistency-judge-flip-max=10")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --consistency-judge-flip-max * add --consistency-rejudge=M *"])
+
+
+def test_junit_and_markdown_carry_the_judge_figures(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    import xml.etree.ElementTree as ET
+
+    record(pytester, fake, 4)
+    script(fake, 0.5, 9)
+    result = rejudge(pytester, fake, "once", 2, "--junitxml=junit.xml", "--consistency-md=out.md")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    section = judge_section(pytester)
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    suite = {
+        p.get("name"): p.get("value")
+        for p in root.iter("property")
+        if p.get("name", "").startswith("consistency.judge")
+    }
+    assert suite["consistency.judge.samples"] == "2"
+    assert float(suite["consistency.judge.flip_rate"]) == section["suite"]["flip_rate"]
+    case = next(c for c in root.iter("testcase") if c.get("name", "").endswith("[rep2@judge1]"))
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert float(props["consistency.task.judge.flip_rate"]) == section["tasks"][0]["figures"]["flip_rate"]
+    markdown = (pytester.path / "out.md").read_text()
+    assert "### Re-judging" in markdown and f"judge {TASK}: 2 sample(s) per repetition; flip rate" in markdown
