@@ -91,7 +91,8 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
             majority = None
             if got:
                 majority = observed if 2 * passed == len(got) else 2 * passed > len(got)
-            rows.append(JudgedRepetition(r, len(got), passed, observed, majority))
+            shown = "".join("-" if j not in got else "P" if got[j] else "F" for j in range(1, samples + 1))
+            rows.append(JudgedRepetition(r, len(got), passed, observed, majority, shown))
         judged = [row for row in rows if row.observed is not None]
         counts = []
         if judged:

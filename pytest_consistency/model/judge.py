@@ -20,6 +20,8 @@ class JudgedRepetition:
     #: recorded outcome); None without a scored sample.
     observed: bool | None = None
     majority: bool | None = None
+    #: Each judge sample's verdict in order, ``P`` (pass), ``F`` (fail) or ``-`` (not a verdict): ``PFP``.
+    verdicts: str = ""
 
     @property
     def pass_share(self) -> float | None:

@@ -6,6 +6,8 @@ the format modules only place them.
 
 from __future__ import annotations
 
+import html
+
 from pytest_consistency.model.judge import JudgeFigures, JudgeSummary, TaskJudge
 from pytest_consistency.report.wrap import wrapped
 from pytest_consistency.stats.interval import Interval
@@ -100,3 +102,28 @@ def junit_suite_properties(summary: JudgeSummary | None) -> list[tuple[str, str]
     if summary is None:
         return []
     return [("consistency.judge.samples", str(summary.samples)), *junit_properties("consistency.judge", summary.suite)]
+
+
+def html_section(summary: JudgeSummary | None) -> str:
+    """The HTML page's ``judge`` section: per task its figures, and each repetition's judge samples beside it."""
+    if summary is None:
+        return ""
+    e = html.escape
+    word = {True: "pass", False: "fail", None: "-"}
+    parts = [f'<section id="judge"><h2>Re-judging: {summary.samples} judge sample(s) per repetition</h2>']
+    for task in summary.tasks:
+        rows = "".join(
+            f"<tr><td class=num>{row.repeat}</td><td><code>{e(' '.join(row.verdicts))}</code></td>"
+            f"<td class=num>{row.passed}/{row.samples}</td><td>{word[row.observed]}</td>"
+            f"<td>{word[row.majority]}</td></tr>"
+            for row in task.repetitions
+        )
+        excluded = "".join(f"<li class=bad>{e(why)}</li>" for why in task.excluded)
+        parts.append(
+            f"<h3><code>{e(task.task_id)}</code></h3><p>{e(task_lines(task)[0])}</p><p>{e(split_text(task.figures))}</p>"
+            '<table class="plain"><thead><tr><th>repetition</th><th>judge samples (P pass, F fail)</th><th>passed</th>'
+            f"<th>observed</th><th>majority</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<ul>{excluded}</ul>" if excluded else "")
+        )
+    parts.append("".join(f"<p>{e(line.strip())}</p>" for line in suite_lines(summary)) + "</section>")
+    return "".join(parts)

@@ -304,7 +304,9 @@ def test_junit_and_markdown_carry_the_judge_figures(pytester: pytest.Pytester, f
 
     record(pytester, fake, 4)
     script(fake, 0.5, 9)
-    result = rejudge(pytester, fake, "once", 2, "--junitxml=junit.xml", "--consistency-md=out.md")
+    result = rejudge(
+        pytester, fake, "once", 2, "--junitxml=junit.xml", "--consistency-md=out.md", "--consistency-html=out.html"
+    )
     assert result.ret == 0, result.stdout.str()[-3000:]
     section = judge_section(pytester)
     root = ET.parse(pytester.path / "junit.xml").getroot()
@@ -320,3 +322,8 @@ def test_junit_and_markdown_carry_the_judge_figures(pytester: pytest.Pytester, f
     assert float(props["consistency.task.judge.flip_rate"]) == section["tasks"][0]["figures"]["flip_rate"]
     markdown = (pytester.path / "out.md").read_text()
     assert "### Re-judging" in markdown and f"judge {TASK}: 2 sample(s) per repetition; flip rate" in markdown
+    page = (pytester.path / "out.html").read_text()
+    assert '<section id="judge"><h2>Re-judging: 2 judge sample(s) per repetition</h2>' in page
+    rows = section["tasks"][0]["repetitions"]
+    first = " ".join(rows[0]["verdicts"])
+    assert len(rows[0]["verdicts"]) == 2 and f"<td class=num>1</td><td><code>{first}</code></td>" in page

@@ -29,6 +29,7 @@ def test_pass_shares_flip_rate_and_the_gap_split() -> None:
     [task] = summary.tasks
     assert [(r.repeat, r.samples, r.passed) for r in task.repetitions] == [(1, 2, 2), (2, 2, 1), (3, 2, 1), (4, 2, 0)]
     assert [r.pass_share for r in task.repetitions] == [1.0, 0.5, 0.5, 0.0]
+    assert [r.verdicts for r in task.repetitions] == ["PP", "PF", "FP", "FF"]
     figures = task.figures
     assert figures.flip_rate == 0.5 and figures.flip_method == "clopper-pearson"
     # Observed: sample 1 of each repetition (P, P, F, F); majority, ties kept as observed: the same here.
@@ -66,6 +67,7 @@ def test_samples_that_are_not_verdicts_are_excluded_and_said() -> None:
         "rep2@judge1: the judge's route is unreachable",
     ]
     assert [(r.samples, r.passed) for r in task.repetitions] == [(1, 1), (1, 1)]
+    assert [r.verdicts for r in task.repetitions] == ["P-", "-P"]
     assert task.figures.flip_rate is None  # no repetition with two verdicts
 
 
