@@ -202,12 +202,11 @@ class RepetitionScope:
             path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
             active.cassette = display_path(path, item.config.rootpath)
         elif state.mode is not None:  # a session mode (re-judging) gives each item its own cassette and mode
-            chosen = state.mode.cassette(
+            path, mode, stop = state.mode.cassette(
                 active.task_id, active.repeat, cassette_folder(state, active.task_id, item).directory
             )
-            if chosen[0] in ("fail", "skip"):
-                return None, mode, chosen  # type: ignore[return-value]
-            path, mode = chosen  # type: ignore[assignment]
+            if stop is not None:
+                return None, mode, stop
             active.cassette = display_path(path, item.config.rootpath)
         else:
             folder = cassette_folder(state, active.task_id, item)

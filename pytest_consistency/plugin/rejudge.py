@@ -70,16 +70,16 @@ class Rejudge:
     def spec(self, spec: MarkerSpec) -> MarkerSpec:
         return spec.replaced(n=spec.n * self.samples)
 
-    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str] | Stop:
+    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
         r, j = split(repeat, self.samples)
         path = sample_cassette(directory, r, j, self.suffix)
         if (task_id, repeat) not in self.live:
-            return path, "none"
+            return path, "none", None
         replayed = self.replayed.get((task_id, r))
         if replayed is None:  # never read: the collection refused the session (an xdist worker fails its items)
-            return "fail", f"{OPTION}: repetition {r} of {task_id} has no readable recording"
+            return path, "none", ("fail", f"{OPTION}: repetition {r} of {task_id} has no readable recording")
         write_cassette(replayed, path)
-        return path, "new_episodes"
+        return path, "new_episodes", None
 
     def entered(self, active: ActiveRepetition) -> None:
         if (active.task_id, active.repeat) in self.live and active.vcr_cassette is not None:

@@ -51,9 +51,9 @@ class SessionMode(Protocol):
     def spec(self, spec: MarkerSpec) -> MarkerSpec:
         """The marker's spec as the task's items run it."""
 
-    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str] | Stop:
+    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
         """The cassette and record mode of item ``repeat`` of ``task_id`` (``directory``: the task's cassette
-        folder), or why it must not run."""
+        folder), and why it must not run (None when it may)."""
 
     def entered(self, active: ActiveRepetition) -> None:
         """The item's cassette was entered (``active.vcr_cassette``)."""
