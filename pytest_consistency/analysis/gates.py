@@ -253,7 +253,37 @@ GATES: tuple[Gate, ...] = (
         always_bound=True,
     ),
 )
+
+
+def _judge_flip(summary: SessionSummary) -> float | None:
+    """The suite's judge flip rate in points (``--consistency-rejudge``), None outside a rejudge session."""
+    return None if summary.judge is None else _percent(summary.judge.suite.flip_rate)
+
+
+def _judge_flip_bounds(summary: SessionSummary, confidence: float) -> Interval | None:
+    """The flip rate's interval over every judged repetition at the gate's level (``stats.agreement.flip_rate``:
+    exact with two samples per repetition, Hoeffding otherwise)."""
+    if summary.judge is None:
+        return None
+    from pytest_consistency.stats.agreement import flip_rate
+
+    subjects = [(row.passed, row.samples) for task in summary.judge.tasks for row in task.repetitions]
+    found = flip_rate(subjects, confidence)
+    return None if found is None else _scaled(found[1], 100)
+
+
 GATES += (
+    Gate(
+        "judge_flip",
+        "--consistency-judge-flip-max",
+        "max",
+        "pp",
+        _judge_flip,
+        "with --consistency-rejudge: fail the session when the judge's flip rate (the chance that two judge samples "
+        "on the same agent output disagree) exceeds PP percentage points, on its one-sided bound",
+        bounds=_judge_flip_bounds,
+        certain_at_extreme=True,
+    ),
     Gate(
         "mcnemar_p",
         "--mcnemar-p-min",
@@ -315,6 +345,7 @@ BY_DEST = {gate.dest: gate for gate in ALL_GATES}
 
 #: How an output names a gate's figure, by gate name: the cause gates' is the gap attributed to the cause.
 LABELS = {gate.name: f"gap attributed to {cause}" for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True)}
+LABELS["judge_flip"] = "judge flip rate"  # --consistency-judge-flip-max
 LABELS["suite_regression_margin"] = "suite pass rate drop"  # --consistency-sequential-margin, decided in rounds
 
 

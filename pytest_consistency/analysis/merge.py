@@ -198,6 +198,16 @@ def merge_reports(
         hooked={task_id: task for task_id, (_, task) in decided.items()},
         found=held_whole,
     )
+    judged = {report.judge.samples for _, report in reports if report.judge is not None}
+    if len(judged) == 1:  # shards of one rejudge session: its figures over the pooled samples, as one session's
+        from pytest_consistency.analysis.judge import judge_summary
+
+        summary.judge = judge_summary((rep for _, rep in chosen.values()), judged.pop(), summary.analysis.confidence)
+    elif judged:
+        warnings.append(
+            f"the reports re-judged with {' and '.join(map(str, sorted(judged)))} judge samples per repetition; "
+            "merge combines the judge figures of one rejudge session only, so the merged report has none"
+        )
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
     derived = set(summary.errors)
     summary.errors.extend(f"{name}: {error}" for name, error in errors if error not in derived)

@@ -235,7 +235,28 @@ def task_id_of(nodeid: str, repeat: int) -> str:
         return nodeid[: -len(part) - 2]
     if nodeid.endswith(f"-{part}]"):
         return nodeid[: -len(part) - 2] + "]"
-    return nodeid
+    return rejudged_task_id(nodeid)
+
+
+#: How a re-judging item's id names its judge sample (``--consistency-rejudge``): ``rep3@judge2``.
+JUDGE_ID = "@judge"
+
+
+def judge_sample_id(repeat: int, sample: int) -> str:
+    """The id of re-judging item (repetition ``repeat``, judge sample ``sample``): ``rep3@judge2``."""
+    return f"{ID_PREFIX}{repeat}{JUDGE_ID}{sample}"
+
+
+def rejudged_task_id(nodeid: str) -> str:
+    """The node id without a re-judging item's part: ``f[rep3@judge2]`` -> ``f``, ``f[a-rep3@judge2]`` -> ``f[a]``
+    (its parameter is the item's index, which the id does not show); any other node id as it is."""
+    at = nodeid.rfind(JUDGE_ID)
+    if at < 0 or not nodeid.endswith("]") or not nodeid[at + len(JUDGE_ID) : -1].isdigit():
+        return nodeid
+    start = nodeid.rfind(ID_PREFIX, 0, at)
+    if start < 1 or nodeid[start - 1] not in "[-" or not nodeid[start + len(ID_PREFIX) : at].isdigit():
+        return nodeid
+    return nodeid[: start - 1] + ("" if nodeid[start - 1] == "[" else "]")
 
 
 def sequential_rate_warning(spec: MarkerSpec, alpha: float) -> str | None:

@@ -513,6 +513,15 @@ RESAMPLE_OPTIONS = (
         metavar="REP",
         default=1,
     ),
+    Option(
+        "consistency_rejudge",
+        "--consistency-rejudge",
+        ("rejudge", "samples"),
+        repetitions,
+        "re-judge every marked task's recorded repetitions M times each: the agent's calls replay from each "
+        "repetition's cassette (none goes out), only the judge is asked again (docs/judges.md)",
+        metavar="M",
+    ),
 )
 
 #: OpenTelemetry traces of the session (docs/traces.md); the exporter itself is configured by the OTEL_* variables.

@@ -48,6 +48,7 @@ class Settings:
     route_drift_max: float | None = None
     consistency_regressions_max: int | None = None
     gap_increase_max: float | None = None
+    judge_flip_max: float | None = None
     mcnemar_p_min: float | None = None
     consistency_cause_max: tuple[tuple[str, float], ...] = ()
     consistency_confidence: float = 0.95
@@ -96,6 +97,7 @@ class Settings:
     consistency_resample: ResampleTarget | None = None
     consistency_resample_n: int = 10
     consistency_resample_from: int = 1
+    consistency_rejudge: int | None = None
     consistency_otel: bool = False
     consistency_otel_content: bool = False
     consistency_run_id: str | None = None

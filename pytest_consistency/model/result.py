@@ -22,6 +22,7 @@ from pytest_consistency.stats.suite import SuiteIntervals
 if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, resampling, a baseline (``serial``
     # finds them for the annotations when a report is written or read; issue 30)
     from pytest_consistency.model.cause import Cause, CauseShare, Finding
+    from pytest_consistency.model.judge import JudgeSummary
     from pytest_consistency.model.resample import ResampleSummary
     from pytest_consistency.model.trajectory import DivergenceMap
     from pytest_consistency.stats.stratified import StratifiedDrop
@@ -479,6 +480,8 @@ class SessionSummary:
     errors: list[str] = field(default_factory=list)
     #: ``--consistency-resample``: the decisions the samples took at the resampled step (None otherwise).
     resample: ResampleSummary | None = None
+    #: ``--consistency-rejudge``: the judge's flip rate, agreement and gap split (None otherwise).
+    judge: JudgeSummary | None = None
     #: Per cause (every word of :data:`.cause.CAUSES`), the inconsistent tasks and their points of the gap; None
     #: when no task was scored.
     causes: dict[str, CauseShare] | None = None

@@ -63,6 +63,7 @@ DEFERRED = (
     "pytest_consistency.model.cause",
     "pytest_consistency.model.trajectory",
     "pytest_consistency.model.resample",
+    "pytest_consistency.model.judge",
     "pytest_consistency.stats.stratified",
 )
 

@@ -81,10 +81,14 @@ class Collection:
             pinned = pin_k_problem(spec) if gap_in_rounds(metafunc.config.stash[STATE]) else None
             if pinned is not None:
                 pytest.fail(f"{metafunc.definition.nodeid}: {pinned}", pytrace=False)
-        resample = metafunc.config.stash[STATE].resample
+        state = metafunc.config.stash[STATE]
+        resample, mode = state.resample, state.mode
         count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
+        ids = repetition_id
+        if mode is not None:  # a session mode (re-judging) makes its own items of a task
+            count, ids = mode.repetitions(count), mode.repetition_id
         metafunc.fixturenames.append(PARAM)
-        metafunc.parametrize(PARAM, range(1, count + 1), indirect=True, ids=repetition_id)
+        metafunc.parametrize(PARAM, range(1, count + 1), indirect=True, ids=ids)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -151,6 +155,8 @@ class Collection:
                 tracked.spec = state.spec(marker)
                 if state.resample is not None and state.resample.covers(tracked.task_id):
                     tracked.spec = state.resample.spec(tracked.spec)
+                if state.mode is not None:
+                    tracked.spec = state.mode.spec(tracked.spec)
         repeated = [tracked for tracked in state.items.values() if tracked.spec is not None]
         if repeated:  # the live status line's totals (``status``)
             state.totals = (len({tracked.task_id for tracked in repeated}), len(repeated))

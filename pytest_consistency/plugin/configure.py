@@ -121,6 +121,15 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             state.resample = configure_resample(state, config.rootpath)
         except ResampleError as exc:
             raise pytest.UsageError(str(exc)) from None
+    if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge is None:
+        raise pytest.UsageError(
+            "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
+            "--consistency-rejudge=M (M judge samples per recorded repetition)"
+        )
+    if state.settings.consistency_rejudge is not None:  # its role object, registered with the others below
+        from pytest_consistency.plugin.rejudge import register as register_rejudge
+
+        register_rejudge(config, state)
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 

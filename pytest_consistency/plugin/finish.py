@@ -129,6 +129,8 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
 
         summary.resample = state.resample.summarise(state.collector.repetitions.values())
         attribute(summary.tasks, summary.resample)
+    if state.mode is not None:
+        state.mode.summarise(summary, list(state.collector.repetitions.values()))
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
         summary.warnings.append(

@@ -120,6 +120,8 @@ class RepetitionScope:
                 active.cassette_absent, active.stand_in = True, carried[2]
                 if state.resample is not None and state.resample.covers(active.task_id):
                     state.resample.guard(active)
+                if state.mode is not None:
+                    state.mode.entered(active)
                 return
             close(carried)
         if mode == "off":
@@ -142,6 +144,8 @@ class RepetitionScope:
             stack.enter_context(scope(path))
             if state.resample is not None and state.resample.covers(active.task_id):
                 state.resample.guard(active)
+            if state.mode is not None:
+                state.mode.entered(active)
         except Exception as exc:
             from pytest_consistency.cassette.messages import CassetteError
 
@@ -196,6 +200,13 @@ class RepetitionScope:
         wanted = state.settings.consistency_cassette_format
         if state.resample is not None and state.resample.covers(active.task_id):
             path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
+            active.cassette = display_path(path, item.config.rootpath)
+        elif state.mode is not None:  # a session mode (re-judging) gives each item its own cassette and mode
+            path, mode, stop = state.mode.cassette(
+                active.task_id, active.repeat, cassette_folder(state, active.task_id, item).directory
+            )
+            if stop is not None:
+                return None, mode, stop
             active.cassette = display_path(path, item.config.rootpath)
         else:
             folder = cassette_folder(state, active.task_id, item)

@@ -102,6 +102,9 @@ class Outcome:
                 if state.resample is not None and state.resample.covers(active.task_id):
                     prefix = state.resample.mismatch_message(active.repeat, active.calls)
                     report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
+                if state.mode is not None:
+                    prefix = state.mode.mismatch(active)
+                    report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
         if report.when == "call" and not failed and spec.score_min is not None:
             short = score_short(active.score, spec.score_min)
             if short is not None:  # graded: the score decides, as an assertion would (the recording is kept)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import pytest
 
@@ -35,6 +35,34 @@ BOARD_KEY = "consistency_adaptive_board"
 SCRATCH = pytest.StashKey[Scratch]()
 #: A repetition the setup wrapper refused ("fail") or curtailed ("skip"), with the reason.
 Stop = tuple[Literal["fail", "skip"], str]
+
+
+class SessionMode(Protocol):
+    """A session mode that runs the recorded tasks otherwise (``--consistency-rejudge``): what collection, each
+    repetition's setup and report, and the session end ask of it. Its role object (``plugin.rejudge``) puts itself on
+    :attr:`PluginState.mode` when it is registered; the plugin's modules ask the mode, never which mode it is."""
+
+    def repetitions(self, n: int) -> int:
+        """How many items a marked task of ``n`` repetitions gets."""
+
+    def repetition_id(self, index: int) -> str:
+        """The id of item ``index`` (1-based) of a marked task."""
+
+    def spec(self, spec: MarkerSpec) -> MarkerSpec:
+        """The marker's spec as the task's items run it."""
+
+    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
+        """The cassette and record mode of item ``repeat`` of ``task_id`` (``directory``: the task's cassette
+        folder), and why it must not run (None when it may)."""
+
+    def entered(self, active: ActiveRepetition) -> None:
+        """The item's cassette was entered (``active.vcr_cassette``)."""
+
+    def mismatch(self, active: ActiveRepetition) -> str | None:
+        """What a replay mismatch of the item means in this mode (said before the plugin's own message)."""
+
+    def summarise(self, summary: SessionSummary, repetitions: list[Any]) -> None:
+        """Add the mode's figures to the session summary."""
 
 
 @dataclass(slots=True, eq=False)
@@ -133,6 +161,8 @@ class PluginState:
     throttles: dict[str, Throttle] = field(default_factory=dict)
     #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
     resample: ResampleSession | None = None
+    #: A session mode's role object (``--consistency-rejudge``: :mod:`.rejudge`), None otherwise.
+    mode: SessionMode | None = None
     #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
     observer: ExitStack | None = None
     #: The routes' key fingerprints and keys for each repetition's cassette scrubber, once the first one asks.

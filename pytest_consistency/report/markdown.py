@@ -495,6 +495,10 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         from pytest_consistency.report.resample import markdown_lines
 
         lines += markdown_lines(summary.resample)
+    if summary.judge is not None:
+        from pytest_consistency.report.judge import markdown_lines as judge_markdown
+
+        lines += judge_markdown(summary.judge)
     if shown:
         lines += table_head + [line for block in rows[:kept_rows] for line in block] + [""]
     elif summary.tasks:

@@ -8,8 +8,6 @@ colours in one table, and no line is ever coloured by matching its text.
 
 from __future__ import annotations
 
-import re
-import textwrap
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -33,7 +31,9 @@ from pytest_consistency.model.result import (
     TaskResult,
 )
 from pytest_consistency.report.cost import terminal_lines as cost_lines
+from pytest_consistency.report.judge import terminal_lines as judge_lines
 from pytest_consistency.report.score import terminal_lines as score_lines
+from pytest_consistency.report.wrap import wrapped
 from pytest_consistency.stats.interval import Interval
 
 Style = Literal["plain", "bad", "warn", "good"]
@@ -500,20 +500,6 @@ def cause_lines(summary: SessionSummary, width: int = 80) -> list[Line]:
     return lines
 
 
-def wrapped(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` columns, continued four columns in. A long word stays whole, and so does
-    a command in backticks (its spaces are not break points): a command pasted from the terminal must run."""
-    protected = re.sub(r"`[^`]*`", lambda m: m[0].replace(" ", _NO_BREAK), text)
-    lines = textwrap.wrap(
-        protected, max(width, 40), subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
-    )
-    return [line.replace(_NO_BREAK, " ") for line in lines] or [text]
-
-
-#: Stands for a space that must not break a line while ``wrapped`` wraps (a character no text here holds).
-_NO_BREAK = "\x00"
-
-
 def trajectory_lines(summary: SessionSummary, verbosity: int, width: int) -> list[Line]:
     """Per inconsistent task, the attribution line (where its repetitions part, each branch's passes); with ``-v``
     the trajectory tree of every task whose repetitions part, as collapsed segments, and its figures."""
@@ -579,6 +565,7 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
 
         lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
         lines.append(Line(""))
+    lines.extend(map(Line, judge_lines(summary.judge, width)))  # --consistency-rejudge: per task, the suite's split
     lines.extend(overall_lines(summary, width, verbosity=verbosity))
     return lines
 

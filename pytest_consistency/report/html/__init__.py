@@ -55,6 +55,7 @@ from pytest_consistency.report.html.sections import (
     route_section,
     verdict_section,
 )
+from pytest_consistency.report.judge import html_section as judge_html
 from pytest_consistency.report.terminal import pp
 
 
@@ -83,6 +84,7 @@ def render(summary: SessionSummary) -> str:
         causes_section(summary),
         cost_section(summary),
         resample_section(summary),
+        judge_html(summary.judge),
         grid_section(summary, classes),
         trajectories_section(summary),
         diagnoses_section(summary, classes),

@@ -1,0 +1,115 @@
+"""The judge's figures of a rejudge session (``--consistency-rejudge=M``), pure functions of the typed records.
+
+Item i of a task is judge sample j of recorded repetition r (``rejudge.plan.split``; repeated here as arithmetic, since
+analysis does not import the session wings). Per repetition: how many of its M samples passed (its outcome as a
+probability). Per task and for the suite: the judge's flip rate and Fleiss' kappa (:mod:`..stats.agreement`), and
+the gap split:
+
+- the **observed** outcome of a repetition is its judge sample 1's: one draw of the judge on the recorded agent output,
+  as the recorded run's verdict was (the recorded run's own report is not read);
+- its **majority** outcome is the majority of its scored samples (a tie, with even M: the observed outcome);
+- observed gap and majority gap are the usual gap (Mean@k - pass^k, unbiased, in points) of those outcomes; the
+  **agent's part** is the majority gap, the **judge's part** is observed minus majority. For the suite, the means
+  over tasks, and the judge's part's interval is the paired gap-change interval of ``stats.gap_change`` (majority as
+  the baseline, observed as the current run).
+
+A sample that did not run to a verdict (an infrastructure error, or an agent call that did not replay) is excluded
+and said, never counted as the judge's verdict.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+
+from pytest_consistency.model.judge import JudgedRepetition, JudgeFigures, JudgeSummary, TaskJudge
+from pytest_consistency.model.records import RepetitionResult
+from pytest_consistency.stats import agreement
+from pytest_consistency.stats.metrics import TaskCounts, gap_pp
+
+
+def not_a_verdict(rep: RepetitionResult) -> str | None:
+    """Why a sample is not a judge verdict (None when it is)."""
+    for call in rep.calls:
+        if call.role != "judge" and call.error == "replay_mismatch":
+            return f"its {call.role}'s calls did not replay"
+    if rep.infrastructure:
+        return rep.infrastructure
+    if not rep.scored:
+        return rep.outcome
+    return None
+
+
+def seed_of(task_id: str) -> int:
+    """The bootstrap's seed: the task id's CRC-32, the same in every process (serial, xdist, merge)."""
+    return zlib.crc32(task_id.encode("utf-8"))
+
+
+def figures(
+    rows: list[JudgedRepetition], counts: list[tuple[TaskCounts, TaskCounts]], seed: int, confidence: float
+) -> JudgeFigures:
+    """The figures of ``rows`` (the repetitions) and ``counts`` ((majority, observed) per task: one for a task)."""
+    subjects = [(row.passed, row.samples) for row in rows]
+    result = JudgeFigures(repetitions=sum(1 for row in rows if row.samples))
+    flips = agreement.flip_rate(subjects, confidence)
+    if flips is not None:
+        result.flip_rate, result.flip_interval, result.flip_method = flips
+    result.kappa = agreement.fleiss_kappa(subjects)
+    bootstrap = agreement.kappa_interval(subjects, seed, confidence)
+    result.kappa_interval = None if bootstrap is None else bootstrap[0]
+    if counts:
+        result.majority_gap_pp = sum(gap_pp(m) for m, _ in counts) / len(counts)
+        result.observed_gap_pp = sum(gap_pp(o) for _, o in counts) / len(counts)
+        result.judge_gap_pp = result.observed_gap_pp - result.majority_gap_pp
+    return result
+
+
+def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confidence: float = 0.95) -> JudgeSummary:
+    by_task: dict[str, list[RepetitionResult]] = {}
+    for rep in repetitions:
+        by_task.setdefault(rep.task_id, []).append(rep)
+    tasks: list[TaskJudge] = []
+    every: list[JudgedRepetition] = []
+    pairs: list[tuple[TaskCounts, TaskCounts]] = []
+    for task_id in sorted(by_task, key=lambda t: (min(r.order for r in by_task[t]), t)):
+        reps = sorted(by_task[task_id], key=lambda r: r.repeat)
+        verdicts: dict[int, dict[int, bool]] = {}
+        excluded: list[str] = []
+        k = reps[0].k
+        for rep in reps:
+            r, j = (rep.repeat - 1) // samples + 1, (rep.repeat - 1) % samples + 1
+            why = not_a_verdict(rep)
+            if why is not None:
+                excluded.append(f"rep{r}@judge{j}: {why}")
+                continue
+            verdicts.setdefault(r, {})[j] = rep.succeeded
+        rows = []
+        for r in sorted({(rep.repeat - 1) // samples + 1 for rep in reps}):
+            got = verdicts.get(r, {})
+            passed = sum(got.values())
+            observed = got.get(1, got[min(got)] if got else None) if got else None
+            majority = None
+            if got:
+                majority = observed if 2 * passed == len(got) else 2 * passed > len(got)
+            shown = "".join("-" if j not in got else "P" if got[j] else "F" for j in range(1, samples + 1))
+            rows.append(JudgedRepetition(r, len(got), passed, observed, majority, shown))
+        judged = [row for row in rows if row.observed is not None]
+        counts = []
+        if judged:
+            n = len(judged)
+            kk = min(k, n)
+            counts = [
+                (
+                    TaskCounts(sum(1 for row in judged if row.majority), n, kk),
+                    TaskCounts(sum(1 for row in judged if row.observed), n, kk),
+                )
+            ]
+            pairs += counts
+        tasks.append(TaskJudge(task_id, samples, figures(rows, counts, seed_of(task_id), confidence), rows, excluded))
+        every += rows
+    suite = figures(every, pairs, seed_of("suite"), confidence)
+    if pairs:
+        from pytest_consistency.stats.gap_change import paired_gap_difference
+
+        suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
+    return JudgeSummary(samples, tasks, suite)

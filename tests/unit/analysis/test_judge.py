@@ -1,0 +1,78 @@
+"""The judge's figures of a rejudge session (``analysis.judge``), from typed records."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_consistency.analysis.judge import judge_summary
+from pytest_consistency.model.records import CallRecord, RepetitionResult
+from pytest_consistency.stats.metrics import TaskCounts, gap_pp
+
+
+def rep(task: str, index: int, passed: bool, n: int = 8, k: int = 2, **fields: object) -> RepetitionResult:
+    return RepetitionResult(
+        task_id=task,
+        nodeid=f"{task}[x]",
+        repeat=index,
+        n=n,
+        k=k,
+        min_pass=0.0,
+        outcome="passed" if passed else "failed",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_pass_shares_flip_rate_and_the_gap_split() -> None:
+    # 4 repetitions x 2 samples: (P, P), (P, F), (F, P), (F, F)
+    outcomes = [True, True, True, False, False, True, False, False]
+    summary = judge_summary([rep("t", i + 1, o) for i, o in enumerate(outcomes)], samples=2)
+    [task] = summary.tasks
+    assert [(r.repeat, r.samples, r.passed) for r in task.repetitions] == [(1, 2, 2), (2, 2, 1), (3, 2, 1), (4, 2, 0)]
+    assert [r.pass_share for r in task.repetitions] == [1.0, 0.5, 0.5, 0.0]
+    assert [r.verdicts for r in task.repetitions] == ["PP", "PF", "FP", "FF"]
+    figures = task.figures
+    assert figures.flip_rate == 0.5 and figures.flip_method == "clopper-pearson"
+    # Observed: sample 1 of each repetition (P, P, F, F); majority, ties kept as observed: the same here.
+    assert [(r.observed, r.majority) for r in task.repetitions] == [
+        (True, True),
+        (True, True),
+        (False, False),
+        (False, False),
+    ]
+    assert figures.observed_gap_pp == figures.majority_gap_pp == gap_pp(TaskCounts(2, 4, 2))
+    assert figures.judge_gap_pp == 0.0
+    assert summary.suite.judge_gap_interval is not None
+
+
+def test_a_flipping_judge_on_an_agent_that_always_passes_is_the_judges_whole_gap() -> None:
+    # 3 samples per repetition; the majority passes everywhere, sample 1 fails in two of four repetitions.
+    outcomes = [False, True, True, True, True, True, False, True, True, True, True, True]
+    [task] = judge_summary([rep("t", i + 1, o, n=12) for i, o in enumerate(outcomes)], samples=3).tasks
+    assert task.figures.majority_gap_pp == 0.0
+    assert task.figures.judge_gap_pp == pytest.approx(gap_pp(TaskCounts(2, 4, 2)))
+    assert task.figures.flip_method == "hoeffding"
+
+
+def test_samples_that_are_not_verdicts_are_excluded_and_said() -> None:
+    mismatch = CallRecord("POST", "http://h/v1/chat/completions", "http://h/v1", None, "m", error="replay_mismatch")
+    reps = [
+        rep("t", 1, True),
+        rep("t", 2, False, calls=[mismatch]),
+        rep("t", 3, True, infrastructure="the judge's route is unreachable"),
+        rep("t", 4, True),
+    ]
+    [task] = judge_summary(reps, samples=2).tasks
+    assert task.excluded == [
+        "rep1@judge2: its agent's calls did not replay",
+        "rep2@judge1: the judge's route is unreachable",
+    ]
+    assert [(r.samples, r.passed) for r in task.repetitions] == [(1, 1), (1, 1)]
+    assert [r.verdicts for r in task.repetitions] == ["P-", "-P"]
+    assert task.figures.flip_rate is None  # no repetition with two verdicts
+
+
+def test_kappa_is_undefined_when_every_sample_agrees_and_the_figures_are_the_same_in_any_order() -> None:
+    reps = [rep("a", i, True) for i in range(1, 5)] + [rep("b", i, i % 2 == 0) for i in range(1, 5)]
+    first = judge_summary(reps, samples=2)
+    assert first.tasks[0].figures.kappa is None and first.tasks[0].figures.kappa_interval is None
+    assert judge_summary(list(reversed(reps)), samples=2) == first
