@@ -7,7 +7,11 @@ the gap split:
 
 - the **observed** outcome of a repetition is its judge sample 1's: one draw of the judge on the recorded agent output,
   as the recorded run's verdict was (the recorded run's own report is not read);
-- its **majority** outcome is the majority of its scored samples (a tie, with even M: the observed outcome);
+- its **majority** outcome is the majority of the scored samples of every repetition whose agent output is its own
+  (the agent's calls, each request and decision, and the recorded answer: :func:`output_of`), so that repetitions
+  whose agent did the same get the same verdict whatever the judge drew (a tie: each its observed outcome). A
+  majority of one repetition's M samples alone would leave the judge's noise in (M = 5 samples of a judge that passes
+  an output 70 % of the time disagree on the majority 16 % of the time) and read it as the agent's;
 - observed gap and majority gap are the usual gap (Mean@k - pass^k, unbiased, in points) of those outcomes; the
   **agent's part** is the majority gap, the **judge's part** is observed minus majority. For the suite, the means
   over tasks, and the judge's part's interval is the paired gap-change interval of ``stats.gap_change`` (majority as
@@ -38,6 +42,14 @@ def not_a_verdict(rep: RepetitionResult) -> str | None:
     if not rep.scored:
         return rep.outcome
     return None
+
+
+def output_of(rep: RepetitionResult) -> str:
+    """What the agent did in a sample, comparable across repetitions: every call that is not the judge's (its
+    request as sent, canonicalised, and the decision it got) and the recorded answer (normalised when a hook did)."""
+    calls = [(c.role, c.method, c.url, repr(c.sent), repr(c.decision)) for c in rep.calls if c.role != "judge"]
+    answer = rep.normalized if rep.normalized is not None else rep.answer
+    return repr((calls, rep.answer_recorded, answer))
 
 
 def seed_of(task_id: str) -> int:
@@ -74,6 +86,7 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
     for task_id in sorted(by_task, key=lambda t: (min(r.order for r in by_task[t]), t)):
         reps = sorted(by_task[task_id], key=lambda r: r.repeat)
         verdicts: dict[int, dict[int, bool]] = {}
+        outputs: dict[int, str] = {}
         excluded: list[str] = []
         k = reps[0].k
         for rep in reps:
@@ -83,6 +96,12 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
                 excluded.append(f"rep{r}@judge{j}: {why}")
                 continue
             verdicts.setdefault(r, {})[j] = rep.succeeded
+            outputs.setdefault(r, output_of(rep))  # every sample replays the same agent output
+        pooled: dict[str, list[int]] = {}  # per agent output: samples passed, samples scored
+        for r, got in verdicts.items():
+            tally = pooled.setdefault(outputs[r], [0, 0])
+            tally[0] += sum(got.values())
+            tally[1] += len(got)
         rows = []
         for r in sorted({(rep.repeat - 1) // samples + 1 for rep in reps}):
             got = verdicts.get(r, {})
@@ -90,7 +109,8 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
             observed = got.get(1, got[min(got)] if got else None) if got else None
             majority = None
             if got:
-                majority = observed if 2 * passed == len(got) else 2 * passed > len(got)
+                yes, scored = pooled[outputs[r]]
+                majority = observed if 2 * yes == scored else 2 * yes > scored
             shown = "".join("-" if j not in got else "P" if got[j] else "F" for j in range(1, samples + 1))
             rows.append(JudgedRepetition(r, len(got), passed, observed, majority, shown))
         judged = [row for row in rows if row.observed is not None]

@@ -76,3 +76,23 @@ def test_kappa_is_undefined_when_every_sample_agrees_and_the_figures_are_the_sam
     first = judge_summary(reps, samples=2)
     assert first.tasks[0].figures.kappa is None and first.tasks[0].figures.kappa_interval is None
     assert judge_summary(list(reversed(reps)), samples=2) == first
+
+
+def test_repetitions_whose_agent_did_the_same_share_one_majority() -> None:
+    """A judge that passes one agent output 60 % of the time: per repetition, 5 samples give majorities that differ
+    (4/5 pass, 2/5 fail), which a per-repetition vote would read as the agent's gap; pooled over the repetitions
+    whose agent output is the same (6/10), every one passes and the whole gap is the judge's."""
+    outcomes = [True, True, True, True, False] + [False, True, False, True, False]
+    same = [rep("t", i + 1, o, n=10, answer_recorded=True, answer="Paris") for i, o in enumerate(outcomes)]
+    [task] = judge_summary(same, samples=5).tasks
+    assert [(r.passed, r.majority) for r in task.repetitions] == [(4, True), (2, True)]
+    assert task.figures.majority_gap_pp == 0.0
+    assert task.figures.judge_gap_pp == task.figures.observed_gap_pp
+    # The same verdicts on two different agent outputs: each output's own majority, the difference the agent's.
+    differ = [
+        rep("t", i + 1, o, n=10, answer_recorded=True, answer="Paris" if i < 5 else "Lyon")
+        for i, o in enumerate(outcomes)
+    ]
+    [task] = judge_summary(differ, samples=5).tasks
+    assert [(r.passed, r.majority) for r in task.repetitions] == [(4, True), (2, False)]
+    assert task.figures.majority_gap_pp == pytest.approx(gap_pp(TaskCounts(1, 2, 2)))
