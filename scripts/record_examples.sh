@@ -113,7 +113,10 @@ if [ $# -eq 0 ] || [[ " $* " == *judge* ]]; then
   rm -rf cassettes/examples/judges
   "$PY" -m pytest examples/judges -p no:cacheprovider -p no:randomly \
     --consistency-config=examples/judges/consistency.yaml --consistency-record=all -q || true
-  echo "== judge example recorded in $((SECONDS - RECORDED))s"
+  # ... and re-judged: 5 judge samples per recorded repetition, the agent replayed (docs/judges.md)
+  "$PY" -m pytest examples/judges -p no:cacheprovider -p no:randomly \
+    --consistency-config=examples/judges/consistency.yaml --consistency-record=once --consistency-rejudge=5 -q || true
+  echo "== judge example recorded and re-judged in $((SECONDS - RECORDED))s"
 fi
 kill "${PIDS[@]}" 2>/dev/null || true
 

@@ -107,6 +107,22 @@ def test_the_judge_example_tells_the_judges_gap_from_the_agents(tmp_path: Path) 
     assert "gap by cause: sampling" in result.stdout and "judge" in result.stdout
 
 
+def test_rejudging_the_judge_example_puts_each_gap_where_it_belongs(tmp_path: Path) -> None:
+    """examples/judges re-judged 5 times per repetition from the committed samples (offline, no key, no agent call
+    sent): the judge-only task's gap is all the judge's, the agent-only task's all the agent's."""
+    out = tmp_path / "rejudged.json"
+    result = replay_examples(out, "--consistency-rejudge=5", root=ROOT, suite="examples/judges")
+    assert result.returncode == 0, result.stdout[-3000:]
+    judge = json.loads(out.read_text())["summary"]["judge"]
+    tasks = {t["task_id"].split("::")[1]: t["figures"] for t in judge["tasks"]}
+    flips, varies = tasks["test_judge_flips"], tasks["test_agent_varies"]
+    assert flips["majority_gap_pp"] == 0.0 and flips["judge_gap_pp"] == flips["observed_gap_pp"] > 0
+    assert flips["flip_rate"] > 0.2
+    assert varies["judge_gap_pp"] == 0.0 and varies["majority_gap_pp"] == varies["observed_gap_pp"] > 0
+    assert varies["flip_rate"] == 0.0
+    assert "judge, suite: 20 repetition(s) x 5 sample(s)" in result.stdout
+
+
 def test_gap_gate_on_the_replayed_suite(tmp_path: Path) -> None:
     # 13 tasks x n = 5 cannot tell a gap of 25 pp from the measured 26.2: undecided, which is no failure by default
     below = f"--consistency-gap-max={EXPECTED['consistency_gap_pp'] - 1:.1f}"
@@ -130,7 +146,8 @@ def test_asking_for_another_model_fails_with_a_replay_mismatch(tmp_path: Path) -
 def test_no_cassette_in_the_repository_contains_a_key() -> None:
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
     # 35, the ReAct task's 5, its resampling demos' 2 x 10 samples, the cause tasks' 25, the judge example's 2 x 10
-    assert len(files) == 105
+    # and its re-judging samples, 2 tasks x 10 repetitions x 5
+    assert len(files) == 205
     secret = re.compile(r"(sk-[A-Za-z0-9_-]{8,}|local-[0-9a-f]{8,}|bearer\s|authorization|api-key|set-cookie)", re.I)
     for path in files:
         text = path.read_text()
