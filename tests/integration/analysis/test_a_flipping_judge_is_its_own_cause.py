@@ -36,8 +36,15 @@ def judge_flips(fake: FakeOpenAI) -> None:
     )
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-@pytest.mark.parametrize("client, cause", [("judge_client", "judge"), ("pinned_client", "sampling")])
+#: Both clients serially; under xdist the judge's (the calls cross workers in the same payload either way).
+@pytest.mark.parametrize(
+    ("client", "cause", "workers"),
+    [
+        pytest.param("judge_client", "judge", [], id="judge_client-judge-serial"),
+        pytest.param("judge_client", "judge", ["-n", "2"], id="judge_client-judge-xdist"),
+        pytest.param("pinned_client", "sampling", [], id="pinned_client-sampling-serial"),
+    ],
+)
 def test_a_judge_flipping_on_identical_agent_output_is_the_cause_judge(
     pytester: pytest.Pytester, fake: FakeOpenAI, client: str, cause: str, workers: list[str]
 ) -> None:

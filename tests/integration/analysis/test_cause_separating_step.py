@@ -70,18 +70,12 @@ def named(report: dict) -> tuple:
     return task["outcomes"], task["cause"], why["step"], why["others"]
 
 
-@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
-def test_the_step_that_separates_passes_from_failures_is_named(
-    pytester: pytest.Pytester, fake: FakeOpenAI, xdist: tuple
-) -> None:
+def test_the_step_that_separates_passes_from_failures_is_named(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+    """Serially; a replay by two workers names each task's cause and step the same way
+    (tests/integration/report/test_cause_in_every_output.py::test_one_story_of_the_cause_in_every_output[xdist])."""
     fake.script(*script())
     pytester.makepyfile(test_agent=AGENT)
     result = run_recorded(pytester, fake.base_url, "once", "-p", "no:randomly")
-    if xdist:  # recorded serially (the fake answers in order), replayed from the cassettes by two workers
-        assert result.ret == 1, result.stdout.str()
-        fake.reset()
-        result = run_recorded(pytester, fake.base_url, "none", "-p", "no:randomly", *xdist)
-        assert fake.requests == []
     assert result.ret == 1, result.stdout.str()
     report = load_report(pytester)
     outcomes = ["passed"] * 3 + ["failed"] * 2

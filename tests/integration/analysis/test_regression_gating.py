@@ -1,5 +1,8 @@
 """Regression gating in real sessions: intervals, gates on the bound, baselines, adaptive repetitions, xdist.
 
+Each case runs serially; that xdist gives the same intervals, comparison, gates and adaptive verdicts is
+``test_xdist_gives_the_same_intervals_and_comparison`` here and tests/integration/plugin/test_xdist_same_answer.py.
+
 Each test runs inner pytest sessions (pytester) from :func:`suites.pattern_suite`, whose repetitions pass or fail
 on a fixed pattern, so every figure, p-value and verdict is known in advance.
 """
@@ -12,7 +15,6 @@ from suites import consistency_section, load_report, pattern_suite, without_timi
 STEADY = {f"steady{i}": "PPPPP" for i in range(5)}
 BASELINE = {**STEADY, "target": "PPPPP", "flaky": "PFPPF"}
 DEGRADED = {**STEADY, "target": "FFFFF", "flaky": "PFPPF"}
-XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 
 def session(pytester: pytest.Pytester, patterns: dict[str, str], *args: str, report: str = "report.json"):  # type: ignore[no-untyped-def]
@@ -33,12 +35,9 @@ def test_intervals_are_shown_and_reported(pytester: pytest.Pytester) -> None:
     assert gap["low"] <= report["summary"]["consistency_gap_pp"] <= gap["high"]
 
 
-@XDIST
-def test_a_gate_straddled_by_its_bounds_is_undecided_and_fails_only_when_counted_so(
-    pytester: pytest.Pytester, xdist: list[str]
-) -> None:
+def test_a_gate_straddled_by_its_bounds_is_undecided_and_fails_only_when_counted_so(pytester: pytest.Pytester) -> None:
     patterns = {**STEADY, "flaky": "PFPPF"}
-    result = session(pytester, patterns, "--consistency-gap-max=12", "--consistency-inconclusive=fail", *xdist)
+    result = session(pytester, patterns, "--consistency-gap-max=12", "--consistency-inconclusive=fail")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -53,7 +52,7 @@ def test_a_gate_straddled_by_its_bounds_is_undecided_and_fails_only_when_counted
     assert gate["plan_n"] > 5 and gate["level"] == 0.05
     assert load_report(pytester)["summary"]["passed"] is False
 
-    result = session(pytester, patterns, "--consistency-gap-max=12", *xdist)  # the default: fail only on evidence
+    result = session(pytester, patterns, "--consistency-gap-max=12")  # the default: fail only on evidence
     assert result.ret == 0
     assert load_report(pytester)["summary"]["gates"][0]["state"] == "undecided"
     assert load_report(pytester)["summary"]["passed"] is True
@@ -65,12 +64,9 @@ def test_on_the_point_the_same_gate_passes(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["gate --consistency-gap-max: consistency gap 10.0 pp <= 10.0 pp  ok"])
 
 
-@XDIST
-def test_a_degraded_task_is_a_significant_regression_against_the_baseline(
-    pytester: pytest.Pytester, xdist: list[str]
-) -> None:
+def test_a_degraded_task_is_a_significant_regression_against_the_baseline(pytester: pytest.Pytester) -> None:
     assert session(pytester, BASELINE, report="base.json").ret == 0
-    result = session(pytester, DEGRADED, "--consistency-baseline=base.json", "--consistency-regressions-max=0", *xdist)
+    result = session(pytester, DEGRADED, "--consistency-baseline=base.json", "--consistency-regressions-max=0")
     assert result.ret == 1
     # two statistical gates (the regression count and the suite-level test, on with a baseline): each at 0.05 / 2
     result.stdout.fnmatch_lines(
@@ -88,8 +84,7 @@ def test_a_degraded_task_is_a_significant_regression_against_the_baseline(
     assert comparison["minimum_detectable_drop"] == 4  # at the gates' level, 0.025: Boschloo sees a drop of 4 of 5
 
 
-@XDIST
-def test_two_runs_of_the_same_agent_never_regress(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_two_runs_of_the_same_agent_never_regress(pytester: pytest.Pytester) -> None:
     assert session(pytester, BASELINE, report="base.json").ret == 0
     result = session(
         pytester,
@@ -97,7 +92,6 @@ def test_two_runs_of_the_same_agent_never_regress(pytester: pytest.Pytester, xdi
         "--consistency-baseline=base.json",
         "--consistency-regressions-max=0",
         "--gap-increase-max=0",
-        *xdist,
     )
     assert result.ret == 0, result.stdout.str()
     summary = load_report(pytester)["summary"]
@@ -121,23 +115,20 @@ def test_an_unreadable_baseline_is_an_error_that_names_it(pytester: pytest.Pytes
     assert result.ret == 1
 
 
-@XDIST
-def test_adaptive_repetitions_keep_every_verdict_with_fewer_repetitions(
-    pytester: pytest.Pytester, xdist: list[str]
-) -> None:
+def test_adaptive_repetitions_keep_every_verdict_with_fewer_repetitions(pytester: pytest.Pytester) -> None:
     patterns = {"solid": "PPPPP", "broken": "FFFFF", "late": "PPPFP"}
     pytester.makepyfile(test_task=pattern_suite(patterns))  # min_pass 1.0: a failure decides the task
-    full = pytester.runpytest("--consistency-report=full.json", *xdist)
-    adaptive = pytester.runpytest("--consistency-report=adaptive.json", "--consistency-adaptive", *xdist)
+    full = pytester.runpytest("--consistency-report=full.json")
+    adaptive = pytester.runpytest("--consistency-report=adaptive.json", "--consistency-adaptive")
     assert full.ret == adaptive.ret == 1
     verdicts = {t["task_id"]: t["verdict"] for t in load_report(pytester, "full.json")["tasks"]}
     report = load_report(pytester, "adaptive.json")
     assert {t["task_id"]: t["verdict"] for t in report["tasks"]} == verdicts
     used = {t["task_id"].split("[")[1][:-1]: t["scored"] for t in report["tasks"]}
-    if not xdist:  # serially the order is fixed: broken stops after 1, late after its first failure (4)
-        assert used == {"solid": 5, "broken": 1, "late": 4}
-        assert report["summary"]["adaptive"]["repetitions_saved"] == 5
-    assert used["solid"] == 5 and used["broken"] < 5
+    # serially the order is fixed: broken stops after 1, late after its first failure (4); xdist gives the same
+    # verdicts (tests/integration/plugin/test_xdist_same_answer.py::test_xdist_gives_the_same_adaptive_verdicts)
+    assert used == {"solid": 5, "broken": 1, "late": 4}
+    assert report["summary"]["adaptive"]["repetitions_saved"] == 5
     adaptive.stdout.fnmatch_lines(["*adaptive (n_min 1): * task(s) stopped early once their verdict was decided*"])
 
 

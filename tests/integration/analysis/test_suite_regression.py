@@ -3,7 +3,8 @@
 A 20-task suite passes 5/5 everywhere in the baseline and 4/5 everywhere now. No single task is a significant
 regression (5/5 -> 4/5 has Boschloo p = 0.5), so ``--consistency-regressions-max=0`` passes it; the exact stratified
 test over all tasks gives p = 2^-20, and ``--consistency-suite-regression`` fails the run and says so in the
-terminal, the JSON report, JUnit, Markdown and HTML, serially and with ``-n 2``, and through ``merge`` of shards. It
+terminal, the JSON report, JUnit, Markdown and HTML, and through ``merge`` of shards; ``-n 2`` gives the same
+suite-level result and gates (``test_serial_and_xdist_give_the_same_suite_level_result``). It
 runs whenever a baseline is given (``--no-consistency-suite-regression`` switches it off). Two replays of the same
 cassettes (recorded from the loopback server) pass it.
 """
@@ -26,7 +27,6 @@ COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
 TASKS = [f"t{i:02d}" for i in range(20)]
 BASELINE = dict.fromkeys(TASKS, "PPPPP")
 WORSE = dict.fromkeys(TASKS, "PPPPF")
-XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 P_VALUE = 2.0**-20  # each task: given its 9 passes, the baseline holds 5 of them with probability 1/2
 LINE = (
     "suite-level change: task-averaged pass rate 100.0 % -> 80.0 %, -20.0 pp [[]-*, -*[]]; exact stratified test "
@@ -77,15 +77,12 @@ def test_the_per_task_gate_alone_lets_a_uniformly_worse_agent_pass(pytester: pyt
     result.stdout.fnmatch_lines([LINE])
 
 
-@XDIST
-def test_a_uniformly_worse_agent_fails_the_suite_regression_gate_in_every_output(
-    pytester: pytest.Pytester, xdist: list[str]
-) -> None:
+def test_a_uniformly_worse_agent_fails_the_suite_regression_gate_in_every_output(pytester: pytest.Pytester) -> None:
     baseline(pytester)
     result = session(
         pytester, WORSE, "--consistency-report=report.json", "--consistency-baseline=base.json",
         "--consistency-suite-regression", "--consistency-md=summary.md", "--consistency-html=page.html",
-        "--junitxml=junit.xml", *xdist,
+        "--junitxml=junit.xml",
     )  # fmt: skip
     assert result.ret == 1, result.stdout.str()
     section = consistency_section(result)
@@ -174,10 +171,9 @@ def test_without_a_baseline_the_gate_fails_as_not_measurable(pytester: pytest.Py
     result.stdout.fnmatch_lines(["gate --consistency-suite-regression: suite regression p: not measurable*FAILED*"])
 
 
-@XDIST
-def test_merge_of_shards_against_the_baseline_fails_the_same_way(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_merge_of_shards_against_the_baseline_fails_the_same_way(pytester: pytest.Pytester) -> None:
     baseline(pytester)
-    args = ("--consistency-baseline=base.json", "--consistency-suite-regression", *xdist)
+    args = ("--consistency-baseline=base.json", "--consistency-suite-regression")
     session(pytester, WORSE, "--consistency-report=s1.json", "-k", "rep1 or rep2 or rep3", *args)
     session(pytester, WORSE, "--consistency-report=s2.json", "-k", "rep4 or rep5", *args)
     merged = cli("merge", "s1.json", "s2.json", "-o", "merged.json", "--consistency-baseline=base.json",

@@ -52,10 +52,11 @@ def _record(pytester: pytest.Pytester, fake: FakeOpenAI, fmt: str) -> dict[str, 
     return _report(pytester)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_json_recording_replays_to_the_same_report(
-    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, workers: list[str]
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Serially: a replay under xdist equals the serial one whatever the format
+    (tests/integration/cassette/test_cassettes.py::test_replay_under_xdist_equals_serial_replay)."""
     recorded = _record(pytester, fake, "json")
     cassettes = pytester.path / "cassettes"
     files = sorted(p.name for p in cassettes.rglob("rep-*.*"))
@@ -73,7 +74,6 @@ def test_a_json_recording_replays_to_the_same_report(
         "no:randomly",
         "--consistency-cassette-format=json",
         "--route-drift-max=0",
-        *workers,
     )
     assert result.ret == 0, result.stdout.str()
     assert fake.requests == []

@@ -329,6 +329,9 @@ def test_an_unknown_task_under_xdist_fails_with_the_same_message_instead_of_cras
     out = result.stdout.str()
     assert "INTERNALERROR" not in out
     assert f"no marked task '{TASK}x' was collected" in out and f"closest task ids: {TASK}" in out
+    report = recorded.path / "report.json"
+    if report.exists():  # no sample of it exists to count
+        assert load_report(recorded)["summary"].get("resample") is None
 
 
 def test_a_source_recorded_in_the_other_format_is_named_with_the_conversion_not_a_new_recording(
@@ -393,11 +396,18 @@ def test_bisection_of_a_task_or_repetition_that_does_not_exist_is_a_usage_error(
     assert fake.requests == []
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+BEYOND_N = [f"--consistency-resample={TASK}@1", "--consistency-resample-from=4"]
+
+
+#: Under xdist an unknown task is ``test_an_unknown_task_under_xdist_fails_with_the_same_message...`` (which checks
+#: the report too).
 @pytest.mark.parametrize(
-    "args",
-    [[f"--consistency-resample={TASK}x@1"], [f"--consistency-resample={TASK}@1", "--consistency-resample-from=4"]],
-    ids=["unknown-task", "rep-beyond-n"],
+    ("args", "workers"),
+    [
+        pytest.param([f"--consistency-resample={TASK}x@1"], [], id="unknown-task-serial"),
+        pytest.param(BEYOND_N, [], id="rep-beyond-n-serial"),
+        pytest.param(BEYOND_N, ["-n", "2"], id="rep-beyond-n-xdist"),
+    ],
 )
 def test_a_resample_session_of_a_task_or_repetition_that_does_not_exist_writes_no_resample_section(
     recorded: pytest.Pytester, fake: FakeOpenAI, args: list[str], workers: list[str]

@@ -9,11 +9,13 @@ reader it replaced.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from cassette_edits import CASES, rewrite
 from vcr.persisters.filesystem import CassetteNotFoundError, FilesystemPersister
 from vcr.serializers import yamlserializer
 
@@ -209,3 +211,26 @@ def test_a_broken_json_cassette_is_a_cassette_error_naming_the_file(tmp_path: Pa
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CassetteError, match=r"rep-1\.json"):
         Persister(Scrubber(None), "re-record").load_cassette(path, _vcr.serializer("json"))
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_field_of_the_wrong_type_is_a_cassette_error_naming_file_and_field(
+    tmp_path: Path, case: str, fmt: str
+) -> None:
+    """Every hand edit that gives a field the wrong type (``code: 'OK'``, a header that is not a list of strings, a
+    body that is not text) is refused when the file loads, naming the file, the field and the fix; the replay's end
+    to end case (tests/integration/cassette/test_corrupt_cassette_fields.py) shows the repetition erring in setup,
+    never tolerated."""
+    path = tmp_path / f"rep-2.{fmt}"
+    data = yaml.safe_load(BASE)
+    path.write_text(json.dumps(data, indent=4) if fmt == "json" else BASE, encoding="utf-8")
+    persister = Persister(Scrubber(None), "to fix it, re-record")
+    persister.load_cassette(path, _vcr.serializer(fmt))  # untouched, it loads
+    edit, field = CASES[case]
+    rewrite(path, edit)
+    with pytest.raises(CassetteError) as raised:
+        persister.load_cassette(path, _vcr.serializer(fmt))
+    message = str(raised.value)
+    assert message.startswith(f"cassette {path} is not a valid cassette"), message
+    assert f"interactions[0].{field} " in message and message.endswith("; to fix it, re-record"), message

@@ -174,3 +174,48 @@ def test_a_resource_detector_nothing_registers_is_refused_for_a_file_of_spans_to
         check_environment({"OTEL_EXPERIMENTAL_RESOURCE_DETECTORS": "gcp_nope"}, export=False)
     message = str(raised.value)
     assert "'gcp_nope'" in message and "installed: " in message and "otel" in message and "; " in message, message
+
+
+#: A credential of the collector's (OTEL_EXPORTER_OTLP_HEADERS): a message about the variable never shows it.
+AUTH = "otlpHeaderSecret5150abcd"
+
+#: (variable, value, what the one line says about it): every way an export variable can be unusable (moved from
+#: tests/integration/report/test_otel_variables_checked.py, which keeps two of them end to end).
+EXPORT_PROBLEMS = [
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1:4318", "OTEL_EXPORTER_OTLP_ENDPOINT='http://[::1:4318' is not a URL"),
+    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://[::1:4318/v1/traces", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[fe80::zz]:4318", "is not a URL"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:99999", "port"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318x", "port"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://", "no host"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://:4318", "no host"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://local host:4318", "OTEL_EXPORTER_OTLP_ENDPOINT="),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318?tenant=a", "query"),
+    ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "localhost:4318", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="),
+    ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL='grpc'"),
+    ("OTEL_EXPORTER_OTLP_TIMEOUT", "soon", "OTEL_EXPORTER_OTLP_TIMEOUT='soon'"),
+    ("OTEL_EXPORTER_OTLP_HEADERS", f"Bearer {AUTH}", "OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not name=value"),
+    ("OTEL_EXPORTER_OTLP_HEADERS", f"x-tenant=a,authorization=Bearer%0A{AUTH}", "the header 'authorization'"),
+    ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", f'authorization=Bearer "{AUTH}"', "OTEL_EXPORTER_OTLP_TRACES_HEADERS"),
+    ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION='zstd'"),
+    ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "brotli", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION='brotli'"),
+    ("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nowhere/ca.pem", "OTEL_EXPORTER_OTLP_CERTIFICATE='/nowhere/ca.pem'"),
+    ("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/nowhere/client.key", "OTEL_EXPORTER_OTLP_CLIENT_KEY"),
+    ("OTEL_SDK_DISABLED", "yes", "OTEL_SDK_DISABLED='yes'"),
+    ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci,team", "OTEL_RESOURCE_ATTRIBUTES: entry 2"),
+    ("OTEL_RESOURCE_ATTRIBUTES", "=ci", "OTEL_RESOURCE_ATTRIBUTES: entry 1"),
+    ("OTEL_EXPERIMENTAL_RESOURCE_DETECTORS", "nosuch", "OTEL_EXPERIMENTAL_RESOURCE_DETECTORS names 'nosuch'"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "named"), EXPORT_PROBLEMS)
+def test_every_value_the_export_cannot_use_is_one_line_naming_it(variable: str, value: str, named: str) -> None:
+    """What ``--consistency-otel`` refuses before any test (``plugin.configure.check_otel`` prefixes the option):
+    one line naming the variable, then what to do, never the collector's credential."""
+    with pytest.raises(OtelSetupError) as raised:
+        check_environment({variable: value}, export=True)
+    line = str(raised.value)
+    assert named in line and variable in line and "; " in line, line
+    assert "\n" not in line and AUTH not in line, line
+    if "ENDPOINT" in variable:
+        assert "e.g. http://localhost:4318" in line, line
