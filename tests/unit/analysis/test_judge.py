@@ -82,7 +82,7 @@ def test_repetitions_whose_agent_did_the_same_share_one_majority() -> None:
     """A judge that passes one agent output 60 % of the time: per repetition, 5 samples give majorities that differ
     (4/5 pass, 2/5 fail), which a per-repetition vote would read as the agent's gap; pooled over the repetitions
     whose agent output is the same (6/10), every one passes and the whole gap is the judge's."""
-    outcomes = [True, True, True, True, False] + [False, True, False, True, False]
+    outcomes = [True, True, True, True, False, False, True, False, True, False]  # repetition 1, then 2
     same = [rep("t", i + 1, o, n=10, answer_recorded=True, answer="Paris") for i, o in enumerate(outcomes)]
     [task] = judge_summary(same, samples=5).tasks
     assert [(r.passed, r.majority) for r in task.repetitions] == [(4, True), (2, True)]
