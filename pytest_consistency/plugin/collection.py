@@ -1,5 +1,5 @@
-"""Collection: a marked task becomes n items, one per repetition; the shard and resample selections; the routes
-the selected tests use. The role object :class:`Collection` holds the hooks.
+"""Collection: a marked task becomes n items, one per repetition; the shard selection, then a session mode's; the
+routes the selected tests use. The role object :class:`Collection` holds the hooks.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
 
 
 class Collection:
-    """Collection: one item per repetition (parametrized), numbered before any selection, sharded and narrowed to
-    a resample's task; the routes the selected tests use, checked once. Registered as ``consistency-collection``."""
+    """Collection: one item per repetition (parametrized), numbered before any selection, sharded and narrowed by
+    a session mode (to a resample's task); the routes the selected tests use, checked once. Registered as
+    ``consistency-collection``."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
@@ -82,11 +83,9 @@ class Collection:
             if pinned is not None:
                 pytest.fail(f"{metafunc.definition.nodeid}: {pinned}", pytrace=False)
         state = metafunc.config.stash[STATE]
-        resample, mode = state.resample, state.mode
-        count = spec.n if resample is None else resample.repetitions(metafunc.definition.nodeid, spec.n)
-        ids = repetition_id
-        if mode is not None:  # a session mode (re-judging) makes its own items of a task
-            count, ids = mode.repetitions(count), mode.repetition_id
+        mode, count, ids = state.mode, spec.n, repetition_id
+        if mode is not None:  # a session mode (re-judging, resampling) makes its own items of a task
+            count, ids = mode.repetitions(metafunc.definition.nodeid, count), mode.repetition_id
         metafunc.fixturenames.append(PARAM)
         metafunc.parametrize(PARAM, range(1, count + 1), indirect=True, ids=ids)
 
@@ -107,17 +106,8 @@ class Collection:
             from pytest_consistency.plugin.rounds import in_rounds, round_major
 
             round_major(state, items, per_repetition=not in_rounds(state))
-        if state.resample is not None:  # only the target task's samples run
-            kept, dropped, problem = state.resample.select(items, lambda item: resample_task_and_n(item, state))
-            if problem is not None and not is_worker(config):
-                raise pytest.UsageError(problem)
-            if problem is not None:  # an xdist worker cannot stop the session: one item fails with the message
-                kept, dropped = items[:1], items[1:]
-                for item in kept:
-                    state.track(item).stop = ("fail", problem)
-            if dropped:
-                config.hook.pytest_deselected(items=dropped)
-                items[:] = kept
+        if state.mode is not None:  # a session mode's selection (resampling: only the target task's samples run)
+            state.mode.select(config, items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
@@ -153,10 +143,8 @@ class Collection:
                 tracked.task_id = task_id_of(nodeid, tracked.repeat)  # read in every phase
                 tracked.order = state.order.get(nodeid, 0)
                 tracked.spec = state.spec(marker)
-                if state.resample is not None and state.resample.covers(tracked.task_id):
-                    tracked.spec = state.resample.spec(tracked.spec)
                 if state.mode is not None:
-                    tracked.spec = state.mode.spec(tracked.spec)
+                    tracked.spec = state.mode.spec(tracked.task_id, tracked.spec)
         repeated = [tracked for tracked in state.items.values() if tracked.spec is not None]
         if repeated:  # the live status line's totals (``status``)
             state.totals = (len({tracked.task_id for tracked in repeated}), len(repeated))
@@ -233,22 +221,6 @@ def repeat_plugin_problem(metafunc: pytest.Metafunc) -> str | None:
             "repeat_consistency(n=...) for the repetitions, and drop --count (or run the marked tests apart)"
         )
     return None
-
-
-def resample_task_of(item: pytest.Item) -> str | None:
-    """The task id of a marked repetition item, None for any other item."""
-    callspec = getattr(item, "callspec", None)
-    if marker_of(item) is None or callspec is None or PARAM not in callspec.params:
-        return None
-    return task_id_of(item.nodeid, int(callspec.params[PARAM]))
-
-
-def resample_task_and_n(item: pytest.Item, state: PluginState) -> tuple[str, int, int] | None:
-    """(task id, repetition, the n its marker asks for) of a marked repetition item; None for any other item."""
-    marker, task = marker_of(item), resample_task_of(item)
-    if marker is None or task is None:
-        return None
-    return task, int(item.callspec.params[PARAM]), state.spec(marker).n  # type: ignore[attr-defined]
 
 
 def match_rules(config: pytest.Config, rules: tuple[str, ...], any_host: bool = False) -> MatchRules:

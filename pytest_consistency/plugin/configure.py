@@ -1,10 +1,11 @@
 """A session's configuration: the settings resolved, each provider's route, the shared limits (throttle, token
-budget, adaptive board), the resample plan; then the role objects registered by name (:func:`roles`).
+budget, adaptive board); then a session mode's role (:func:`register_mode`) and the role objects registered by name
+(:func:`roles`).
 
 It runs when the plugin wakes (``dormant``): at ``pytest_configure`` in a session that sets one of its options (or
 a credential variable, ...), else when the session first needs the plugin (a marked test collected, a report of a
 repetition arriving at xdist's controller); each xdist worker wakes on its own. What only some sessions use (the
-limits, adaptive mode's gate check, the resample plan) or only the controller (its roles, the run id) is imported
+limits, adaptive mode's gate check, a session mode) or only the controller (its roles, the run id) is imported
 where it is used (``benchmarks/workers.py`` counts a worker's start; ``tests/integration/costs/test_startup_costs``).
 """
 
@@ -113,23 +114,12 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
     state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
     ignore = state.settings.consistency_ignore_url
     state.ignore = (re.compile(ignore),) if ignore else ()
-    if state.settings.consistency_resample is not None:
-        from pytest_consistency.resample.plan import ResampleError
-        from pytest_consistency.resample.session import configure as configure_resample
-
-        try:
-            state.resample = configure_resample(state, config.rootpath)
-        except ResampleError as exc:
-            raise pytest.UsageError(str(exc)) from None
+    register_mode(config, state)
     if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge is None:
         raise pytest.UsageError(
             "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
             "--consistency-rejudge=M (M judge samples per recorded repetition)"
         )
-    if state.settings.consistency_rejudge is not None:  # its role object, registered with the others below
-        from pytest_consistency.plugin.rejudge import register as register_rejudge
-
-        register_rejudge(config, state)
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 
@@ -145,6 +135,33 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
         config.pluginmanager.register(role, name)
     if kept is not None:
         catch_up(state, [role for _, role in found], kept)
+
+
+def register_mode(config: pytest.Config, state: PluginState) -> None:
+    """A session mode's role object, when its option is given (registered before the other roles): the resample mode
+    (its plan read and checked now, so that the header says its cost before any call) or the rejudge mode; both
+    given is a usage error, as each runs the recorded tasks its own way."""
+    chosen = state.settings
+    if chosen.consistency_resample is not None and chosen.consistency_rejudge is not None:
+        where = [
+            flag if chosen.sources[dest] == flag else f"{flag} ({chosen.sources[dest]})"
+            for dest, flag in (
+                ("consistency_resample", "--consistency-resample"),
+                ("consistency_rejudge", "--consistency-rejudge"),
+            )
+        ]
+        raise pytest.UsageError(
+            f"{where[0]} and {where[1]} are both set: resampling samples one step of an agent's recorded trajectory "
+            "again, re-judging replays the agent and asks only its judge again; run them as two sessions"
+        )
+    if chosen.consistency_resample is not None:
+        from pytest_consistency.plugin.resample import register as register_resample
+
+        register_resample(config, state)
+    if chosen.consistency_rejudge is not None:
+        from pytest_consistency.plugin.rejudge import register as register_rejudge
+
+        register_rejudge(config, state)
 
 
 def catch_up(state: PluginState, found: list[object], kept: Kept) -> None:
@@ -229,8 +246,8 @@ def refuse_figure_gates(state: PluginState) -> None:
 
 
 def report_header(config: pytest.Config) -> list[str]:
-    """Which YAML file the settings came from (or that none was read); a resample session, what it resamples and
-    what the live samples will cost, before anything is sent."""
+    """Which YAML file the settings came from (or that none was read). A session mode says what it does in its own
+    role's header lines (``plugin.resample``, ``plugin.rejudge``), after these."""
     state = config.stash.get(STATE, None)
     if state is None:
         return []
@@ -238,7 +255,7 @@ def report_header(config: pytest.Config) -> list[str]:
     # has it installed), unless asked with -v.
     quiet = state.settings.config_file is None and config.get_verbosity() < 1
     lines = [] if quiet else [config_file_line(state.settings, config.rootpath)]
-    return lines if state.resample is None else [*lines, *state.resample.header()]
+    return lines
 
 
 def config_file_line(chosen: Settings, rootdir: Path) -> str:

@@ -124,11 +124,6 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     )
     price_session(state)
     summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
-    if state.resample is not None:
-        from pytest_consistency.resample.session import attribute
-
-        summary.resample = state.resample.summarise(state.collector.repetitions.values())
-        attribute(summary.tasks, summary.resample)
     if state.mode is not None:
         state.mode.summarise(summary, list(state.collector.repetitions.values()))
     unseen = sorted(state.collector.worker_equivalence_plugins - local)

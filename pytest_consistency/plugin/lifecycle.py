@@ -118,8 +118,6 @@ class RepetitionScope:
                 # The same scope as this repetition would enter, still open: adopted instead of left and re-entered.
                 tracked.scope = carried[1]
                 active.cassette_absent, active.stand_in = True, carried[2]
-                if state.resample is not None and state.resample.covers(active.task_id):
-                    state.resample.guard(active)
                 if state.mode is not None:
                     state.mode.entered(active)
                 return
@@ -142,8 +140,6 @@ class RepetitionScope:
         scope = self.scope_of(item, tracked, state, active, mode)
         try:
             stack.enter_context(scope(path))
-            if state.resample is not None and state.resample.covers(active.task_id):
-                state.resample.guard(active)
             if state.mode is not None:
                 state.mode.entered(active)
         except Exception as exc:
@@ -193,18 +189,18 @@ class RepetitionScope:
     def cassette_of(
         item: pytest.Item, tracked: Tracked, state: PluginState, active: ActiveRepetition
     ) -> tuple[Path | None, str, Stop | None]:
-        """The repetition's cassette file and its record mode (a resample's sample has its own of both), or why
-        it must not be recorded. No file (None) in replay-only mode when the task has no cassette folder: nothing
+        """The repetition's cassette file and its record mode (a session mode may give an item its own of both), or
+        why it must not be recorded. No file (None) in replay-only mode when the task has no cassette folder: nothing
         records, and the replay-only block names no file."""
         mode: str = state.settings.consistency_record
         wanted = state.settings.consistency_cassette_format
-        if state.resample is not None and state.resample.covers(active.task_id):
-            path, mode = state.resample.sample_scope(active.repeat)  # this repetition is sample ``repeat``
-            active.cassette = display_path(path, item.config.rootpath)
-        elif state.mode is not None:  # a session mode (re-judging) gives each item its own cassette and mode
-            path, mode, stop = state.mode.cassette(
+        own = None
+        if state.mode is not None:  # a session mode (re-judging, resampling) may give an item its own cassette
+            own = state.mode.cassette(
                 active.task_id, active.repeat, cassette_folder(state, active.task_id, item).directory
             )
+        if own is not None:
+            path, mode, stop = own
             if stop is not None:
                 return None, mode, stop
             active.cassette = display_path(path, item.config.rootpath)
@@ -324,11 +320,12 @@ def cassette_folder(state: PluginState, task_id: str, item: pytest.Item) -> Cass
 
 
 def replayed_folder(state: PluginState, task_id: str, item: pytest.Item) -> CassetteFolder | None:
-    """The task's cassette folder when this session replays it from cassettes (``--consistency-record=none``, and
-    not a task a resample covers), with whether the folder is there found once; else None."""
+    """The task's cassette folder when this session replays it from its ``rep-N`` cassettes
+    (``--consistency-record=none``, and no session mode gives the task cassettes of its own), with whether the
+    folder is there found once; else None."""
     if state.settings.consistency_record != "none":
         return None
-    if state.resample is not None and state.resample.covers(task_id):
+    if state.mode is not None and not state.mode.replays_task_folder(task_id):
         return None
     folder = cassette_folder(state, task_id, item)
     if folder.present is None:

@@ -99,9 +99,6 @@ class Outcome:
                     active.calls,
                     other_format_shown(item, tracked, active),
                 ) + (f"\n\nThe test then failed with: {_first_line(call.excinfo)}" if call.excinfo else "")
-                if state.resample is not None and state.resample.covers(active.task_id):
-                    prefix = state.resample.mismatch_message(active.repeat, active.calls)
-                    report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"
                 if state.mode is not None:
                     prefix = state.mode.mismatch(active)
                     report.longrepr = report.longrepr if prefix is None else f"{prefix}\n\n{report.longrepr}"

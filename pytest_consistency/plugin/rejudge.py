@@ -61,14 +61,20 @@ class Rejudge:
 
     # --- the SessionMode protocol ----------------------------------------------------------------------------
 
-    def repetitions(self, n: int) -> int:
+    def repetitions(self, nodeid: str, n: int) -> int:
         return n * self.samples
 
     def repetition_id(self, index: int) -> str:
         return judge_sample_id(*split(index, self.samples))
 
-    def spec(self, spec: MarkerSpec) -> MarkerSpec:
+    def spec(self, task_id: str, spec: MarkerSpec) -> MarkerSpec:
         return spec.replaced(n=spec.n * self.samples)
+
+    def select(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Nothing yet: this mode selects after ``-k`` and the others (:meth:`pytest_collection_modifyitems`)."""
+
+    def replays_task_folder(self, task_id: str) -> bool:
+        return True
 
     def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
         r, j = split(repeat, self.samples)

@@ -20,7 +20,6 @@ from pytest_consistency.shared.scratch import Scratch
 if TYPE_CHECKING:  # what a session uses (the route, the budget, the board, the result model) loads with its use
     from pytest_consistency.cassette.match_rules import MatchRules
     from pytest_consistency.model.result import SessionSummary
-    from pytest_consistency.resample.session import ResampleSession
     from pytest_consistency.route.providers import Provider
     from pytest_consistency.route.route import Route
     from pytest_consistency.shared.board import Board
@@ -38,22 +37,32 @@ Stop = tuple[Literal["fail", "skip"], str]
 
 
 class SessionMode(Protocol):
-    """A session mode that runs the recorded tasks otherwise (``--consistency-rejudge``): what collection, each
-    repetition's setup and report, and the session end ask of it. Its role object (``plugin.rejudge``) puts itself on
-    :attr:`PluginState.mode` when it is registered; the plugin's modules ask the mode, never which mode it is."""
+    """A session mode that runs the recorded tasks otherwise (``--consistency-rejudge``, ``--consistency-resample``):
+    what collection, each repetition's setup and report, and the session end ask of it. Its role object
+    (``plugin.rejudge``, ``plugin.resample``) puts itself on :attr:`PluginState.mode` when it is registered; the
+    plugin's modules ask the mode, never which mode it is. The two modes are exclusive (``configure``)."""
 
-    def repetitions(self, n: int) -> int:
-        """How many items a marked task of ``n`` repetitions gets."""
+    def repetitions(self, nodeid: str, n: int) -> int:
+        """How many items the marked function ``nodeid`` gets, its marker asking for ``n`` repetitions."""
 
     def repetition_id(self, index: int) -> str:
         """The id of item ``index`` (1-based) of a marked task."""
 
-    def spec(self, spec: MarkerSpec) -> MarkerSpec:
-        """The marker's spec as the task's items run it."""
+    def spec(self, task_id: str, spec: MarkerSpec) -> MarkerSpec:
+        """The marker's spec as the items of ``task_id`` run it."""
 
-    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
+    def select(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        """Narrow ``items`` (in place) as soon as the plugin numbered, sharded and ordered them, before any other
+        selection (``-k``, ``-m``); refuses the session (``pytest.UsageError``) when it cannot run. A mode that
+        selects after the others (re-judging) does so in a hook of its own, and nothing here."""
+
+    def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None] | None:
         """The cassette and record mode of item ``repeat`` of ``task_id`` (``directory``: the task's cassette
-        folder), and why it must not run (None when it may)."""
+        folder), and why it must not run (None when it may); None when the item runs on the task's own cassette."""
+
+    def replays_task_folder(self, task_id: str) -> bool:
+        """Whether a replay (``--consistency-record=none``) of ``task_id`` reads the task's ``rep-N`` cassettes, so
+        that one missing among recorded ones is named as such (a resampled task replays its samples' own)."""
 
     def entered(self, active: ActiveRepetition) -> None:
         """The item's cassette was entered (``active.vcr_cassette``)."""
@@ -159,9 +168,8 @@ class PluginState:
     warned_hosts: set[str] = field(default_factory=set)
     _route_hosts: frozenset[str] | None = None
     throttles: dict[str, Throttle] = field(default_factory=dict)
-    #: ``--consistency-resample``: the plan of a resample session (:mod:`.resample.session`), None otherwise.
-    resample: ResampleSession | None = None
-    #: A session mode's role object (``--consistency-rejudge``: :mod:`.rejudge`), None otherwise.
+    #: A session mode's role object (``--consistency-rejudge``: :mod:`.rejudge`; ``--consistency-resample``:
+    #: :mod:`.resample`), None otherwise.
     mode: SessionMode | None = None
     #: The session-long transport observer of ``--consistency-record=off`` (closed at unconfigure).
     observer: ExitStack | None = None

@@ -222,8 +222,12 @@ def test_replay_only_with_missing_samples_says_the_cost_and_the_command(
         ([f"--consistency-resample={TASK}@1", "--consistency-resample-n=0"], "*--consistency-resample-n*at least 1*"),
         (["--consistency-resample=test_plain.py::test_plain@1"], "*is not a @pytest.mark.repeat_consistency task*"),
         ([f"--consistency-resample={TASK}"], "*is not TASK@STEP*"),
+        (
+            [f"--consistency-resample={TASK}@2", "--consistency-rejudge=2"],
+            "--consistency-resample and --consistency-rejudge are both set*run them as two sessions",
+        ),
     ],
-    ids=["unknown-task", "step-range", "rep-range", "m-zero", "unmarked", "no-step"],
+    ids=["unknown-task", "step-range", "rep-range", "m-zero", "unmarked", "no-step", "with-rejudge"],
 )
 def test_bad_resample_options_are_clear_errors(
     recorded: pytest.Pytester, fake: FakeOpenAI, args: list[str], message: str
