@@ -265,9 +265,8 @@ def _judge_flip_bounds(summary: SessionSummary, confidence: float) -> Interval |
     exact with two samples per repetition, else Hoeffding's and the first pairs' exact one intersected)."""
     if summary.judge is None:
         return None
-    from pytest_consistency.stats.agreement import flip_rate
-
     from pytest_consistency.analysis.judge import first_pair
+    from pytest_consistency.stats.agreement import flip_rate
 
     rows = [row for task in summary.judge.tasks for row in task.repetitions]
     found = flip_rate([(row.passed, row.samples) for row in rows], confidence, [first_pair(r.verdicts) for r in rows])
