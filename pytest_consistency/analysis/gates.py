@@ -262,13 +262,14 @@ def _judge_flip(summary: SessionSummary) -> float | None:
 
 def _judge_flip_bounds(summary: SessionSummary, confidence: float) -> Interval | None:
     """The flip rate's interval over every judged repetition at the gate's level (``stats.agreement.flip_rate``:
-    exact with two samples per repetition, Hoeffding otherwise)."""
+    exact with two samples per repetition, else Hoeffding's and the first pairs' exact one intersected)."""
     if summary.judge is None:
         return None
+    from pytest_consistency.analysis.judge import first_pair
     from pytest_consistency.stats.agreement import flip_rate
 
-    subjects = [(row.passed, row.samples) for task in summary.judge.tasks for row in task.repetitions]
-    found = flip_rate(subjects, confidence)
+    rows = [row for task in summary.judge.tasks for row in task.repetitions]
+    found = flip_rate([(row.passed, row.samples) for row in rows], confidence, [first_pair(r.verdicts) for r in rows])
     return None if found is None else _scaled(found[1], 100)
 
 

@@ -52,6 +52,12 @@ def output_of(rep: RepetitionResult) -> str:
     return repr((calls, rep.answer_recorded, answer))
 
 
+def first_pair(verdicts: str) -> bool | None:
+    """Whether a repetition's first two judge verdicts (in the order drawn: ``PFP``) disagree; None with fewer."""
+    drawn = verdicts.replace("-", "")
+    return None if len(drawn) < 2 else drawn[0] != drawn[1]
+
+
 def seed_of(task_id: str) -> int:
     """The bootstrap's seed: the task id's CRC-32, the same in every process (serial, xdist, merge)."""
     return zlib.crc32(task_id.encode("utf-8"))
@@ -63,7 +69,7 @@ def figures(
     """The figures of ``rows`` (the repetitions) and ``counts`` ((majority, observed) per task: one for a task)."""
     subjects = [(row.passed, row.samples) for row in rows]
     result = JudgeFigures(repetitions=sum(1 for row in rows if row.samples))
-    flips = agreement.flip_rate(subjects, confidence)
+    flips = agreement.flip_rate(subjects, confidence, [first_pair(row.verdicts) for row in rows])
     if flips is not None:
         result.flip_rate, result.flip_interval, result.flip_method = flips
     result.kappa = agreement.fleiss_kappa(subjects)

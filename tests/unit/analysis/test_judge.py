@@ -50,7 +50,7 @@ def test_a_flipping_judge_on_an_agent_that_always_passes_is_the_judges_whole_gap
     [task] = judge_summary([rep("t", i + 1, o, n=12) for i, o in enumerate(outcomes)], samples=3).tasks
     assert task.figures.majority_gap_pp == 0.0
     assert task.figures.judge_gap_pp == pytest.approx(gap_pp(TaskCounts(2, 4, 2)))
-    assert task.figures.flip_method == "hoeffding"
+    assert task.figures.flip_method == "hoeffding & first pairs"
 
 
 def test_samples_that_are_not_verdicts_are_excluded_and_said() -> None:

@@ -59,3 +59,44 @@ def test_kappa_interval_is_seeded_and_undefined_when_kappa_is() -> None:
     interval, _ = first
     assert interval.low <= fleiss_kappa(subjects) <= interval.high  # type: ignore[operator]
     assert kappa_interval([(3, 3), (3, 3)], seed=7) is None
+
+
+def draws(rng: random.Random, q: float, subjects: int, samples: int) -> tuple[list[tuple[int, int]], list[bool]]:
+    """Judge samples failing with probability q: per subject (passes, samples) and whether its first two disagree."""
+    counts, pairs = [], []
+    for _ in range(subjects):
+        verdicts = [rng.random() >= q for _ in range(samples)]
+        counts.append((sum(verdicts), samples))
+        pairs.append(verdicts[0] != verdicts[1])
+    return counts, pairs
+
+
+def test_the_first_pairs_narrow_hoeffding_where_few_repetitions_make_it_wide() -> None:
+    """10 repetitions x 5 samples (the judge example's size): Hoeffding alone spans most of [0, 1]; intersected with
+    the first pairs' exact interval (each at half the miss rate) it is narrower, and it still holds the estimate."""
+    rng = random.Random(7)
+    counts, pairs = draws(rng, 0.3, 10, 5)
+    mean, hoeffding, _ = flip_rate(counts)  # type: ignore[misc]
+    same, both, method = flip_rate(counts, first_pairs=pairs)  # type: ignore[misc]
+    assert method == "hoeffding & first pairs" and same == mean
+    assert both.high - both.low < 0.8 * (hoeffding.high - hoeffding.low)
+    assert both.low <= mean <= both.high
+    with pytest.raises(ValueError):
+        flip_rate(counts, first_pairs=[None] * 10)
+
+
+@pytest.mark.parametrize(("q", "subjects", "samples"), [(0.5, 10, 3), (0.15, 10, 5), (0.3, 40, 5), (0.05, 20, 3)])
+def test_the_combined_interval_misses_at_most_alpha(q: float, subjects: int, samples: int) -> None:
+    """Coverage by simulation: 2,000 seeded sessions per cell; each end of the 95 % interval may miss at most 2.5 %
+    (Bonferroni over the two intervals: the combination is conservative), checked with a binomial margin."""
+    rng = random.Random(2026)
+    truth = 2 * q * (1 - q)
+    low_misses = high_misses = 0
+    trials = 2000
+    for _ in range(trials):
+        counts, pairs = draws(rng, q, subjects, samples)
+        _, interval, _ = flip_rate(counts, first_pairs=pairs)  # type: ignore[misc]
+        low_misses += interval.low > truth
+        high_misses += interval.high < truth
+    margin = 3 * (0.025 * 0.975 / trials) ** 0.5
+    assert low_misses / trials <= 0.025 + margin and high_misses / trials <= 0.025 + margin
