@@ -24,9 +24,9 @@ from pytest_consistency.config.marker import PARAM, MarkerSpec, judge_sample_id,
 from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.plugin.state import PluginState, Stop, is_worker, marker_of
-from pytest_consistency.rejudge.cassettes import JUDGE, not_judged, role_of, sample_state, write_cassette
+from pytest_consistency.rejudge.cassettes import JUDGE, not_judged, role_of, sample_state
 from pytest_consistency.rejudge.plan import sample_cassette, source_cassette, split
-from pytest_consistency.resample.prefix import PrefixError, interactions
+from pytest_consistency.resample.prefix import PrefixError, interactions, write_cassette
 
 NAME = "consistency-rejudge"
 OPTION = "--consistency-rejudge"

@@ -13,18 +13,11 @@ Pure functions of files and plain data (no pytest, no vcrpy).
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from pytest_consistency.resample.prefix import first_difference, interactions
-
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 #: The recorded request header naming a call's role (``capture.wire.ROLE_HEADER``), and the judge's role.
 ROLE_HEADER = "x-consistency-role"
@@ -44,24 +37,6 @@ def role_of(exchange: dict[str, Any]) -> str:
 def not_judged(source: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The exchanges of ``source`` that are not the judge's, in order: what a judge sample replays."""
     return [exchange for exchange in source if role_of(exchange) != JUDGE]
-
-
-def write_cassette(exchanges: list[dict[str, Any]], path: Path) -> None:
-    """Write ``path`` as a cassette of ``exchanges`` (YAML, or JSON for a ``.json`` path), atomically."""
-    data = {"interactions": exchanges, "version": 1}
-    if path.suffix == ".json":
-        text = json.dumps(data, indent=4, ensure_ascii=False)
-    else:
-        text = yaml.dump(data, Dumper=_DUMPER, allow_unicode=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass(frozen=True)

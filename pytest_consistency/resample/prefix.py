@@ -55,7 +55,16 @@ def interactions(path: Path) -> list[dict[str, Any]]:
 
 def write_prefix(source: list[dict[str, Any]], length: int, path: Path) -> None:
     """Write ``path`` as a cassette of the first ``length`` exchanges of ``source``, atomically."""
-    text = yaml.dump({"interactions": source[:length], "version": 1}, Dumper=_DUMPER, allow_unicode=True)
+    write_cassette(source[:length], path)
+
+
+def write_cassette(exchanges: list[dict[str, Any]], path: Path) -> None:
+    """Write ``path`` as a cassette of ``exchanges`` (YAML, or JSON for a ``.json`` path), atomically."""
+    data = {"interactions": exchanges, "version": 1}
+    if path.suffix == ".json":
+        text = json.dumps(data, indent=4, ensure_ascii=False)
+    else:
+        text = yaml.dump(data, Dumper=_DUMPER, allow_unicode=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

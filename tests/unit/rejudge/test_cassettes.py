@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_consistency.rejudge.cassettes import not_judged, role_of, sample_state, write_cassette
-from pytest_consistency.resample.prefix import interactions
+from pytest_consistency.rejudge.cassettes import not_judged, role_of, sample_state
+from pytest_consistency.resample.prefix import interactions, write_cassette
 
 
 def exchange(text: str, role: str | None = None) -> dict[str, Any]:
