@@ -11,10 +11,9 @@ from __future__ import annotations
 import base64
 import json
 import re
-from pathlib import Path
 
 import pytest
-import yaml
+from cassette_text import cassette_strings
 from fake_openai import FakeOpenAI, Step
 from suites import run_recorded
 
@@ -66,22 +65,6 @@ def left_behind(pytester: pytest.Pytester, result: pytest.RunResult) -> dict[str
 
 def leaks(texts: dict[str, str], *secrets: str) -> list[tuple[str, str]]:
     return [(name, secret) for name, text in texts.items() for secret in secrets if secret in text]
-
-
-def cassette_strings(path: Path) -> str:
-    """Every string of a cassette as its loader reads it back (a folded YAML line no longer splits a value)."""
-    data = yaml.safe_load(path.read_text()) if path.suffix == ".yaml" else json.loads(path.read_text())
-    out: list[str] = []
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack += [*item.keys(), *item.values()]
-        elif isinstance(item, list):
-            stack += item
-        elif isinstance(item, (str, bytes)):
-            out.append(item if isinstance(item, str) else item.decode("utf-8", "replace"))
-    return "\n".join(out)
 
 
 def workers_of(stdout: str) -> dict[str, str]:

@@ -8,24 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-
-
-def cassette_strings(path: Path) -> str:
-    """Every string of a cassette as its loader reads it back (a folded YAML line no longer splits a value)."""
-    data = yaml.safe_load(path.read_text()) if path.suffix == ".yaml" else json.loads(path.read_text())
-    out: list[str] = []
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack += [*item.keys(), *item.values()]
-        elif isinstance(item, list):
-            stack += item
-        elif isinstance(item, (str, bytes)):
-            out.append(item if isinstance(item, str) else item.decode("utf-8", "replace"))
-    return "\n".join(out)
-
+from cassette_text import cassette_strings
 
 LATE = "gw-late-token-5e5e6f6f"
 
