@@ -68,8 +68,9 @@ def body_matcher(rules: MatchRules) -> Matcher:
 
 
 def match_key(r1: Any, r2: Any) -> None:
-    """Same key fingerprint, when both requests carried a key."""
+    """Same key fingerprint, when both requests carried a key (``r1`` is the request sent now, ``r2`` the recorded
+    one, as vcrpy passes them)."""
     a, b = header(r1.headers, RECORDED_KEY_HEADER), header(r2.headers, RECORDED_KEY_HEADER)
     if a == b or not a or not b:
         return
-    raise AssertionError(f"key fingerprint differs ({a} recorded vs {b})")
+    raise AssertionError(f"key fingerprint differs ({b} recorded, {a} now)")
