@@ -134,6 +134,17 @@ class Outcome:
                 sent(active)
         return report
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(self, config: pytest.Config, report: Any) -> Generator[None, Any, Any]:
+        """A report serialised in the process that made it (pytest-reportlog, a CI uploader: xdist's workers send
+        JSON text already) carries the payload as its JSON text, not the object a serial session keeps."""
+        data = yield
+        if isinstance(data, dict):
+            kept = data.get(ATTRIBUTE)
+            if kept is not None and not isinstance(kept, str):
+                data[ATTRIBUTE] = kept.to_json()
+        return data
+
 
 def score_short(score: float | None, score_min: float) -> str | None:
     """Why a repetition that passed its assertions fails its marker's ``score_min``; None when its score reaches it."""
