@@ -28,10 +28,12 @@ if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, r
     from pytest_consistency.stats.stratified import StratifiedDrop
 
 #: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
-SCHEMA = "pytest-consistency/report/4"
+SCHEMA = "pytest-consistency/report/5"
 #: Earlier schemas this version reads (as baselines and for ``merge``/``show``), and how each is brought up to date
-#: (:func:`upgraded`): report/3 called an undecided gate ``inconclusive`` and had no per-task ``min_rate``.
-READABLE = ("pytest-consistency/report/3",)
+#: (:func:`upgraded`): report/3 called an undecided gate ``inconclusive`` and had no per-task ``min_rate``; report/4
+#: kept each task's judge figures in ``summary.judge.tasks[]``, where report/5 keeps them on the task
+#: (``tasks[].judge``).
+READABLE = ("pytest-consistency/report/3", "pytest-consistency/report/4")
 
 #: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
 #: never tolerated, and it fails the run.
@@ -405,6 +407,21 @@ class TaskChange:
 
 
 @dataclass(frozen=True)
+class TaskJudgeChange:
+    """One task's judge figures in the baseline and in the current run, both re-judged (``--consistency-rejudge``):
+    the judge's flip rate (0..1) and its part of the gap (pp) beside the gap observed; None where a run has no figure
+    (the task is not in it, or no repetition of it gave two verdicts). Compared, never tested: no gate reads it."""
+
+    task_id: str
+    baseline_flip_rate: float | None
+    current_flip_rate: float | None
+    baseline_judge_gap_pp: float | None
+    current_judge_gap_pp: float | None
+    baseline_gap_pp: float | None
+    current_gap_pp: float | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The current run against a baseline report (``--consistency-baseline``)."""
 
@@ -446,6 +463,10 @@ class Comparison:
     baseline_counts: dict[str, list[int]] = field(default_factory=dict)
     #: The baseline ran with ``--consistency-sequential``: it is not a baseline for the exact tests, nor for the margin.
     baseline_sequential: bool = False
+    #: Both runs re-judged: each task's judge figures in both (:mod:`..analysis.judge_change`); empty otherwise.
+    judge: list[TaskJudgeChange] = field(default_factory=list)
+    #: Only one of the runs re-judged: which, in one sentence (the judge is then not compared); None otherwise.
+    judge_missing: str | None = None
 
 
 @dataclass
@@ -518,9 +539,13 @@ class SessionSummary:
         return [t for t in self.tasks if t.is_scored]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``."""
+        """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``. Every per-task figure
+        is on its task: a rejudge session's per-task judge figures (``judge.tasks[]`` here) are written as
+        ``tasks[].judge``, and ``summary.judge`` keeps the suite's (:func:`_judge_onto_tasks`)."""
         data = to_data(self)
         tasks = data.pop("tasks")
+        if data.get("judge") is not None:
+            _judge_onto_tasks(data["judge"], tasks)
         return {"schema": SCHEMA, "summary": data, "tasks": tasks}
 
     @classmethod
@@ -529,14 +554,56 @@ class SessionSummary:
             raise ReportFormatError(f"{where}: not a pytest-consistency report (a JSON object is expected)")
         schema = data.get("schema")
         if schema in READABLE:
-            data = upgraded(data)
+            data = upgraded(data, where)
             schema = data.get("schema")
         if schema != SCHEMA:
             raise ReportFormatError(f"{where}: {_schema_problem(schema)}")
         unknown = sorted(set(data) - {"schema", "summary", "tasks"})
         if unknown or not isinstance(data.get("summary"), dict):
             raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
-        return from_data(cls, {**data["summary"], "tasks": data.get("tasks")}, where)
+        summary, tasks = _judge_from_tasks(data["summary"], data.get("tasks"), where)
+        return from_data(cls, {**summary, "tasks": tasks}, where)
+
+
+def _judge_onto_tasks(judge: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+    """Move each task's judge figures (``judge["tasks"]``, :class:`~.judge.TaskJudge` as data) onto its task's
+    entry, as ``judge`` without the ``task_id`` the task already says; a task without figures gets ``null``."""
+    figures = {entry.pop("task_id"): entry for entry in judge.pop("tasks")}
+    for task in tasks:
+        task["judge"] = figures.pop(task["task_id"], None)
+    if figures:  # the judge's tasks are the summary's (both are built from one session's repetitions)
+        raise ValueError(f"judge figures of {', '.join(sorted(figures))}, which is no task of the summary")
+
+
+def _judge_from_tasks(summary: dict[str, Any], tasks: Any, where: str) -> tuple[dict[str, Any], Any]:
+    """The reverse of :func:`_judge_onto_tasks`: ``tasks[].judge`` gathered into ``summary.judge.tasks`` (in the
+    tasks' order, which is the judge's: both follow the repetitions' order), the model's one place for them."""
+    if not isinstance(tasks, list):
+        return summary, tasks  # from_data names what is wrong
+    gathered: list[Any] = []
+    bare = []
+    for i, task in enumerate(tasks):
+        if not isinstance(task, dict) or "judge" not in task:
+            bare.append(task)
+            continue
+        task = dict(task)
+        entry = task.pop("judge")
+        if entry is not None:
+            if not isinstance(entry, dict):
+                raise ReportFormatError(f"{where}.tasks[{i}].judge: expected a mapping, got {entry!r:.80}")
+            gathered.append({"task_id": task.get("task_id"), **entry})
+        bare.append(task)
+    judge = summary.get("judge")
+    if isinstance(judge, dict):
+        if "tasks" in judge:
+            raise ReportFormatError(
+                f"{where}.judge: unknown field(s) tasks (since report/5 each task's judge figures are its "
+                "tasks[].judge)"
+            )
+        summary = {**summary, "judge": {**judge, "tasks": gathered}}
+    elif gathered:
+        raise ReportFormatError(f"{where}: tasks[].judge without summary.judge (the session's judge figures)")
+    return summary, bare
 
 
 def _schema_problem(schema: Any) -> str:
@@ -557,9 +624,48 @@ def _schema_problem(schema: Any) -> str:
     )
 
 
-def upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A report of an earlier schema (:data:`READABLE`) as this version writes it: report/3 called an undecided gate
-    ``inconclusive`` and kept ``more_repetitions`` (repetitions to ADD), which is not carried over."""
+def upgraded(data: dict[str, Any], where: str = "report") -> dict[str, Any]:
+    """A report of an earlier schema (:data:`READABLE`) as this version writes it, one version at a time."""
+    if data.get("schema") == "pytest-consistency/report/3":
+        data = _from_3(data)
+    if data.get("schema") == "pytest-consistency/report/4":
+        data = _from_4(data, where)
+    return data
+
+
+def _from_4(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """report/4 as report/5: each task's judge figures move from ``summary.judge.tasks[]`` to ``tasks[].judge``
+    (nothing else changed)."""
+    summary, tasks = data.get("summary"), data.get("tasks")
+    judge = summary.get("judge") if isinstance(summary, dict) else None
+    if (
+        isinstance(summary, dict)
+        and isinstance(judge, dict)
+        and isinstance(judge.get("tasks"), list)
+        and isinstance(tasks, list)
+    ):
+        entries = judge["tasks"]
+        if not all(isinstance(entry, dict) for entry in entries) or not all(isinstance(t, dict) for t in tasks):
+            raise ReportFormatError(f"{where}: summary.judge.tasks and tasks must be lists of mappings")
+        moved = [dict(t) for t in tasks]
+        at = {t.get("task_id"): t for t in moved}
+        for i, entry in enumerate(entries):
+            task = at.get(entry.get("task_id"))
+            if task is None:
+                raise ReportFormatError(
+                    f"{where}: summary.judge.tasks[{i}] ({entry.get('task_id')!r:.80}) is no task of the report"
+                )
+            task["judge"] = {key: value for key, value in entry.items() if key != "task_id"}
+        for task in moved:
+            task.setdefault("judge", None)
+        summary = {**summary, "judge": {key: value for key, value in judge.items() if key != "tasks"}}
+        data = {**data, "summary": summary, "tasks": moved}
+    return {**data, "schema": "pytest-consistency/report/5"}
+
+
+def _from_3(data: dict[str, Any]) -> dict[str, Any]:
+    """report/3 as report/4: report/3 called an undecided gate ``inconclusive`` and kept ``more_repetitions``
+    (repetitions to ADD), which is not carried over."""
     summary = dict(data.get("summary") or {})
     gates = []
     for gate in summary.get("gates") or ():
@@ -577,4 +683,4 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(analysis, dict) and analysis.get("suite_regression") is False:
         # report/3 had no way to switch the suite-level test off: false was its default, now "on with a baseline"
         summary["analysis"] = {**analysis, "suite_regression": None}
-    return {**data, "schema": SCHEMA, "summary": summary}
+    return {**data, "schema": "pytest-consistency/report/4", "summary": summary}
