@@ -13,7 +13,7 @@ from pytest_consistency.model.result import SessionSummary
 
 
 def judged(patterns: dict[str, str], samples: int = 2) -> SessionSummary:
-    """A rejudge session: repetition i of a task is judge sample (i - 1) % M + 1 of recorded repetition (i - 1) // M + 1."""
+    """A rejudge session: item i of a task is judge sample (i - 1) % M + 1 of recorded repetition (i - 1) // M + 1."""
     reps = records(patterns)
     summary = build_summary(reps)
     summary.judge = judge_summary(reps, samples)
