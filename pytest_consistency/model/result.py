@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
+from pytest_consistency.model.schema import (
+    READABLE,
+    SCHEMA,
+    judge_from_tasks,
+    judge_onto_tasks,
+    schema_problem,
+    upgraded,
+)
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
 from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts, SuiteSequentialFacts
 from pytest_consistency.stats.interval import Interval
@@ -27,13 +35,6 @@ if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, r
     from pytest_consistency.model.trajectory import DivergenceMap
     from pytest_consistency.stats.stratified import StratifiedDrop
 
-#: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
-SCHEMA = "pytest-consistency/report/5"
-#: Earlier schemas this version reads (as baselines and for ``merge``/``show``), and how each is brought up to date
-#: (:func:`upgraded`): report/3 called an undecided gate ``inconclusive`` and had no per-task ``min_rate``; report/4
-#: kept each task's judge figures in ``summary.judge.tasks[]``, where report/5 keeps them on the task
-#: (``tasks[].judge``).
-READABLE = ("pytest-consistency/report/3", "pytest-consistency/report/4")
 
 #: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
 #: never tolerated, and it fails the run.
@@ -541,11 +542,11 @@ class SessionSummary:
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``. Every per-task figure
         is on its task: a rejudge session's per-task judge figures (``judge.tasks[]`` here) are written as
-        ``tasks[].judge``, and ``summary.judge`` keeps the suite's (:func:`_judge_onto_tasks`)."""
+        ``tasks[].judge``, and ``summary.judge`` keeps the suite's (:func:`.schema.judge_onto_tasks`)."""
         data = to_data(self)
         tasks = data.pop("tasks")
         if data.get("judge") is not None:
-            _judge_onto_tasks(data["judge"], tasks)
+            judge_onto_tasks(data["judge"], tasks)
         return {"schema": SCHEMA, "summary": data, "tasks": tasks}
 
     @classmethod
@@ -557,130 +558,9 @@ class SessionSummary:
             data = upgraded(data, where)
             schema = data.get("schema")
         if schema != SCHEMA:
-            raise ReportFormatError(f"{where}: {_schema_problem(schema)}")
+            raise ReportFormatError(f"{where}: {schema_problem(schema)}")
         unknown = sorted(set(data) - {"schema", "summary", "tasks"})
         if unknown or not isinstance(data.get("summary"), dict):
             raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
-        summary, tasks = _judge_from_tasks(data["summary"], data.get("tasks"), where)
+        summary, tasks = judge_from_tasks(data["summary"], data.get("tasks"), where)
         return from_data(cls, {**summary, "tasks": tasks}, where)
-
-
-def _judge_onto_tasks(judge: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
-    """Move each task's judge figures (``judge["tasks"]``, :class:`~.judge.TaskJudge` as data) onto its task's
-    entry, as ``judge`` without the ``task_id`` the task already says; a task without figures gets ``null``."""
-    figures = {entry.pop("task_id"): entry for entry in judge.pop("tasks")}
-    for task in tasks:
-        task["judge"] = figures.pop(task["task_id"], None)
-    if figures:  # the judge's tasks are the summary's (both are built from one session's repetitions)
-        raise ValueError(f"judge figures of {', '.join(sorted(figures))}, which is no task of the summary")
-
-
-def _judge_from_tasks(summary: dict[str, Any], tasks: Any, where: str) -> tuple[dict[str, Any], Any]:
-    """The reverse of :func:`_judge_onto_tasks`: ``tasks[].judge`` gathered into ``summary.judge.tasks`` (in the
-    tasks' order, which is the judge's: both follow the repetitions' order), the model's one place for them."""
-    if not isinstance(tasks, list):
-        return summary, tasks  # from_data names what is wrong
-    gathered: list[Any] = []
-    bare = []
-    for i, task in enumerate(tasks):
-        if not isinstance(task, dict) or "judge" not in task:
-            bare.append(task)
-            continue
-        task = dict(task)
-        entry = task.pop("judge")
-        if entry is not None:
-            if not isinstance(entry, dict):
-                raise ReportFormatError(f"{where}.tasks[{i}].judge: expected a mapping, got {entry!r:.80}")
-            gathered.append({"task_id": task.get("task_id"), **entry})
-        bare.append(task)
-    judge = summary.get("judge")
-    if isinstance(judge, dict):
-        if "tasks" in judge:
-            raise ReportFormatError(
-                f"{where}.judge: unknown field(s) tasks (since report/5 each task's judge figures are its "
-                "tasks[].judge)"
-            )
-        summary = {**summary, "judge": {**judge, "tasks": gathered}}
-    elif gathered:
-        raise ReportFormatError(f"{where}: tasks[].judge without summary.judge (the session's judge figures)")
-    return summary, bare
-
-
-def _schema_problem(schema: Any) -> str:
-    """Why a JSON object with this ``schema`` cannot be read, and what to do: another file (not a report at all), a
-    newer plugin (a report from a later version), or a new run (a report too old to upgrade)."""
-    family, _, version = str(schema).rpartition("/")
-    if not isinstance(schema, str) or family != SCHEMA.rpartition("/")[0] or not version.isdigit():
-        return (
-            f"not a pytest-consistency report ({'no schema' if schema is None else f'schema {schema!r}'}, a report's "
-            f"is {SCHEMA!r}); give the file "
-            "--consistency-report (or merge -o) wrote"
-        )
-    if int(version) > int(SCHEMA.rpartition("/")[2]):
-        return f"written by a newer pytest-consistency ({schema}, this version reads {SCHEMA}); upgrade to read it"
-    return (
-        f"schema {schema!r}, this version reads {SCHEMA!r}; re-run the session with this version to write a current "
-        "report"
-    )
-
-
-def upgraded(data: dict[str, Any], where: str = "report") -> dict[str, Any]:
-    """A report of an earlier schema (:data:`READABLE`) as this version writes it, one version at a time."""
-    if data.get("schema") == "pytest-consistency/report/3":
-        data = _from_3(data)
-    if data.get("schema") == "pytest-consistency/report/4":
-        data = _from_4(data, where)
-    return data
-
-
-def _from_4(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """report/4 as report/5: each task's judge figures move from ``summary.judge.tasks[]`` to ``tasks[].judge``
-    (nothing else changed)."""
-    summary, tasks = data.get("summary"), data.get("tasks")
-    judge = summary.get("judge") if isinstance(summary, dict) else None
-    if (
-        isinstance(summary, dict)
-        and isinstance(judge, dict)
-        and isinstance(judge.get("tasks"), list)
-        and isinstance(tasks, list)
-    ):
-        entries = judge["tasks"]
-        if not all(isinstance(entry, dict) for entry in entries) or not all(isinstance(t, dict) for t in tasks):
-            raise ReportFormatError(f"{where}: summary.judge.tasks and tasks must be lists of mappings")
-        moved = [dict(t) for t in tasks]
-        at = {t.get("task_id"): t for t in moved}
-        for i, entry in enumerate(entries):
-            task = at.get(entry.get("task_id"))
-            if task is None:
-                raise ReportFormatError(
-                    f"{where}: summary.judge.tasks[{i}] ({entry.get('task_id')!r:.80}) is no task of the report"
-                )
-            task["judge"] = {key: value for key, value in entry.items() if key != "task_id"}
-        for task in moved:
-            task.setdefault("judge", None)
-        summary = {**summary, "judge": {key: value for key, value in judge.items() if key != "tasks"}}
-        data = {**data, "summary": summary, "tasks": moved}
-    return {**data, "schema": "pytest-consistency/report/5"}
-
-
-def _from_3(data: dict[str, Any]) -> dict[str, Any]:
-    """report/3 as report/4: report/3 called an undecided gate ``inconclusive`` and kept ``more_repetitions``
-    (repetitions to ADD), which is not carried over."""
-    summary = dict(data.get("summary") or {})
-    gates = []
-    for gate in summary.get("gates") or ():
-        if isinstance(gate, dict):
-            # the advice said how many repetitions to ADD, and the interval was two-sided: neither is carried over
-            gate = {key: value for key, value in gate.items() if key not in ("more_repetitions", "advice")}
-            if gate.get("interval") is not None:
-                gate["interval"] = None
-            if gate.get("state") == "inconclusive":
-                gate["state"] = "undecided"
-        gates.append(gate)
-    if "gates" in summary:
-        summary["gates"] = gates
-    analysis = summary.get("analysis")
-    if isinstance(analysis, dict) and analysis.get("suite_regression") is False:
-        # report/3 had no way to switch the suite-level test off: false was its default, now "on with a baseline"
-        summary["analysis"] = {**analysis, "suite_regression": None}
-    return {**data, "schema": "pytest-consistency/report/4", "summary": summary}
