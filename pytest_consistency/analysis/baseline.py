@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from pytest_consistency.analysis.judge_change import judge_changes
 from pytest_consistency.model.result import Comparison, SessionSummary, TaskChange, TaskResult
 from pytest_consistency.stats.gap_change import paired_gap_difference
 from pytest_consistency.stats.metrics import TaskCounts, overall
@@ -266,6 +267,7 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha
         [Stratum(before[i].passes, before[i].scored, after[i].passes, after[i].scored) for i in tested],
         analysis.confidence,
     )
+    judge, judge_missing = judge_changes(baseline, current)
     n1 = baseline.repeat or max((before[i].scored for i in tested), default=0)
     n2 = current.repeat or max((after[i].scored for i in tested), default=0)
     return Comparison(
@@ -298,4 +300,6 @@ def compare(baseline: SessionSummary, current: SessionSummary, label: str, alpha
             if before[task].is_scored and before[task].curtailed == 0
         },
         baseline_sequential=baseline.analysis.sequential_alpha is not None,
+        judge=judge,
+        judge_missing=judge_missing,
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pytest_consistency.analysis.baseline import compare
 from pytest_consistency.analysis.cause.attribute import rounded_shares, shown_interval
+from pytest_consistency.analysis.judge_change import change_lines
 from pytest_consistency.analysis.merge import merge_reports
 from pytest_consistency.model.cause import CAUSES
 from pytest_consistency.model.prices import usd_text
@@ -231,11 +232,25 @@ def comparison_table(reports: Sequence[tuple[str, SessionSummary]], analysis: An
     if fmt == "json":
         return json.dumps({"analysis": to_data(analysis), "rows": [to_data(r) for r in table]}, indent=2)
     cells = [_cells(row) for row in table]
+    judge = _judge_lines(table)
     if fmt == "markdown":
         lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
         lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
-        return "\n".join([*lines, "", note])
+        judged = [f"- {text.replace('->', '→')}" for text in judge]
+        return "\n".join([*lines, "", *judged, *([""] if judged else []), note])
     widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(HEADERS)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
-    return "\n".join([*lines, note])
+    return "\n".join([*lines, *judge, note])
+
+
+def _judge_lines(table: Sequence[Row]) -> list[str]:
+    """Below the table, each later row's judge figures against the first's (:mod:`.judge_change`): per task where
+    both re-judged, one line where only one did, none where neither did."""
+    first = table[0].label
+    return [
+        f"{row.label} vs {first}: {text}"
+        for row in table
+        if row.versus_first is not None
+        for text in change_lines(row.versus_first)
+    ]

@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_consistency.model.records import FAILURE, NOT_RECORDED, RepetitionResult
+from pytest_consistency.model.schema import (
+    READABLE,
+    SCHEMA,
+    judge_from_tasks,
+    judge_onto_tasks,
+    schema_problem,
+    upgraded,
+)
 from pytest_consistency.model.serial import ReportFormatError, from_data, to_data
 from pytest_consistency.model.stopping import AdaptiveFacts, SequentialFacts, SuiteSequentialFacts
 from pytest_consistency.stats.interval import Interval
@@ -27,11 +35,6 @@ if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, r
     from pytest_consistency.model.trajectory import DivergenceMap
     from pytest_consistency.stats.stratified import StratifiedDrop
 
-#: The report's schema; bumped whenever a field changes meaning or moves (the README documents each version).
-SCHEMA = "pytest-consistency/report/4"
-#: Earlier schemas this version reads (as baselines and for ``merge``/``show``), and how each is brought up to date
-#: (:func:`upgraded`): report/3 called an undecided gate ``inconclusive`` and had no per-task ``min_rate``.
-READABLE = ("pytest-consistency/report/3",)
 
 #: ``error``: a repetition failed for a reason of the setup, not the agent's (:mod:`.infrastructure`); in no figure,
 #: never tolerated, and it fails the run.
@@ -405,6 +408,21 @@ class TaskChange:
 
 
 @dataclass(frozen=True)
+class TaskJudgeChange:
+    """One task's judge figures in the baseline and in the current run, both re-judged (``--consistency-rejudge``):
+    the judge's flip rate (0..1) and its part of the gap (pp) beside the gap observed; None where a run has no figure
+    (the task is not in it, or no repetition of it gave two verdicts). Compared, never tested: no gate reads it."""
+
+    task_id: str
+    baseline_flip_rate: float | None
+    current_flip_rate: float | None
+    baseline_judge_gap_pp: float | None
+    current_judge_gap_pp: float | None
+    baseline_gap_pp: float | None
+    current_gap_pp: float | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The current run against a baseline report (``--consistency-baseline``)."""
 
@@ -446,6 +464,10 @@ class Comparison:
     baseline_counts: dict[str, list[int]] = field(default_factory=dict)
     #: The baseline ran with ``--consistency-sequential``: it is not a baseline for the exact tests, nor for the margin.
     baseline_sequential: bool = False
+    #: Both runs re-judged: each task's judge figures in both (:mod:`..analysis.judge_change`); empty otherwise.
+    judge: list[TaskJudgeChange] = field(default_factory=list)
+    #: Only one of the runs re-judged: which, in one sentence (the judge is then not compared); None otherwise.
+    judge_missing: str | None = None
 
 
 @dataclass
@@ -518,9 +540,13 @@ class SessionSummary:
         return [t for t in self.tasks if t.is_scored]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``."""
+        """The JSON report: ``schema``, ``summary`` (every field but the tasks) and ``tasks``. Every per-task figure
+        is on its task: a rejudge session's per-task judge figures (``judge.tasks[]`` here) are written as
+        ``tasks[].judge``, and ``summary.judge`` keeps the suite's (:func:`.schema.judge_onto_tasks`)."""
         data = to_data(self)
         tasks = data.pop("tasks")
+        if data.get("judge") is not None:
+            judge_onto_tasks(data["judge"], tasks)
         return {"schema": SCHEMA, "summary": data, "tasks": tasks}
 
     @classmethod
@@ -529,52 +555,12 @@ class SessionSummary:
             raise ReportFormatError(f"{where}: not a pytest-consistency report (a JSON object is expected)")
         schema = data.get("schema")
         if schema in READABLE:
-            data = upgraded(data)
+            data = upgraded(data, where)
             schema = data.get("schema")
         if schema != SCHEMA:
-            raise ReportFormatError(f"{where}: {_schema_problem(schema)}")
+            raise ReportFormatError(f"{where}: {schema_problem(schema)}")
         unknown = sorted(set(data) - {"schema", "summary", "tasks"})
         if unknown or not isinstance(data.get("summary"), dict):
             raise ReportFormatError(f"{where}: expected the keys schema, summary and tasks; got {sorted(data)}")
-        return from_data(cls, {**data["summary"], "tasks": data.get("tasks")}, where)
-
-
-def _schema_problem(schema: Any) -> str:
-    """Why a JSON object with this ``schema`` cannot be read, and what to do: another file (not a report at all), a
-    newer plugin (a report from a later version), or a new run (a report too old to upgrade)."""
-    family, _, version = str(schema).rpartition("/")
-    if not isinstance(schema, str) or family != SCHEMA.rpartition("/")[0] or not version.isdigit():
-        return (
-            f"not a pytest-consistency report ({'no schema' if schema is None else f'schema {schema!r}'}, a report's "
-            f"is {SCHEMA!r}); give the file "
-            "--consistency-report (or merge -o) wrote"
-        )
-    if int(version) > int(SCHEMA.rpartition("/")[2]):
-        return f"written by a newer pytest-consistency ({schema}, this version reads {SCHEMA}); upgrade to read it"
-    return (
-        f"schema {schema!r}, this version reads {SCHEMA!r}; re-run the session with this version to write a current "
-        "report"
-    )
-
-
-def upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A report of an earlier schema (:data:`READABLE`) as this version writes it: report/3 called an undecided gate
-    ``inconclusive`` and kept ``more_repetitions`` (repetitions to ADD), which is not carried over."""
-    summary = dict(data.get("summary") or {})
-    gates = []
-    for gate in summary.get("gates") or ():
-        if isinstance(gate, dict):
-            # the advice said how many repetitions to ADD, and the interval was two-sided: neither is carried over
-            gate = {key: value for key, value in gate.items() if key not in ("more_repetitions", "advice")}
-            if gate.get("interval") is not None:
-                gate["interval"] = None
-            if gate.get("state") == "inconclusive":
-                gate["state"] = "undecided"
-        gates.append(gate)
-    if "gates" in summary:
-        summary["gates"] = gates
-    analysis = summary.get("analysis")
-    if isinstance(analysis, dict) and analysis.get("suite_regression") is False:
-        # report/3 had no way to switch the suite-level test off: false was its default, now "on with a baseline"
-        summary["analysis"] = {**analysis, "suite_regression": None}
-    return {**data, "schema": SCHEMA, "summary": summary}
+        summary, tasks = judge_from_tasks(data["summary"], data.get("tasks"), where)
+        return from_data(cls, {**summary, "tasks": tasks}, where)

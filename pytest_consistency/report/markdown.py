@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from pytest_consistency.analysis.answers import MISSING, canonical_json, default_equivalent, distinct_classes
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
+from pytest_consistency.analysis.judge_change import change_lines as judge_change_lines
 from pytest_consistency.analysis.trajectory.tree import segment_text, segments
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, needs_a_look, tolerated_text
 from pytest_consistency.model.records import FAILURE, RepetitionResult
@@ -306,6 +307,7 @@ def comparison_lines(c: Comparison) -> list[str]:
     if removed:
         lines.append(f"- {len(removed)} task(s) only in the baseline: " + _more(removed))
     lines += [f"- route change: {inline(arrows(text))}" for text in c.route_changes]
+    lines += [f"- {inline(arrows(text))}" for text in judge_change_lines(c)]
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         lines.append(

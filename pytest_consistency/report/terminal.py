@@ -14,6 +14,7 @@ from typing import Literal
 
 from pytest_consistency.analysis.cause.attribute import advice_lines, rounded_shares, shown_interval
 from pytest_consistency.analysis.gates import label_of, why_not_measurable
+from pytest_consistency.analysis.judge_change import change_lines as judge_change_lines
 from pytest_consistency.analysis.sequential import budget_stopped
 from pytest_consistency.analysis.verdict import (
     failure_reasons,
@@ -331,6 +332,7 @@ def comparison_lines(comparison: Comparison) -> list[Line]:
         style: Style = "bad" if change.regression else "plain"
         lines.append(Line(f"  {change.task_id}: {change.status} {counts}{stats}{flag}{confounded}", style))
     lines.extend(Line(f"  route change: {text}", "warn") for text in c.route_changes)
+    lines.extend(Line(f"  {text}") for text in judge_change_lines(c))  # both runs re-judged, or which one did
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         relative = f" ({(after - before) * 100 / before:+.1f} %)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pytest_consistency.analysis.cause.attribute import advice_lines
 from pytest_consistency.analysis.gates import why_not_measurable
+from pytest_consistency.analysis.judge_change import change_lines as judge_change_lines
 from pytest_consistency.analysis.verdict import failure_reasons, inconsistent, tolerated_text
 from pytest_consistency.model.result import Comparison, GateResult, SessionSummary
 from pytest_consistency.report.html.data import (
@@ -186,6 +187,7 @@ def comparison_section(c: Comparison) -> str:
     if c.suite_change is not None:
         facts.insert(4, ("suite-level change", arrows(suite_change_text(c)).removeprefix("suite-level change: ")))
     facts += [("note", text) for text in caveats(c)]
+    facts += [("judge", arrows(text.removeprefix("judge "))) for text in judge_change_lines(c)]
     if c.baseline_tokens_per_task and c.current_tokens_per_task:
         before, after = c.baseline_tokens_per_task, c.current_tokens_per_task
         facts.append(

@@ -25,7 +25,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from pytest_consistency.analysis.answers import canonical_json
@@ -33,6 +33,9 @@ from pytest_consistency.model.records import AGENT, FAILURE, CallRecord, Repetit
 from pytest_consistency.model.result import SessionSummary, TaskResult
 from pytest_consistency.model.trajectory import Decision, Message, digest
 from pytest_consistency.report.otlp.semconv import SAMPLING_ATTRIBUTES, operation_of
+
+if TYPE_CHECKING:  # a rejudge session's figures: the judge's model loads with its summary
+    from pytest_consistency.model.judge import TaskJudge
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int]
 
@@ -86,9 +89,14 @@ def session_spans(
     run_id = run_id_of(summary)
     scored = len(summary.scored_tasks)
     clock = time.time() if now is None else now
+    judged = {} if summary.judge is None else {t.task_id: t for t in summary.judge.tasks}
     spans: list[SpanRecord] = []
     for task in summary.tasks:
-        spans.extend(task_spans(task, run_id, summary.run.shard, scored, content, latest_only, clock))
+        spans.extend(
+            task_spans(
+                task, run_id, summary.run.shard, scored, content, latest_only, clock, judge=judged.get(task.task_id)
+            )
+        )
     return spans
 
 
@@ -100,7 +108,9 @@ def task_spans(
     content: bool,
     latest_only: bool,
     clock: float,
+    judge: TaskJudge | None = None,
 ) -> list[SpanRecord]:
+    """The task's span (first), then its repetitions'; ``judge``: its figures of a rejudge session."""
     trace_id = trace_id_of(run_id, task.task_id)
     task_span = _id(64, "task", run_id, task.task_id, shard or "")
     children: list[SpanRecord] = []
@@ -142,11 +152,41 @@ def task_spans(
             attributes["consistency.task.cause.step"] = task.why.step
         if content:  # the finding's sentence quotes the differing prompts: content
             attributes["consistency.task.cause.line"] = task.why.line
+    if judge is not None:
+        attributes.update(judge_attributes(judge))
     if shard is not None:
         attributes["consistency.shard"] = shard
     error = f"task verdict: {task.verdict}" if task.verdict in ("fail", "error") else None
     head = SpanRecord(f"task {task.task_id}", trace_id, task_span, None, "internal", start, end, attributes, error)
     return [head, *children]
+
+
+def judge_attributes(judge: TaskJudge) -> dict[str, AttributeValue]:
+    """A re-judged task's figures (``--consistency-rejudge``, docs/judges.md) as ``consistency.task.judge.*``: M,
+    the repetitions judged, the judge's flip rate (0..1) and Fleiss' kappa with their intervals' ends, and the gap
+    split in points (observed = agent + judge). A figure that is undefined (no repetition with two verdicts, kappa
+    when every sample agreed) is left out, never a number."""
+    f = judge.figures
+    prefix = "consistency.task.judge"
+    facts: dict[str, AttributeValue] = {f"{prefix}.samples": judge.samples, f"{prefix}.repetitions": f.repetitions}
+    for name, value, interval in (("flip_rate", f.flip_rate, f.flip_interval), ("kappa", f.kappa, f.kappa_interval)):
+        if value is not None:
+            facts[f"{prefix}.{name}"] = value
+        if interval is not None:
+            facts[f"{prefix}.{name}_low"] = interval.low
+            facts[f"{prefix}.{name}_high"] = interval.high
+    if f.flip_method is not None:
+        facts[f"{prefix}.flip_rate_method"] = f.flip_method
+    for name, points in (
+        ("gap_observed_pp", f.observed_gap_pp),
+        ("gap_agent_pp", f.majority_gap_pp),
+        ("gap_judge_pp", f.judge_gap_pp),
+    ):
+        if points is not None:
+            facts[f"{prefix}.{name}"] = points
+    if judge.excluded:
+        facts[f"{prefix}.excluded"] = len(judge.excluded)
+    return facts
 
 
 def repetition_spans(

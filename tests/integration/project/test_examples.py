@@ -113,8 +113,8 @@ def test_rejudging_the_judge_example_puts_each_gap_where_it_belongs(tmp_path: Pa
     out = tmp_path / "rejudged.json"
     result = replay_examples(out, "--consistency-rejudge=5", root=ROOT, suite="examples/judges")
     assert result.returncode == 0, result.stdout[-3000:]
-    judge = json.loads(out.read_text())["summary"]["judge"]
-    tasks = {t["task_id"].split("::")[1]: t["figures"] for t in judge["tasks"]}
+    report = json.loads(out.read_text())
+    tasks = {t["task_id"].split("::")[1]: t["judge"]["figures"] for t in report["tasks"]}
     flips, varies = tasks["test_judge_flips"], tasks["test_agent_varies"]
     assert flips["majority_gap_pp"] == 0.0 and flips["judge_gap_pp"] == flips["observed_gap_pp"] > 0
     assert flips["flip_rate"] > 0.2

@@ -73,8 +73,12 @@ def rejudge(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, m: int, *arg
     return run_recorded(pytester, fake.base_url, mode, f"--consistency-rejudge={m}", "-p", "no:randomly", *args)
 
 
-def judge_section(pytester: pytest.Pytester) -> dict[str, Any]:
-    return dict(load_report(pytester)["summary"]["judge"])
+def judge_section(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
+    """The report's judge figures: the suite's (``summary.judge``) and, as ``tasks``, each task's with its id (the
+    report keeps them on the task, ``tasks[].judge``)."""
+    report = load_report(pytester, name)
+    tasks = [{"task_id": t["task_id"], **t["judge"]} for t in report["tasks"] if t.get("judge") is not None]
+    return {**report["summary"]["judge"], "tasks": tasks}
 
 
 def test_rejudging_replays_the_agent_and_asks_only_the_judge(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
@@ -261,7 +265,7 @@ def test_shards_of_a_rejudge_session_merge_to_the_unsharded_figures(
         (pytester.path / "report.json").rename(pytester.path / f"shard{index}.json")
     merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
     assert merged.returncode == 0, merged.stdout + merged.stderr
-    assert load_report(pytester, "merged.json")["summary"]["judge"] == whole
+    assert judge_section(pytester, "merged.json") == whole
 
 
 @pytest.mark.parametrize(("value", "why"), [("0", "'0' must be at least 1"), ("two", "'two' is not a whole number")])

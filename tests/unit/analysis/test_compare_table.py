@@ -101,3 +101,36 @@ def test_each_row_says_what_its_run_cost_at_least_or_unknown_never_zero_for_no_p
     ]
     data = json.loads(comparison_table(reports, summary.analysis, "json"))
     assert [r["cost_usd"] for r in data["rows"]] == [0.0374, 0.0374, 0.0, None]
+
+
+def test_the_judge_figures_of_every_later_row_against_the_first_below_the_table() -> None:
+    from suites import records
+
+    from pytest_consistency.analysis.judge import judge_summary
+    from pytest_consistency.analysis.summary import build_summary
+
+    def judged(pattern: str):  # type: ignore[no-untyped-def]
+        reps = records({"a": pattern})
+        summary = build_summary(reps)
+        summary.judge = judge_summary(reps, samples=2)
+        return summary
+
+    flipping, steady = judged("PPFPPP"), judged("PPPPPP")
+    plain = build_summary(records({"a": "PPPPPP"}))
+    reports = [("A", flipping), ("B", steady), ("C", plain)]
+    text = comparison_table(reports, flipping.analysis).splitlines()
+    judge = [line for line in text if " vs A: judge" in line]
+    assert judge[0].startswith("B vs A: judge a: flip rate 33.3 % -> 0.0 % (-33.3 pp); judge's part of the gap ")
+    assert judge[1:] == [
+        "C vs A: judge: only the baseline has judge figures (this run is no rejudge session): the judge is not compared"
+    ]
+    assert text[-1].startswith("intervals: ")
+    markdown = comparison_table(reports, flipping.analysis, "markdown")
+    assert "\n- B vs A: judge a: flip rate 33.3 % → 0.0 % (-33.3 pp)" in markdown
+    assert "\n- C vs A: judge: only the baseline has judge figures" in markdown
+    data = json.loads(comparison_table(reports, flipping.analysis, "json"))
+    [change] = data["rows"][1]["versus_first"]["judge"]
+    assert (change["task_id"], change["baseline_flip_rate"], change["current_flip_rate"]) == ("a", 1 / 3, 0.0)
+    assert data["rows"][2]["versus_first"]["judge_missing"].startswith("only the baseline has judge figures")
+    # Neither re-judged: not a line more.
+    assert " vs A: " not in comparison_table([("A", plain), ("B", plain)], plain.analysis)

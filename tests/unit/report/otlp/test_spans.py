@@ -325,6 +325,45 @@ def test_a_judges_and_a_simulated_users_calls_are_marked_and_are_no_step_of_the_
     assert clients[3].attributes["gen_ai.operation.name"] == "chat"
 
 
+def test_a_rejudged_tasks_span_carries_its_judge_figures_and_leaves_out_what_is_undefined() -> None:
+    from pytest_consistency.analysis.judge import judge_summary
+
+    # 3 recorded repetitions x 2 judge samples: the second's disagree (flip 1/3); "b"'s judge always passes.
+    outcomes = {"a": "PPFPPP", "b": "PPPPPP"}
+    reps = [
+        rep(t, i, outcome="passed" if o == "P" else "failed", n=6)
+        for t, p in outcomes.items()
+        for i, o in enumerate(p, 1)
+    ]
+    summary = summary_of(reps)
+    summary.judge = judge_summary(reps, samples=2)
+    spans = spans_of(summary)
+    a, b = (task_span(spans, t).attributes for t in ("a", "b"))
+    [figures_a, figures_b] = [t.figures for t in summary.judge.tasks]
+    assert figures_a.flip_interval is not None and figures_a.kappa_interval is not None
+    judged = {key: value for key, value in a.items() if key.startswith("consistency.task.judge.")}
+    assert judged == {
+        "consistency.task.judge.samples": 2,
+        "consistency.task.judge.repetitions": 3,
+        "consistency.task.judge.flip_rate": 1 / 3,
+        "consistency.task.judge.flip_rate_low": figures_a.flip_interval.low,
+        "consistency.task.judge.flip_rate_high": figures_a.flip_interval.high,
+        "consistency.task.judge.flip_rate_method": "clopper-pearson",
+        "consistency.task.judge.kappa": figures_a.kappa,
+        "consistency.task.judge.kappa_low": figures_a.kappa_interval.low,
+        "consistency.task.judge.kappa_high": figures_a.kappa_interval.high,
+        "consistency.task.judge.gap_observed_pp": figures_a.observed_gap_pp,
+        "consistency.task.judge.gap_agent_pp": 0.0,
+        "consistency.task.judge.gap_judge_pp": figures_a.observed_gap_pp,
+    }
+    # Every sample of "b" passed: kappa is undefined, so absent (never a number); the flip rate is 0.
+    assert figures_b.kappa is None
+    assert b["consistency.task.judge.flip_rate"] == 0.0 and "consistency.task.judge.kappa" not in b
+    # Outside a rejudge session no span has one.
+    plain = spans_of(summary_of(reps))
+    assert not any(key.startswith("consistency.task.judge") for s in plain for key in s.attributes)
+
+
 def test_a_429_attempt_and_a_timeout_are_error_spans_and_each_retry_is_a_span_of_its_own() -> None:
     calls = [
         call(started_at=T0, status=429, decision=None, latency_ms=20.0, prompt_tokens=0, completion_tokens=0,
