@@ -136,3 +136,21 @@ def test_tolerated_failures_settle_the_exit_status_once_to_zero(pytester: pytest
     assert seen["sets"] == [pytest.ExitCode.OK]
     assert sorted(seen["writes"]) == ["report.json", "summary.md"], seen
     story(pytester, result)
+
+
+def test_a_hook_that_exits_the_interpreter_still_leaves_every_output_naming_it(pytester: pytest.Pytester) -> None:
+    """A hook that raises ``SystemExit`` (not an ``Exception``) is raised again once the outputs are written: the
+    report and the Markdown are on disk and name it (before: the report was, without it; the Markdown was not)."""
+    pytester.makeconftest(
+        """
+def pytest_consistency_summary(summary, config):
+    raise SystemExit("dashboard gone")
+"""
+    )
+    pytester.makepyfile(test_tasks=pattern_suite({"a": "PPP"}))
+    result = pytester.runpytest_subprocess(*OUT)
+    assert result.ret != pytest.ExitCode.OK
+    report = load_report(pytester)
+    assert report["summary"]["exit_status"] == 1 and report["summary"]["passed"] is False
+    assert any("SystemExit: dashboard gone" in error for error in report["summary"]["errors"]), report["summary"]
+    assert "SystemExit: dashboard gone" in (pytester.path / "summary.md").read_text()
