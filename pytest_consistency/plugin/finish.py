@@ -91,7 +91,10 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         summary.passed = summary.exit_status == pytest.ExitCode.OK
 
     decide()  # what the hooks read: the exit status the run has before them
+    before = len(summary.errors)
     crash = summary_hooks(config, summary)
+    if len(summary.errors) > before:
+        decide()  # a hook that raised fails the run
     from pytest_consistency.plugin import outputs
 
     pending = outputs.prepare(config, summary, state, decide)  # every output checked and rendered: none written yet

@@ -35,8 +35,8 @@ from pytest_consistency.secrets.structures import redact_strings
 
 #: Where the GitHub step summary goes (appended to: other steps of the job write there too).
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
-#: The JSON report's format name among the outputs.
-REPORT = "json"
+#: The option of the JSON report, which the outputs tell from a ``--consistency-output json=FILE``.
+REPORT = BY_DEST["consistency_report"].flag
 
 
 @dataclass(slots=True)
@@ -63,7 +63,7 @@ def outputs(settings: Settings) -> list[Output]:
         wanted.append(Output(name, "--consistency-output", path))
     report = settings.path("consistency_report")
     if report is not None:
-        wanted.append(Output(REPORT, "--consistency-report", report))
+        wanted.append(Output("json", REPORT, report))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary and not settings.consistency_no_md:
         wanted.append(Output("markdown", STEP_SUMMARY, Path(step_summary)))
@@ -74,17 +74,17 @@ def prepare(
     config: pytest.Config, summary: SessionSummary, state: PluginState, decide: Callable[[], None]
 ) -> list[Output]:
     """Every output asked for that can be written, rendered: its format found, its destination checked, its text
-    rendered at the exit status ``decide`` gives the summary. An output that fails is an error (and is left out);
-    then the exit status is decided again and the others are rendered again, so that each says so."""
+    rendered at the exit status the summary has. An output that fails is an error (and is left out); then ``decide``
+    gives the summary its exit status again and the others are rendered again, so that each says so."""
     pending = outputs(state.settings)
     while True:
-        decide()
         before = len(summary.errors)
         # One redacted copy for every format of the round, made when one asks: at 10,000 tasks it is not cheap.
         redacted = functools.cache(lambda: SessionSummary.from_dict(redacted_report(summary, state)))
         pending = [output for output in pending if render(config, summary, state, output, redacted)]
         if len(summary.errors) == before:
             return pending
+        decide()  # an output that failed fails the run: the others are rendered again, saying so
 
 
 def render(
@@ -98,7 +98,7 @@ def render(
     written."""
     try:
         check_destination(output)
-        if output.name == REPORT:
+        if output.option == REPORT:
             output.text = report_text(summary, state)
         else:
             # From a redacted copy, so each format escapes the redaction marker like any other text; then the text is
@@ -139,7 +139,7 @@ def write(summary: SessionSummary, state: PluginState, pending: list[Output], de
     stale = False
     for output in pending:
         try:
-            if stale and output.name == REPORT:
+            if stale and output.option == REPORT:
                 output.text = report_text(summary, state)
             if output.option == STEP_SUMMARY:  # appended: other steps of the job write there too
                 with output.path.open("a", encoding="utf-8") as handle:
@@ -151,7 +151,7 @@ def write(summary: SessionSummary, state: PluginState, pending: list[Output], de
             decide()
             stale = True
         else:
-            if output.name == REPORT:
+            if output.option == REPORT:
                 state.report_path = str(output.path)
             else:
                 state.written.append(f"{output.name}: {output.path}")
@@ -167,7 +167,7 @@ def report_text(summary: SessionSummary, state: PluginState) -> str:
 def failed(summary: SessionSummary, state: PluginState, output: Output, exc: Exception) -> None:
     """``output`` cannot be written: an error naming the option, the file and why."""
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
-    if output.name == REPORT:
+    if output.option == REPORT:
         if isinstance(exc, (ValueError, TypeError)):
             reason = str(exc)
         error = f"cannot write the report to {output.path} ({reason}); choose a writable path with --consistency-report"

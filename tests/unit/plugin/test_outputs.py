@@ -30,7 +30,7 @@ def test_the_json_report_is_the_last_file_and_the_step_summary_comes_after_it(
         ("markdown", "--consistency-md", "s.md"),
         ("html", "--consistency-html", "p.html"),
         ("csv", "--consistency-output", "t.csv"),
-        (REPORT, "--consistency-report", "r.json"),
+        ("json", REPORT, "r.json"),
         ("markdown", STEP_SUMMARY, "step.md"),
     ]
 
@@ -54,7 +54,7 @@ def test_a_destination_that_cannot_be_written_raises_before_anything_is_written(
         (tmp_path / "plain.txt").write_text("x")
         target = tmp_path / "plain.txt" / "r.json"
     with pytest.raises(OSError) as raised:
-        check_destination(Output(REPORT, "--consistency-report", target))
+        check_destination(Output("json", REPORT, target))
     assert raised.value.strerror
 
 
@@ -75,7 +75,7 @@ def test_a_write_that_fails_late_reaches_the_json_report_written_after_it(tmp_pa
     (tmp_path / "s.md").mkdir()  # what the check would have refused, had it been there then
     pending = [
         Output("markdown", "--consistency-md", tmp_path / "s.md", "# passed\n"),
-        Output(REPORT, "--consistency-report", tmp_path / "r.json", "stale"),
+        Output("json", REPORT, tmp_path / "r.json", "stale"),
     ]
     decisions = []
 
@@ -119,6 +119,7 @@ def test_an_output_refused_at_the_check_is_known_before_any_file_is_written(
     )
     state = PluginState(settings=settings)
     summary = build_summary([])
+    summary.exit_status = 0  # as the session end decided it before the outputs
     config = SimpleNamespace(hook=SimpleNamespace(pytest_consistency_report_format=lambda name, config: builtin(name)))
     decisions = []
 
@@ -129,9 +130,9 @@ def test_an_output_refused_at_the_check_is_known_before_any_file_is_written(
 
     pending = outputs.prepare(config, summary, state, decide)  # type: ignore[arg-type]
     assert [o.path.name for o in pending] == ["s.md", "r.json"]
-    assert writes == [] and decisions == [(0, []), (1, [])]  # decided again before anything was written
+    assert writes == [] and decisions == [(1, [])]  # decided again before anything was written
     outputs.write(summary, state, pending, decide)
-    assert writes == ["s.md", "r.json"] and len(decisions) == 2
+    assert writes == ["s.md", "r.json"] and len(decisions) == 1
     assert "❌" in (tmp_path / "s.md").read_text()
     report = json_report.read_report(tmp_path / "r.json")
     assert report.exit_status == 1 and report.passed is False
@@ -139,3 +140,20 @@ def test_an_output_refused_at_the_check_is_known_before_any_file_is_written(
         f"--consistency-html: cannot write the html output to {tmp_path / 'taken'} (Is a directory)"
     ]
     assert state.written == [f"markdown: {tmp_path / 's.md'}"] and state.report_path == str(tmp_path / "r.json")
+
+
+def test_a_json_output_beside_the_report_is_an_output_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--consistency-output json=FILE`` is told from the report by its option, not its format's name."""
+    from pytest_consistency.report import builtin
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    settings = Settings(consistency_report=str(tmp_path / "r.json"), consistency_output=f"json={tmp_path / 'o.json'}")
+    state = PluginState(settings=settings)
+    summary = build_summary([])
+    summary.exit_status = 0
+    config = SimpleNamespace(hook=SimpleNamespace(pytest_consistency_report_format=lambda name, config: builtin(name)))
+    outputs.write(summary, state, outputs.prepare(config, summary, state, lambda: None), lambda: None)  # type: ignore[arg-type]
+    assert summary.errors == []
+    assert state.report_path == str(tmp_path / "r.json") and state.written == [f"json: {tmp_path / 'o.json'}"]
