@@ -134,6 +134,8 @@ def check_destination(output: Output) -> None:
 def write(summary: SessionSummary, state: PluginState, pending: list[Output], decide: Callable[[], None]) -> None:
     """Write each rendered output once. A write that fails now (its destination passed the check) is an error: the
     exit status is decided again, and the JSON report, written after the other files, is rendered again with it."""
+    if not pending:  # the writer loads only for a session that writes
+        return
     from pytest_consistency.report.json_report import write_text_atomic
 
     stale = False

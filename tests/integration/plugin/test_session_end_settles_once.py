@@ -18,25 +18,26 @@ from stories import OUT, story
 from suites import load_report, pattern_suite
 
 WATCH = """
+import importlib
 import json
 import pathlib
 
 import pytest
 
-from pytest_consistency.report import json_report
-
 FACTS = {"writes": [], "sets": [], "hook": None}
-ORIGINAL = json_report.write_text_atomic
-
-
-def spy(path, text):
-    if pathlib.Path(path).name != "junit.xml":  # pytest's file, annotated after pytest wrote it
-        FACTS["writes"].append(pathlib.Path(path).name)
-    return ORIGINAL(path, text)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session):
+    # The writer as the session end will import it (an earlier in-process session may have dropped the module).
+    json_report = importlib.import_module("pytest_consistency.report.json_report")
+    original = json_report.write_text_atomic
+
+    def spy(path, text):
+        if pathlib.Path(path).name != "junit.xml":  # pytest's file, annotated after pytest wrote it
+            FACTS["writes"].append(pathlib.Path(path).name)
+        return original(path, text)
+
     plain = type(session)
 
     class Watched(plain):
@@ -50,7 +51,7 @@ def pytest_sessionfinish(session):
     try:
         return (yield)
     finally:
-        json_report.write_text_atomic = ORIGINAL
+        json_report.write_text_atomic = original
         session.__class__ = plain
         pathlib.Path("facts.json").write_text(json.dumps(FACTS))
 
