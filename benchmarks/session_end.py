@@ -152,7 +152,7 @@ def _end_of_session(reps: list[RepetitionResult]) -> dict[str, float]:
     mark = time.perf_counter()
     layout(data)  # as report.json_report.write_atomic
     steps["json_dumps"] = time.perf_counter() - mark
-    # The other formats render from the redacted report read back, as finish._write_outputs does.
+    # The other formats render from the redacted report read back, as outputs.prepare does.
     mark = time.perf_counter()
     redacted = SessionSummary.from_dict(data)
     steps["from_dict"] = time.perf_counter() - mark
@@ -161,7 +161,7 @@ def _end_of_session(reps: list[RepetitionResult]) -> dict[str, float]:
         if fmt is None:
             continue
         mark = time.perf_counter()
-        redact_text(fmt.render(redacted), SECRETS)  # as finish.write_outputs
+        redact_text(fmt.render(redacted), SECRETS)  # as outputs.render
         steps[name] = time.perf_counter() - mark
     steps["total"] = time.perf_counter() - start
     steps["cpu"] = time.process_time() - cpu

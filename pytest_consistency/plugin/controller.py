@@ -79,7 +79,7 @@ class Controller:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.state.summary is None:  # nothing was summarised: nothing to print
             return
-        from pytest_consistency.plugin.finish import print_summary
+        from pytest_consistency.plugin.terminal_summary import print_summary
 
         print_summary(terminalreporter, self.config)
 
@@ -120,7 +120,7 @@ class JUnitAnnotator:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.stash[STATE].summary is None:
             return
-        from pytest_consistency.plugin.finish import annotate_junit
+        from pytest_consistency.plugin.outputs import annotate_junit
 
         annotate_junit(self.config)
 

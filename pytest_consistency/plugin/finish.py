@@ -1,18 +1,20 @@
-"""The end of a session, in the process that saw every report: summarise, gate, settle, write, call hooks, print.
+"""The end of a session, in the process that saw every report: one pass, records -> summary -> verdict -> outputs.
 
-The order is the promise: figures and gates first (pure), then the exit status, then the report (before any user
-code runs, so a crashing hook loses nothing), then the ``pytest_consistency_summary`` hook. Failed repetitions that
-``min_pass`` tolerates no longer fail the run; an exceeded gate, a failed task, an exceeded token budget or an
-equivalence hook that raised fails a run whose tests all passed. ``passed`` in the report is exactly "the exit
-status is 0". A report that cannot be written or a summary hook that raises is an error that names itself; it
-does not change the verdict the gates reached.
+The order is the promise: the typed summary of the records, the session mode's figures part of it (pure but for the
+answer hooks); the verdict (gates, tasks); the ``pytest_consistency_summary`` hooks, which receive it before anything
+is written; every output checked and rendered (:mod:`.outputs`); the exit status settled once, with whatever failed
+so far; each output written once. Failed repetitions that ``min_pass`` tolerates no longer fail the run; an exceeded
+gate, a failed task, an exceeded token budget or an equivalence hook that raised fails a run whose tests all passed.
+``passed`` in the report is exactly "the exit status is 0". An output that cannot be written or a summary hook that
+raises is an error that names itself, in every output; it does not change the verdict the gates reached. The
+terminal prints what was settled (:mod:`.terminal_summary`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -24,8 +26,6 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.analysis.answers import default_equivalent
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.summary import EquivalenceError, build_summary, conclude
-from pytest_consistency.config.options import BY_DEST
-from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
 from pytest_consistency.model.result import (
@@ -37,12 +37,7 @@ from pytest_consistency.model.result import (
     TokenBudget,
 )
 from pytest_consistency.plugin.defaults import DEFAULTS
-from pytest_consistency.plugin.redaction import known_secrets
 from pytest_consistency.plugin.state import STATE, PluginState
-from pytest_consistency.report import BUILTIN, UnknownFormat
-from pytest_consistency.report.terminal import MARKUP, render
-from pytest_consistency.secrets.literals import redact_text
-from pytest_consistency.secrets.structures import redact_strings
 
 #: Options of runs that collect (or not) but run no test: ``--collect-only``, ``--setup-plan``, ``--setup-only``,
 #: ``--fixtures``, ``--fixtures-per-test`` and ``--cache-show``.
@@ -83,6 +78,42 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
     state = config.stash[STATE]
     if runs_no_test(config):
         return
+    # One pass: records -> summary -> verdict -> outputs, each step once.
+    thresholds = thresholds_of(state.settings.value)
+    summary = summary_of(session, state, exitstatus, thresholds)
+    conclude(summary, thresholds)
+    state.tolerated = frozenset(summary.tolerated_nodeids)
+    state.summary = summary
+    recategorize_tolerated(config, state)
+
+    def decide() -> None:
+        summary.exit_status = exit_status_of(session, summary, state)
+        summary.passed = summary.exit_status == pytest.ExitCode.OK
+
+    decide()  # what the hooks read: the exit status the run has before them
+    before = len(summary.errors)
+    crash = summary_hooks(config, summary)
+    if len(summary.errors) > before:
+        decide()  # a hook that raised fails the run
+    from pytest_consistency.plugin import outputs
+
+    pending = outputs.prepare(config, summary, state, decide)  # every output checked and rendered: none written yet
+    try:
+        outputs.write(summary, state, pending, decide)  # each once
+    finally:
+        session.exitstatus = summary.exit_status or 0  # settled once, after everything that can fail the run
+    if state.settings.consistency_otel:
+        outputs.export_traces(summary, state)
+    if crash is not None:
+        raise crash
+
+
+def summary_of(
+    session: pytest.Session, state: PluginState, exitstatus: int, thresholds: Mapping[str, float | None]
+) -> SessionSummary:
+    """The typed summary of the session's records, complete before any verdict: the tasks' figures, the session
+    mode's (``SessionMode.summarise``), the comparison with a baseline, the warnings of what the session missed."""
+    config = session.config
     # ``-x``/``--maxfail`` set ``shouldfail``, ``--sw`` and xdist set ``shouldstop``; ``pytest.exit()`` sets
     # neither but leaves selected repetitions unrun, which is what "stopped early" means.
     unreached = expect_selected(session, state)
@@ -123,9 +154,10 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         run_id=state.run_id,
     )
     price_session(state)
-    summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
+    repetitions = list(state.collector.repetitions.values())
+    summary = build_summary(repetitions, equivalent, run, analysis_of(state.settings))
     if state.mode is not None:
-        state.mode.summarise(summary, list(state.collector.repetitions.values()))
+        state.mode.summarise(summary, repetitions)
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
         summary.warnings.append(
@@ -134,7 +166,6 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    thresholds = thresholds_of(state.settings.value)
     baseline = state.settings.path("consistency_baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.
@@ -150,116 +181,19 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
             untested = untested_gates(summary, thresholds)
             if untested is not None:  # as the merge refuses it
                 summary.errors.append(untested)
-    conclude(summary, thresholds)
-    state.tolerated = frozenset(summary.tolerated_nodeids)
-    settle_exit_status(session, summary, state)
-    state.summary = summary
-    recategorize_tolerated(config, state)
+    return summary
 
-    path = state.settings.path("consistency_report")
-    before = len(summary.errors)
-    if path is not None:
-        write_report(path, summary, state)  # first, so that a hook that crashes loses nothing
+
+def summary_hooks(config: pytest.Config, summary: SessionSummary) -> BaseException | None:
+    """The ``pytest_consistency_summary`` hooks, before any output is written: one that raises is an error of the
+    session, which every output then names. A crash that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt``) is returned, to be raised again once the outputs are written: it loses nothing."""
     try:
         config.hook.pytest_consistency_summary(summary=summary, config=config)
-    except Exception as exc:
+    except BaseException as exc:
         summary.errors.append(f"a pytest_consistency_summary hook raised {type(exc).__name__}: {exc}")
-    # A report that could not be written, a hook that raised, an output that was lost: an error fails the run (as
-    # ``pytest-consistency merge`` of this report would), and every output written says so.
-    if len(summary.errors) > before:
-        settle_exit_status(session, summary, state)
-    write_outputs(config, summary, state, lambda: settle_exit_status(session, summary, state))
-    if len(summary.errors) > before and path is not None and state.report_path is not None:
-        write_report(path, summary, state)
-    if state.settings.consistency_otel:
-        export_traces(summary, state)
-
-
-def export_traces(summary: SessionSummary, state: PluginState) -> None:
-    """``--consistency-otel``: the session's spans to the collector, from the redacted result every output renders;
-    whatever happens is one line, never a change of the verdict (the collector is not part of the run)."""
-    from pytest_consistency.report.otlp import export_session
-
-    try:
-        redacted = SessionSummary.from_dict(redacted_report(summary, state))
-        line = export_session(redacted, known_secrets(state), state.settings.consistency_otel_content)
-    except Exception as exc:  # an SDK that cannot encode a span: say so, as for a collector that is down
-        line = f"otel: the spans could not be exported ({type(exc).__name__}: {exc})"
-    state.otel_line = redact_text(line, known_secrets(state))
-
-
-def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
-    """(format, option, file) for every output asked for, the GitHub step summary included."""
-    wanted = []
-    for dest, name in (("consistency_md", "markdown"), ("consistency_html", "html")):
-        path = settings.path(dest)
-        if path is not None:
-            wanted.append((name, BY_DEST[dest].flag, path))
-    other = settings.consistency_output
-    if other is not None:
-        name, _, file = other.partition("=")
-        wanted.append((name, "--consistency-output", absolute_path(file, settings.bases.get("consistency_output"))))
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary and not settings.consistency_no_md:
-        wanted.append(("markdown", "$GITHUB_STEP_SUMMARY", Path(step_summary)))
-    return wanted
-
-
-def write_outputs(
-    config: pytest.Config, summary: SessionSummary, state: PluginState, settle: Callable[[], None] = lambda: None
-) -> None:
-    """Render and write every other format; a format or file that fails is an error naming itself, which fails the
-    run: then the files already written are written again (they said "passed"), and the step summary, which is
-    appended to, is written last, once."""
-    wanted = outputs(config, state.settings)
-    files = [w for w in wanted if w[1] != "$GITHUB_STEP_SUMMARY"]
-    before = len(summary.errors)
-    written = _write_outputs(config, summary, state, files)
-    if len(summary.errors) > before:
-        settle()
-        _write_outputs(config, summary, state, written, again=True)
-    _write_outputs(config, summary, state, [w for w in wanted if w not in files])
-
-
-def _write_outputs(
-    config: pytest.Config,
-    summary: SessionSummary,
-    state: PluginState,
-    wanted: list[tuple[str, str, Path]],
-    again: bool = False,
-) -> list[tuple[str, str, Path]]:
-    """Write ``wanted``; returns those written."""
-    if not wanted:
-        return []
-    secrets = known_secrets(state)
-    done = []
-    # Render from a redacted copy, so each format escapes the redaction marker like any other text; then redact
-    # the text again, for whatever a format added of its own.
-    redacted = SessionSummary.from_dict(redacted_report(summary, state))
-    for name, option, path in wanted:
-        try:
-            fmt = config.hook.pytest_consistency_report_format(name=name, config=config)
-            if fmt is None:
-                raise UnknownFormat(
-                    f"no report format {name!r} (built in: {', '.join(BUILTIN)}; others come from a "
-                    "pytest_consistency_report_format hook)"
-                )
-            text = redact_text(fmt.render(redacted), secrets)
-            if option == "$GITHUB_STEP_SUMMARY":  # appended: other steps of the job write there too
-                with path.open("a", encoding="utf-8") as handle:
-                    handle.write(text)
-            else:
-                from pytest_consistency.report.json_report import write_text_atomic
-
-                write_text_atomic(path, text)
-        except Exception as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
-            summary.errors.append(f"{option}: cannot write the {name} output to {path} ({reason})")
-        else:
-            done.append((name, option, path))
-            if not again:
-                state.written.append(f"{name}: {path}")
-    return done
+        return None if isinstance(exc, Exception) else exc
+    return None
 
 
 def price_session(state: PluginState) -> None:
@@ -367,32 +301,25 @@ def expect_selected(session: pytest.Session, state: PluginState) -> int:
     return unreached
 
 
-def settle_exit_status(session: pytest.Session, summary: SessionSummary, state: PluginState) -> None:
-    """One story: tolerated failures do not fail the run; a failed verdict or gate does; ``passed`` follows."""
+def exit_status_of(session: pytest.Session, summary: SessionSummary, state: PluginState) -> int:
+    """One story: tolerated failures do not fail the run; a failed verdict or gate, or an error, does. Pure: the
+    session's exit status is assigned once, from the last answer (``_summarise``)."""
+    status = session.exitstatus
     failed = state.collector.failed_nodeids
-    if (
-        session.exitstatus == pytest.ExitCode.TESTS_FAILED
-        and failed
-        and failed <= state.tolerated
-        and not state.collection_errors
-    ):
-        session.exitstatus = pytest.ExitCode.OK
+    if status == pytest.ExitCode.TESTS_FAILED and failed and failed <= state.tolerated and not state.collection_errors:
+        status = pytest.ExitCode.OK
     if summary.run.shard is not None:
         # One shard of a run: its tasks' failures and its gates are the merge's to judge; what broke is its own.
         broke = shard_broke(summary, state)
         # A shard dealt no task (3 shards, 2 tasks) is not broken: it ran its share, which was nothing.
         deferred = (pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        if session.exitstatus in deferred and not broke:
-            session.exitstatus = pytest.ExitCode.OK
-        elif broke and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    elif (not summary.passed or summary.errors) and session.exitstatus in (
-        pytest.ExitCode.OK,
-        pytest.ExitCode.NO_TESTS_COLLECTED,
-    ):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    summary.exit_status = int(session.exitstatus)
-    summary.passed = summary.exit_status == pytest.ExitCode.OK
+        if status in deferred and not broke:
+            status = pytest.ExitCode.OK
+        elif broke and status == pytest.ExitCode.OK:
+            status = pytest.ExitCode.TESTS_FAILED
+    elif (not summary.passed or summary.errors) and status in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        status = pytest.ExitCode.TESTS_FAILED
+    return int(status)
 
 
 def shard_broke(summary: SessionSummary, state: PluginState) -> bool:
@@ -460,135 +387,3 @@ def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, s
     if not (verdict == "pass" or (verdict == "undecided" and settings.consistency_inconclusive == "pass")):
         return None
     return TOLERATED, "t", ("TOLERATED", {"yellow": True})
-
-
-def redacted_report(summary: SessionSummary, state: PluginState) -> dict[str, Any]:
-    """The report's data with every secret redacted, computed once for the JSON report and every other output.
-
-    Only ``errors`` change after the verdict is settled (an output that cannot be written, a hook that raised), so
-    the data is computed again only when they did; at 10,000 tasks x 10 redaction is the costliest step of the end.
-    """
-    errors = tuple(summary.errors)
-    key = (*errors, f"exit status {summary.exit_status}")  # errors and the status they settle change together
-    if state.redacted is None or state.redacted[0] != key:
-        state.redacted = (key, redact_strings(summary.to_dict(), known_secrets(state)))
-    return state.redacted[1]
-
-
-def write_report(path: Path, summary: SessionSummary, state: PluginState) -> None:
-    from pytest_consistency.report.json_report import write_atomic  # only for a session that writes its report
-
-    try:
-        write_atomic(path, redacted_report(summary, state))
-    except (OSError, ValueError, TypeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        error = f"cannot write the report to {path} ({reason}); choose a writable path with --consistency-report"
-        if error not in summary.errors:
-            summary.errors.append(error)
-        state.report_path = None
-    else:
-        state.report_path = str(path)
-
-
-def annotate_junit(config: pytest.Config) -> None:
-    """Rewrite pytest's ``--junitxml`` file with the consistency properties; a failure is an error naming itself."""
-    state = config.stash[STATE]
-    xmlpath = getattr(config.option, "xmlpath", None)
-    summary = state.summary
-    if not xmlpath or summary is None or not summary.tasks:
-        return
-    path = Path(xmlpath).expanduser().absolute()
-    try:
-        from pytest_consistency.report import junit
-
-        junit.annotate(path, summary, known_secrets(state))
-    except Exception as exc:
-        summary.errors.append(
-            f"--junitxml: cannot add the consistency properties to {path} ({type(exc).__name__}: {exc})"
-        )
-
-
-def name_failure_in_closing_line(terminalreporter: pytest.TerminalReporter, summary: SessionSummary) -> None:
-    """pytest's closing line (``3 passed in 0.1s``) names why the run failed and is red whenever the exit status
-    is not 0: the line people read first must not stay green while a gate failed.
-
-    pytest builds the line from its report categories; the parts come from :func:`.verdict.closing_parts`, so the
-    line says what the summary says. Colours come from the table below, never from the text.
-    """
-    from pytest_consistency.analysis.verdict import closing_parts
-
-    deferred = summary.passed and summary.run.shard is not None
-    if summary.passed and not deferred:
-        return
-    parts = closing_parts(summary)
-    colour = CLOSING_COLOUR["deferred" if deferred else "failed"]
-    build = terminalreporter.build_summary_stats_line
-
-    def build_with_verdict() -> tuple[list[tuple[str, dict[str, bool]]], str]:
-        line, _colour = build()  # pytest's colour may be stale: it caches it while the run did not reach its end
-        if line == [("no tests ran", {"yellow": True})]:
-            line = []
-        if deferred:
-            added = [
-                f"shard {summary.run.shard}: {SHARD_RAN_NOTHING + '; ' if not summary.tasks else ''}verdict "
-                "deferred to pytest-consistency merge"
-            ]
-        else:
-            shown = parts or any(terminalreporter.stats.get(key) for key in ("failed", "error"))
-            added = parts if shown else ["consistency failed"]
-        return line + [(part, {colour: True, "bold": True}) for part in added], colour
-
-    terminalreporter.build_summary_stats_line = build_with_verdict  # type: ignore[method-assign]
-
-
-#: What a shard dealt no task says: it is not broken, and its report merges like the others.
-SHARD_RAN_NOTHING = "ran no task, none was dealt to it"
-
-#: The colour of the closing line and of the parts the plugin adds to it: a failed run, or a shard whose verdict
-#: the merge decides.
-CLOSING_COLOUR = {"failed": "red", "deferred": "yellow"}
-
-
-def print_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    state = config.stash[STATE]
-    summary = state.summary
-    if summary is not None:
-        name_failure_in_closing_line(terminalreporter, summary)
-    if summary is not None and summary.run.shard is not None and not summary.tasks and not summary.errors:
-        terminalreporter.write_sep("=", "consistency")
-        terminalreporter.write_line(f"shard {summary.run.shard}: {SHARD_RAN_NOTHING} (more shards than tasks?)")
-        if state.report_path:
-            terminalreporter.write_line(f"report: {state.report_path}")
-        return
-    if summary is None or (not summary.tasks and not summary.gates and not summary.errors):
-        return
-    secrets = known_secrets(state)
-    width = min(terminalreporter._tw.fullwidth, 120)
-    terminalreporter.write_sep("=", "consistency")
-    for line in render(summary, config.get_verbosity(), width):
-        terminalreporter.write_line(redact_text(line.text, secrets), **MARKUP[line.style])
-    if state.report_path:
-        terminalreporter.write_line(f"report: {state.report_path}")
-    for written in state.written:
-        terminalreporter.write_line(f"wrote {written}")
-    if state.otel_line is not None:
-        terminalreporter.write_line(state.otel_line, yellow=not state.otel_line.startswith("otel: exported"))
-    print_tolerated(terminalreporter, config.get_verbosity(), secrets)
-
-
-def print_tolerated(terminalreporter: pytest.TerminalReporter, verbosity: int, secrets: list[str]) -> None:
-    """Tolerated failures stay available without reading as failures: listed with -v, tracebacks with -vv."""
-    reports = terminalreporter.stats.get(TOLERATED, [])
-    if not reports:
-        return
-    if verbosity < 1:
-        terminalreporter.write_line("(-v lists the tolerated repetitions, -vv shows their tracebacks)")
-        return
-    for report in reports:
-        crash = getattr(report.longrepr, "reprcrash", None)
-        lines = str(getattr(crash, "message", "") or report.longreprtext).strip().splitlines()
-        reason = lines[0][:200] if lines else ""
-        terminalreporter.write_line(redact_text(f"TOLERATED {report.nodeid} - {reason}", secrets), yellow=True)
-        if verbosity >= 2:
-            terminalreporter.write_sep("_", f"tolerated: {report.nodeid}")
-            terminalreporter.write_line(redact_text(str(report.longreprtext), secrets))

@@ -66,8 +66,9 @@ def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format
 def pytest_consistency_summary(summary: SessionSummary, config: pytest.Config) -> None:
     """Receive the computed session summary before it is printed and written.
 
-    Called once, in the controlling process. Use it to push the figures to a dashboard; the summary must not
-    be modified.
+    Called once, in the controlling process, after the gates and verdicts (a session mode's figures included) and
+    before any output is written. Use it to push the figures to a dashboard; the summary must not be modified. A
+    hook that raises is an error of the run, which fails it and which every output names.
     """
 
 

@@ -136,7 +136,7 @@ class PluginState:
     collection_errors: set[str] = field(default_factory=set)
     #: Outcomes so far, per task, shared with the workers (``--consistency-adaptive`` only).
     board: Board | None = None
-    #: The redacted report data and the errors it was made with (see ``finish.redacted_report``).
+    #: The redacted report data and the errors it was made with (see ``outputs.redacted_report``).
     redacted: tuple[tuple[str, ...], dict[str, Any]] | None = None
     #: Credentials this process saw sent, and with xdist each finished worker's (see ``known``).
     seen_secrets: set[str] = field(default_factory=set)

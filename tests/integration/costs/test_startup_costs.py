@@ -83,6 +83,8 @@ def test_a_worker_running_repetitions_imports_nothing_of_the_session_end(pyteste
     session_end = (
         "pytest_consistency.plugin.controller",
         "pytest_consistency.plugin.finish",
+        "pytest_consistency.plugin.outputs",
+        "pytest_consistency.plugin.terminal_summary",
         "pytest_consistency.analysis.summary",
         "pytest_consistency.report",
     )

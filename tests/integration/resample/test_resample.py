@@ -423,3 +423,28 @@ def test_a_resample_session_of_a_task_or_repetition_that_does_not_exist_writes_n
     if report.exists():
         assert load_report(recorded)["summary"].get("resample") is None
     assert fake.requests == []
+
+
+def test_the_resample_figures_are_in_the_summary_the_hooks_receive_before_any_output_is_written(
+    sampled: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    """The mode's figures are part of building the summary: a ``pytest_consistency_summary`` hook sees them, and
+    sees no output written yet (the report was written before the hooks ran)."""
+    sampled.makeconftest(
+        """
+import json
+import pathlib
+
+
+def pytest_consistency_summary(summary, config):
+    rows = [row.label for row in summary.resample.rows] if summary.resample is not None else None
+    seen = {"rows": rows, "report": pathlib.Path("report.json").exists()}
+    pathlib.Path("seen.json").write_text(json.dumps(seen))
+"""
+    )
+    (sampled.path / "report.json").unlink()
+    result = resample(sampled, fake, "none")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    seen = json.loads((sampled.path / "seen.json").read_text())
+    assert seen == {"rows": [label for label, _, _ in EXPECTED_ROWS], "report": False}, seen
+    assert rows(sampled) == EXPECTED_ROWS
