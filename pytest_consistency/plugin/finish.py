@@ -123,9 +123,12 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         run_id=state.run_id,
     )
     price_session(state)
-    summary = build_summary(state.collector.repetitions.values(), equivalent, run, analysis_of(state.settings))
+    repetitions = list(state.collector.repetitions.values())
+    if state.mode is not None:  # a session mode's items as the tasks' repetitions (re-judging: n x M samples -> n)
+        repetitions = state.mode.fold(repetitions)
+    summary = build_summary(repetitions, equivalent, run, analysis_of(state.settings))
     if state.mode is not None:
-        state.mode.summarise(summary, list(state.collector.repetitions.values()))
+        state.mode.summarise(summary, repetitions)
     unseen = sorted(state.collector.worker_equivalence_plugins - local)
     if unseen:
         summary.warnings.append(
