@@ -141,6 +141,13 @@ def test_the_majority_decides_each_repetition_and_the_gates_read_it(pytester: py
     assert [row["verdicts"] for row in judged["repetitions"]] == ["FPP", "PP.", "PFP", "FPP"]
     assert judged["figures"]["majority_changed"] == 2 and judged["figures"]["votes_asked"] == 11
     assert len(judge_requests(fake)) == 11
+    out = " ".join(result.stdout.str().split())  # the terminal's judge block, unwrapped
+    assert (
+        f"judge votes {TASK}: majority of 3 sample(s); 11 of 12 sample(s) asked (1 saved by the stop rule); the "
+        "majority changed 2 of 4 repetition(s) against judge sample 1; flip rate " in out
+    )
+    assert "votes per repetition: FPP PP. PFP FPP; gap " in out and "judge votes, suite: 11 of 12 sample(s)" in out
+    result.stdout.fnmatch_lines(["consistency judge votes: each recorded repetition's outcome is the majority of 3*"])
     # The same recording, outvoted the other way: the majority fails repetitions 2 and 3, sample 1 passed them.
     fake.reset()
     for path in (pytester.path / "cassettes/test_summary/test_summary/rejudge").rglob("*.yaml"):
