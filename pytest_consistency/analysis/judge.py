@@ -151,7 +151,8 @@ def seed_of(task_id: str) -> int:
 
 
 def first_two(row: JudgedRepetition) -> tuple[int, int]:
-    """A repetition's first two judge verdicts as a subject (passes, samples): what a votes session's agreement reads."""
+    """A repetition's first two judge verdicts as a subject (passes, samples): what a votes session's agreement
+    reads."""
     drawn = row.verdicts.replace("-", "").replace(".", "")[:2]
     return drawn.count("P"), len(drawn)
 

@@ -57,8 +57,8 @@ class Rejudge:
         self.providers: set[str] = set()
         if self.record == "off":
             raise pytest.UsageError(
-                f"{self.option}={self.samples}: --consistency-record=off keeps no cassettes, so there is no recorded agent "
-                "to replay; drop --consistency-record=off"
+                f"{self.option}={self.samples}: --consistency-record=off keeps no cassettes, so there is no recorded "
+                "agent to replay; drop --consistency-record=off"
             )
         state.mode = self
 
@@ -157,6 +157,7 @@ class Rejudge:
         kept: list[pytest.Item] = []
         dropped: list[pytest.Item] = []
         tasks: dict[pytest.Item, str] = {}
+        numbers: dict[pytest.Item, int] = {}
         problems: list[str] = []
         judged: dict[str, bool] = {}
         for item in items:
@@ -164,7 +165,7 @@ class Rejudge:
             if marker_of(item) is None or callspec is None or PARAM not in callspec.params:
                 dropped.append(item)
                 continue
-            index = int(callspec.params[PARAM])
+            index = numbers[item] = int(callspec.params[PARAM])
             task = tasks[item] = task_id_of(item.nodeid, index)
             r, j = split(index, self.samples)
             directory = paths.task_directory(self.state.cassette_root, task)
@@ -176,8 +177,8 @@ class Rejudge:
                     recorded = interactions(source)
                 except FileNotFoundError:
                     problems.append(
-                        f"{self.option}: repetition {r} of {task} has no cassette at {self.shown(source)}; record the task "
-                        f"first (pytest '{task}' --consistency-record=all), then re-judge it"
+                        f"{self.option}: repetition {r} of {task} has no cassette at {self.shown(source)}; record the "
+                        f"task first (pytest '{task}' --consistency-record=all), then re-judge it"
                     )
                     recorded = []
                 except PrefixError as exc:
@@ -197,8 +198,9 @@ class Rejudge:
                 continue
             if found.state == "stale":
                 problems.append(
-                    f"{self.option}: judge sample cassette {self.shown(path)} no longer replays repetition {r}'s recording "
-                    f"(its call {found.call} differs from {self.shown(source_cassette(directory, r, self.suffix))}): "
+                    f"{self.option}: judge sample cassette {self.shown(path)} no longer replays repetition {r}'s "
+                    f"recording (its call {found.call} differs from "
+                    f"{self.shown(source_cassette(directory, r, self.suffix))}): "
                     f"the repetition was re-recorded since. Delete {self.shown(path.parent.parent)} and re-judge "
                     "again (--consistency-record=once)"
                 )
@@ -223,7 +225,7 @@ class Rejudge:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-        self.selected = {(tasks[item], int(item.callspec.params[PARAM])) for item in kept if item in tasks}
+        self.selected = {(tasks[item], numbers[item]) for item in kept}
 
     def order(self, items: list[pytest.Item]) -> None:
         """The order the mode's items run in: collection's (a votes session runs them sample-major)."""

@@ -126,7 +126,9 @@ def test_the_judge_is_asked_only_until_the_majority_is_decided(
     result.stdout.fnmatch_lines(["tasks 1, repetitions n=4, scored at k=4*"])
 
 
-def test_the_majority_decides_each_repetition_and_the_gates_read_it(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
+def test_the_majority_decides_each_repetition_and_the_gates_read_it(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
     """The majority is recovered where sample 1 was outvoted, both ways; a failing sample 1 outvoted in a task that
     must pass every repetition (min_pass=1) no longer fails the run."""
     record(pytester, fake, suite(4, 1), 4)
