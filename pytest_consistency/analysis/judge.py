@@ -50,6 +50,8 @@ def not_a_verdict(rep: RepetitionResult) -> str | None:
         return rep.infrastructure
     if not rep.scored:
         return rep.outcome
+    if rep.outcome == "error":  # its setup or teardown raised (a sample that could not be asked): not the judge's
+        return f"error: {rep.message}" if rep.message else "error"
     return None
 
 
@@ -100,7 +102,7 @@ def fold(repetitions: Iterable[RepetitionResult], samples: int, votes: bool) -> 
             counted = [by_sample[j] for j in range(1, read + 1) if vote_of(by_sample.get(j)) is not None]
             broken = [rec for rec in counted if not_a_verdict(rec) is not None]
             if broken:  # the judge could not give its verdict: the repetition is the setup's failure, as it would be
-                base = broken[0]
+                base = replace(broken[0], infrastructure=not_a_verdict(broken[0]))
             elif decided is not None:
                 base = next(rec for rec in counted if rec.succeeded is decided)
             else:

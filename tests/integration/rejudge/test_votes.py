@@ -103,10 +103,12 @@ def votes(pytester: pytest.Pytester, fake: FakeOpenAI, mode: str, m: int, *args:
     ("answers", "asked"), [([True] * 3, 2), ([True, False, True], 3)], ids=["agreeing", "alternating"]
 )
 def test_the_judge_is_asked_only_until_the_majority_is_decided(
-    pytester: pytest.Pytester, fake: FakeOpenAI, answers: list[bool], asked: int
+    pytester: pytest.Pytester, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, answers: list[bool], asked: int
 ) -> None:
     """M = 3: a judge whose first two samples agree is asked twice per repetition, one whose samples alternate three
-    times; a sample not needed is skipped, saying why, and writes no cassette; no agent request goes out."""
+    times; a sample not needed is skipped, saying why, and writes no cassette; no agent request goes out. The samples
+    recorded then replay offline, without a key: a replay is refused only for a missing sample the rule always asks
+    (samples 1 and 2), not for a sample 3 it does not need."""
     record(pytester, fake, suite(4), 4)
     fake.answer = Judge({i: list(answers) for i in range(1, 5)})
     result = votes(pytester, fake, "once", 3, "-rs")
@@ -124,6 +126,12 @@ def test_the_judge_is_asked_only_until_the_majority_is_decided(
     judge = report["summary"]["judge"]
     assert judge["votes"] is True and judge["suite"]["votes_asked"] == 4 * asked
     result.stdout.fnmatch_lines(["tasks 1, repetitions n=4, scored at k=4*"])
+    fake.reset()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = votes(pytester, fake, "none", 3)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert fake.requests == []
+    assert load_report(pytester)["summary"]["judge"] == judge
 
 
 def test_the_majority_decides_each_repetition_and_the_gates_read_it(
@@ -269,3 +277,31 @@ def test_a_rejudge_session_counts_n_repetitions_not_n_times_m(pytester: pytest.P
     result.stdout.fnmatch_lines(["tasks 1, repetitions n=3, scored at k=3*"])
     [task] = load_report(pytester)["tasks"]
     assert task["n"] == 3 and [len(rep["samples"]) for rep in task["repetitions"]] == [3, 3, 3]
+
+
+def test_a_needed_sample_missing_in_a_replay_fails_its_item_and_sends_nothing(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    """Samples 1 and 2 disagree, so sample 3 is needed; its cassette deleted, a replay fails that item (it is not
+    refused at collection: whether it is needed is known only once samples 1 and 2 have run)."""
+    record(pytester, fake, suite(2), 2)
+    fake.answer = Judge({i: [True, False, True] for i in range(1, 3)})
+    assert votes(pytester, fake, "once", 3).ret == 0
+    (pytester.path / "cassettes/test_summary/test_summary/rejudge/rep-2/judge-3.yaml").unlink()
+    fake.reset()
+    result = votes(pytester, fake, "none", 3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert fake.requests == []
+    result.stdout.fnmatch_lines(
+        [
+            "*--consistency-judge-votes=3: 1 judge sample(s) have no complete cassette and must be asked live, but "
+            "this session replays only (--consistency-record=none)*"
+        ]
+    )
+    # The repetition has no majority of verdicts: the setup's failure (an error, never a judge's FAIL).
+    [task] = load_report(pytester)["tasks"]
+    assert task["verdict"] == "error"
+    assert (
+        "--consistency-judge-votes=3: 1 judge sample(s) have no complete cassette"
+        in task["repetitions"][1]["infrastructure"]
+    )
