@@ -96,13 +96,13 @@ def fold(repetitions: Iterable[RepetitionResult], samples: int, votes: bool) -> 
         records = [by_sample[j] for j in sorted(by_sample)]
         ran = [rec for rec in records if rec.outcome not in ("not run", "skipped")] or records
         base = by_sample.get(1, ran[0])
-        outcome = message = None
+        infrastructure = outcome = message = None
         if votes:
             decided, read = majority((vote_of(by_sample.get(j)) for j in range(1, samples + 1)), samples)
             counted = [by_sample[j] for j in range(1, read + 1) if vote_of(by_sample.get(j)) is not None]
             broken = [rec for rec in counted if not_a_verdict(rec) is not None]
             if broken:  # the judge could not give its verdict: the repetition is the setup's failure, as it would be
-                base = replace(broken[0], infrastructure=not_a_verdict(broken[0]))
+                base, infrastructure = broken[0], not_a_verdict(broken[0])
             elif decided is not None:
                 base = next(rec for rec in counted if rec.succeeded is decided)
             else:
@@ -120,6 +120,7 @@ def fold(repetitions: Iterable[RepetitionResult], samples: int, votes: bool) -> 
                 order=min(rec.order for rec in records),
                 outcome=base.outcome if outcome is None else outcome,
                 message=base.message if message is None else message,
+                infrastructure=base.infrastructure if infrastructure is None else infrastructure,
                 calls=[*base.calls, *judged],
                 duration=sum(rec.duration for rec in records),
                 samples=records,

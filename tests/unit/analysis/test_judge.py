@@ -132,6 +132,13 @@ def test_the_votes_fold_keeps_the_majority_and_every_sample_and_counts_no_sample
 
 
 def test_a_sample_that_is_no_verdict_makes_its_voted_repetition_an_error() -> None:
-    broken = rep("t", 1, False, n=3, k=1, infrastructure="the judge's route: connection refused")
-    folded = fold([broken, rep("t", 2, False, n=3, k=1), rep("t", 3, True, n=3, k=1)], 3, votes=True)
+    judge = CallRecord(method="POST", url="u", base_url="b", key_fingerprint=None, model_requested=None, role="judge")
+    broken = rep("t", 1, False, n=3, k=1, infrastructure="the judge's route: connection refused", calls=[judge])
+    setup = rep("t", 2, False, n=3, k=1, calls=[judge])
+    setup.outcome, setup.message = "error", "Failed: a sample that could not be asked"
+    folded = fold([broken, rep("t", 2, False, n=3, k=1, calls=[judge]), rep("t", 3, True, n=3, k=1)], 3, votes=True)
     assert [(r.outcome, r.infrastructure) for r in folded] == [("failed", "the judge's route: connection refused")]
+    assert len(folded[0].calls) == 2  # each sample's judge call once
+    # A sample whose setup raised is no verdict either: the repetition is the setup's failure.
+    [again] = fold([rep("t", 1, True, n=3, k=1), setup, rep("t", 3, True, n=3, k=1)], 3, votes=True)
+    assert again.infrastructure == "error: Failed: a sample that could not be asked"
