@@ -19,12 +19,21 @@ the gap split:
 
 A sample that did not run to a verdict (an infrastructure error, or an agent call that did not replay) is excluded
 and said, never counted as the judge's verdict.
+
+**The fold** (:func:`fold`): before the session summary is built, a rejudge or votes session's items (n x M per task)
+become the task's n repetitions, each keeping its judge samples (``RepetitionResult.samples``): a rejudge session's
+repetition is its judge sample 1 (the observed outcome), a votes session's (``--consistency-judge-votes=M``) the
+majority of its samples read in order by the **stop rule** (:func:`majority`): sample j counts only while samples
+1..j-1 leave the majority undecided, the rule the session asked them by, so samples replayed past the decision never
+change it. In a votes session the judge's flip rate and kappa read each repetition's first two samples only (the
+samples past them are asked only when the first disagree, so their disagreement is not the judge's).
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from pytest_consistency.model.judge import JudgedRepetition, JudgeFigures, JudgeSummary, TaskJudge
 from pytest_consistency.model.records import RepetitionResult
@@ -41,7 +50,88 @@ def not_a_verdict(rep: RepetitionResult) -> str | None:
         return rep.infrastructure
     if not rep.scored:
         return rep.outcome
+    if rep.outcome == "error":  # its setup or teardown raised (a sample that could not be asked): not the judge's
+        return f"error: {rep.message}" if rep.message else "error"
     return None
+
+
+def vote_of(rep: RepetitionResult | None) -> bool | None:
+    """A judge sample's vote for the stop rule: pass or fail as the session's board read it (an error is a failing
+    vote, and makes its repetition an error: :func:`fold`); None for a sample that gave none (skipped, not run)."""
+    if rep is None or not rep.scored:
+        return None
+    return rep.succeeded
+
+
+def majority(votes: Iterable[bool | None], samples: int) -> tuple[bool | None, int]:
+    """The stop rule of a majority of ``samples`` (odd) judge samples: the votes read in order (None: no vote), and
+    the outcome once ``samples // 2 + 1`` agree; returns (the outcome, None while undecided; how many votes were read
+    until it was decided, or all of them)."""
+    need = samples // 2 + 1
+    yes = no = read = 0
+    for read, vote in enumerate(votes, 1):
+        yes += vote is True
+        no += vote is False
+        if yes >= need or no >= need:
+            return yes >= need, read
+    return None, read
+
+
+def split_index(index: int, samples: int) -> tuple[int, int]:
+    """(repetition r, judge sample j) of item ``index`` (``rejudge.plan.split``, repeated: analysis does not import
+    the session wings)."""
+    return (index - 1) // samples + 1, (index - 1) % samples + 1
+
+
+def fold(repetitions: Iterable[RepetitionResult], samples: int, votes: bool) -> list[RepetitionResult]:
+    """A rejudge or votes session's items folded into each task's n repetitions (see the module docstring): each
+    keeps its sample records in ``samples`` and the judge calls of every sample that ran, so the session's calls and
+    cost still count every judge call (the agent's replayed calls once)."""
+    grouped: dict[tuple[str, int], dict[int, RepetitionResult]] = {}
+    for rep in repetitions:
+        r, j = split_index(rep.repeat, samples)
+        grouped.setdefault((rep.task_id, r), {})[j] = rep
+    folded = []
+    for (_, r), by_sample in grouped.items():
+        records = [by_sample[j] for j in sorted(by_sample)]
+        ran = [rec for rec in records if rec.outcome not in ("not run", "skipped")] or records
+        base = by_sample.get(1, ran[0])
+        infrastructure = outcome = message = None
+        if votes:
+            decided, read = majority((vote_of(by_sample.get(j)) for j in range(1, samples + 1)), samples)
+            counted = [by_sample[j] for j in range(1, read + 1) if vote_of(by_sample.get(j)) is not None]
+            broken = [rec for rec in counted if not_a_verdict(rec) is not None]
+            if broken:  # the judge could not give its verdict: the repetition is the setup's failure, as it would be
+                base, infrastructure = broken[0], not_a_verdict(broken[0])
+            elif decided is not None:
+                base = next(rec for rec in counted if rec.succeeded is decided)
+            else:
+                outcome = "skipped"
+                message = (
+                    f"no majority of {samples} judge sample(s): {len(counted)} gave a verdict "
+                    f"({sum(1 for rec in counted if rec.succeeded)} passed)"
+                )
+        judged = [call for rec in ran if rec is not base for call in rec.calls if call.role == "judge"]
+        folded.append(
+            replace(
+                base,
+                repeat=r,
+                n=max(1, base.n // samples),
+                order=min(rec.order for rec in records),
+                outcome=base.outcome if outcome is None else outcome,
+                message=base.message if message is None else message,
+                infrastructure=base.infrastructure if infrastructure is None else infrastructure,
+                calls=[*base.calls, *judged],
+                duration=sum(rec.duration for rec in records),
+                samples=records,
+            )
+        )
+    return folded
+
+
+def sample_records(repetitions: Iterable[RepetitionResult]) -> list[RepetitionResult]:
+    """Every judge sample's record: a folded repetition's samples (a report written before the fold: the record)."""
+    return [sample for rep in repetitions for sample in (rep.samples or [rep])]
 
 
 def output_of(rep: RepetitionResult) -> str:
@@ -54,7 +144,7 @@ def output_of(rep: RepetitionResult) -> str:
 
 def first_pair(verdicts: str) -> bool | None:
     """Whether a repetition's first two judge verdicts (in the order drawn: ``PFP``) disagree; None with fewer."""
-    drawn = verdicts.replace("-", "")
+    drawn = verdicts.replace("-", "").replace(".", "")
     return None if len(drawn) < 2 else drawn[0] != drawn[1]
 
 
@@ -63,12 +153,29 @@ def seed_of(task_id: str) -> int:
     return zlib.crc32(task_id.encode("utf-8"))
 
 
+def first_two(row: JudgedRepetition) -> tuple[int, int]:
+    """A repetition's first two judge verdicts as a subject (passes, samples): what a votes session's agreement
+    reads."""
+    drawn = row.verdicts.replace("-", "").replace(".", "")[:2]
+    return drawn.count("P"), len(drawn)
+
+
 def figures(
-    rows: list[JudgedRepetition], counts: list[tuple[TaskCounts, TaskCounts]], seed: int, confidence: float
+    rows: list[JudgedRepetition],
+    counts: list[tuple[TaskCounts, TaskCounts]],
+    seed: int,
+    confidence: float,
+    votes: bool = False,
 ) -> JudgeFigures:
-    """The figures of ``rows`` (the repetitions) and ``counts`` ((majority, observed) per task: one for a task)."""
-    subjects = [(row.passed, row.samples) for row in rows]
+    """The figures of ``rows`` (the repetitions) and ``counts`` ((majority, observed) per task: one for a task).
+    ``votes``: the agreement reads each repetition's first two samples (see the module docstring)."""
+    subjects = [first_two(row) if votes else (row.passed, row.samples) for row in rows]
     result = JudgeFigures(repetitions=sum(1 for row in rows if row.samples))
+    if votes:
+        result.votes_asked = sum(row.samples for row in rows)
+        result.majority_changed = sum(
+            1 for row in rows if row.observed is not None and row.majority is not None and row.observed != row.majority
+        )
     flips = agreement.flip_rate(subjects, confidence, [first_pair(row.verdicts) for row in rows])
     if flips is not None:
         result.flip_rate, result.flip_interval, result.flip_method = flips
@@ -82,9 +189,15 @@ def figures(
     return result
 
 
-def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confidence: float = 0.95) -> JudgeSummary:
+def judge_summary(
+    repetitions: Iterable[RepetitionResult], samples: int, confidence: float = 0.95, votes: bool = False
+) -> JudgeSummary:
+    """The judge's figures of a rejudge session, or of a votes session (``votes``), from its repetitions (folded or
+    not: :func:`sample_records`)."""
+    if votes:
+        return vote_summary(sample_records(repetitions), samples, confidence)
     by_task: dict[str, list[RepetitionResult]] = {}
-    for rep in repetitions:
+    for rep in sample_records(repetitions):
         by_task.setdefault(rep.task_id, []).append(rep)
     tasks: list[TaskJudge] = []
     every: list[JudgedRepetition] = []
@@ -139,3 +252,62 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
 
         suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
     return JudgeSummary(samples, tasks, suite)
+
+
+def vote_summary(records: Sequence[RepetitionResult], samples: int, confidence: float) -> JudgeSummary:
+    """A votes session's judge figures: per repetition the samples the stop rule counted (the rest shown ``.``),
+    its majority against its sample 1; the flip rate and kappa of the first two samples; the gap split with the
+    majority outcomes as the agent's part (what the headline figures read)."""
+    by_task: dict[str, dict[int, dict[int, RepetitionResult]]] = {}
+    for rep in records:
+        r, j = split_index(rep.repeat, samples)
+        by_task.setdefault(rep.task_id, {}).setdefault(r, {})[j] = rep
+    tasks: list[TaskJudge] = []
+    every: list[JudgedRepetition] = []
+    pairs: list[tuple[TaskCounts, TaskCounts]] = []
+    for task_id in sorted(by_task, key=lambda t: (min(s.order for g in by_task[t].values() for s in g.values()), t)):
+        rows = []
+        excluded: list[str] = []
+        k = next(iter(next(iter(by_task[task_id].values())).values())).k
+        for r in sorted(by_task[task_id]):
+            got = by_task[task_id][r]
+            decided, read = majority((vote_of(got.get(j)) for j in range(1, samples + 1)), samples)
+            shown = ""
+            verdicts: list[bool] = []
+            for j in range(1, samples + 1):
+                rec = got.get(j)
+                if j > read or vote_of(rec) is None:
+                    shown += "."
+                    continue
+                why = not_a_verdict(rec) if rec is not None else None
+                if why is not None:
+                    excluded.append(f"rep{r}@judge{j}: {why}")
+                    shown += "-"
+                    continue
+                shown += "P" if vote_of(rec) else "F"
+                verdicts.append(bool(vote_of(rec)))
+            first = shown[0] if shown else "."
+            observed = None if first not in "PF" else first == "P"
+            majority_outcome = decided if decided is not None and "-" not in shown else None
+            rows.append(JudgedRepetition(r, len(verdicts), sum(verdicts), observed, majority_outcome, shown))
+        judged = [row for row in rows if row.observed is not None and row.majority is not None]
+        counts = []
+        if judged:
+            n = len(judged)
+            kk = min(k, n)
+            counts = [
+                (
+                    TaskCounts(sum(1 for row in judged if row.majority), n, kk),
+                    TaskCounts(sum(1 for row in judged if row.observed), n, kk),
+                )
+            ]
+            pairs += counts
+        found = figures(rows, counts, seed_of(task_id), confidence, votes=True)
+        tasks.append(TaskJudge(task_id, samples, found, rows, excluded))
+        every += rows
+    suite = figures(every, pairs, seed_of("suite"), confidence, votes=True)
+    if pairs:
+        from pytest_consistency.stats.gap_change import paired_gap_difference
+
+        suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
+    return JudgeSummary(samples, tasks, suite, votes=True)

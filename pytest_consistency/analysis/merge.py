@@ -198,14 +198,18 @@ def merge_reports(
         hooked={task_id: task for task_id, (_, task) in decided.items()},
         found=held_whole,
     )
-    judged = {report.judge.samples for _, report in reports if report.judge is not None}
-    if len(judged) == 1:  # shards of one rejudge session: its figures over the pooled samples, as one session's
+    judged = {(report.judge.samples, report.judge.votes) for _, report in reports if report.judge is not None}
+    if len(judged) == 1:  # shards of one rejudge (or votes) session: its figures over the pooled samples, as one's
         from pytest_consistency.analysis.judge import judge_summary
 
-        summary.judge = judge_summary((rep for _, rep in chosen.values()), judged.pop(), summary.analysis.confidence)
+        samples, votes = judged.pop()
+        summary.judge = judge_summary(
+            (rep for _, rep in chosen.values()), samples, summary.analysis.confidence, votes=votes
+        )
     elif judged:
+        kinds = sorted(f"{m}{' (votes)' if votes else ''}" for m, votes in judged)
         warnings.append(
-            f"the reports re-judged with {' and '.join(map(str, sorted(judged)))} judge samples per repetition; "
+            f"the reports re-judged with {' and '.join(kinds)} judge samples per repetition; "
             "merge combines the judge figures of one rejudge session only, so the merged report has none"
         )
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings

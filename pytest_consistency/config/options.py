@@ -24,6 +24,7 @@ from pytest_consistency.config.parse import (
     file_path,
     fraction,
     judge_settings,
+    judge_votes,
     match_rules,
     named_output,
     non_negative_int,
@@ -520,6 +521,16 @@ RESAMPLE_OPTIONS = (
         repetitions,
         "re-judge every marked task's recorded repetitions M times each: the agent's calls replay from each "
         "repetition's cassette (none goes out), only the judge is asked again (docs/judges.md)",
+        metavar="M",
+    ),
+    Option(
+        "consistency_judge_votes",
+        "--consistency-judge-votes",
+        ("rejudge", "votes"),
+        judge_votes,
+        "decide each recorded repetition's outcome by the majority of M judge samples (M odd), asked one at a time "
+        "until the majority is decided: the agent's calls replay from each repetition's cassette (none goes out), "
+        "and the figures and gates read the majority outcomes (docs/judges.md)",
         metavar="M",
     ),
 )

@@ -49,6 +49,15 @@ def repetitions(raw: Any) -> int:
     return value
 
 
+def judge_votes(raw: Any) -> int:
+    """The judge samples a repetition's outcome is the majority of (``--consistency-judge-votes``): an odd whole number
+    of repetitions' worth (1..MAX_REPETITIONS), so that a majority always exists."""
+    value = repetitions(raw)
+    if value % 2 == 0:
+        raise SettingError(f"{shown(raw)} is even: give an odd number, so that a majority always exists")
+    return value
+
+
 def non_negative_int(raw: Any) -> int:
     if raw in (0, "0"):
         return 0

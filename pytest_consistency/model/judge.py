@@ -20,7 +20,8 @@ class JudgedRepetition:
     #: recorded outcome); None without a scored sample.
     observed: bool | None = None
     majority: bool | None = None
-    #: Each judge sample's verdict in order, ``P`` (pass), ``F`` (fail) or ``-`` (not a verdict): ``PFP``.
+    #: Each judge sample's verdict in order, ``P`` (pass), ``F`` (fail) or ``-`` (not a verdict), and in a votes
+    #: session ``.`` for a sample not asked (the majority was decided before it): ``PFP``, ``PP.``.
     verdicts: str = ""
 
     @property
@@ -44,6 +45,11 @@ class JudgeFigures:
     #: observed - majority: the judge's part of the gap (the agent's part is the majority gap).
     judge_gap_pp: float | None = None
     judge_gap_interval: Interval | None = None
+    #: A votes session (``--consistency-judge-votes``): the judge samples that counted towards the majorities (each
+    #: asked only while its repetition's majority was undecided), and the repetitions whose majority differs from
+    #: their judge sample 1's verdict; None outside a votes session.
+    votes_asked: int | None = None
+    majority_changed: int | None = None
 
 
 @dataclass
@@ -58,8 +64,11 @@ class TaskJudge:
 
 @dataclass
 class JudgeSummary:
-    """The session's re-judging: M samples per repetition, each task's figures, the suite's."""
+    """The session's re-judging: M samples per repetition, each task's figures, the suite's. ``votes``: a votes session
+    (``--consistency-judge-votes``), whose repetitions' outcomes are their judge majorities, the samples asked one
+    at a time until the majority is decided."""
 
     samples: int
     tasks: list[TaskJudge]
     suite: JudgeFigures
+    votes: bool = False

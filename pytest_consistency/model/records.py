@@ -165,6 +165,10 @@ class RepetitionResult:
     #: marker's ``score_min``, the score at or above which the repetition passes (None: its assertions decide).
     score: float | None = None
     score_min: float | None = None
+    #: A re-judged repetition (``--consistency-rejudge``, ``--consistency-judge-votes``): its judge samples, one record
+    #: each (``repeat`` the sample's item number), folded into this one, whose outcome is the mode's (sample 1's, or
+    #: the majority's); empty for any other repetition.
+    samples: list[RepetitionResult] = field(default_factory=list)
 
     @property
     def scored(self) -> bool:

@@ -526,10 +526,17 @@ class SessionSummary:
     def tolerated_nodeids(self) -> set[str]:
         """Repetitions whose failure the task's bar tolerates: in a task that passes as a whole (or is undecided
         under ``--consistency-inconclusive=pass``), in a session that ran to the end (a run stopped early by a
-        tolerated failure did not run everything, so nothing is tolerated)."""
+        tolerated failure did not run everything, so nothing is tolerated). A re-judged repetition's judge samples are
+        its items: an outvoted failing sample of a passing task is tolerated with it."""
         if self.interrupted:
             return set()
-        return {r.nodeid for t in self.tasks if self.counts_as_passed(t) for r in t.repetitions}
+        return {
+            nodeid
+            for t in self.tasks
+            if self.counts_as_passed(t)
+            for r in t.repetitions
+            for nodeid in (r.nodeid, *(s.nodeid for s in r.samples))
+        }
 
     def counts_as_passed(self, task: TaskResult) -> bool:
         """The task's verdict as the exit status counts it: a pass, or undecided with undecided counted as a pass."""

@@ -139,8 +139,8 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
 
 def register_mode(config: pytest.Config, state: PluginState) -> None:
     """A session mode's role object, when its option is given (registered before the other roles): the resample mode
-    (its plan read and checked now, so that the header says its cost before any call) or the rejudge mode; both
-    given is a usage error, as each runs the recorded tasks its own way."""
+    (its plan read and checked now, so that the header says its cost before any call), the rejudge mode or the votes
+    mode; two given is a usage error, as each runs the recorded tasks its own way."""
     chosen = state.settings
     if chosen.consistency_resample is not None and chosen.consistency_rejudge is not None:
         where = [
@@ -154,11 +154,28 @@ def register_mode(config: pytest.Config, state: PluginState) -> None:
             f"{where[0]} and {where[1]} are both set: resampling samples one step of an agent's recorded trajectory "
             "again, re-judging replays the agent and asks only its judge again; run them as two sessions"
         )
+    votes = chosen.consistency_judge_votes is not None
+    if votes and (chosen.consistency_rejudge is not None or chosen.consistency_resample is not None):
+        dest, flag = (
+            ("consistency_rejudge", "--consistency-rejudge")
+            if chosen.consistency_rejudge is not None
+            else ("consistency_resample", "--consistency-resample")
+        )
+        where = [
+            shown if chosen.sources[name] == shown else f"{shown} ({chosen.sources[name]})"
+            for name, shown in (("consistency_judge_votes", "--consistency-judge-votes"), (dest, flag))
+        ]
+        raise pytest.UsageError(
+            f"{where[0]} and {where[1]} are both set: each is a session mode that runs the recorded tasks its own way "
+            "(votes decide each repetition by a majority of judge samples; re-judging measures the judge; "
+            "resampling samples one step of the agent again); run them as two sessions (votes and re-judging share "
+            "their judge samples' cassettes)"
+        )
     if chosen.consistency_resample is not None:
         from pytest_consistency.plugin.resample import register as register_resample
 
         register_resample(config, state)
-    if chosen.consistency_rejudge is not None:
+    if chosen.consistency_rejudge is not None or votes:
         from pytest_consistency.plugin.rejudge import register as register_rejudge
 
         register_rejudge(config, state)

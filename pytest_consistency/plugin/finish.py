@@ -155,6 +155,8 @@ def summary_of(
     )
     price_session(state)
     repetitions = list(state.collector.repetitions.values())
+    if state.mode is not None:  # a session mode's items as the tasks' repetitions (re-judging: n x M samples -> n)
+        repetitions = state.mode.fold(repetitions)
     summary = build_summary(repetitions, equivalent, run, analysis_of(state.settings))
     if state.mode is not None:
         state.mode.summarise(summary, repetitions)

@@ -176,7 +176,7 @@ class RepetitionScope:
                 "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
             )
-        if state.board is not None:
+        if state.board is not None and (state.settings.consistency_sequential or state.settings.consistency_adaptive):
             if state.settings.consistency_sequential:
                 reason = not_needed(tracked, state, state.board, active, item)
             else:

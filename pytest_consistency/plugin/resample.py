@@ -84,6 +84,9 @@ class Resample:
             return None
         return self.session.mismatch_message(active.repeat, active.calls)
 
+    def fold(self, repetitions: list[Any]) -> list[Any]:
+        return repetitions  # each sample is a repetition of the resampled step
+
     def summarise(self, summary: SessionSummary, repetitions: list[Any]) -> None:
         summary.resample = self.session.summarise(repetitions)
         attribute(summary.tasks, summary.resample)

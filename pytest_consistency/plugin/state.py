@@ -70,8 +70,13 @@ class SessionMode(Protocol):
     def mismatch(self, active: ActiveRepetition) -> str | None:
         """What a replay mismatch of the item means in this mode (said before the plugin's own message)."""
 
+    def fold(self, repetitions: list[Any]) -> list[Any]:
+        """The session's repetition records as the summary reads them, from its items' (``finish._summarise``, the
+        one place the summary is built from the records): re-judging folds each repetition's M judge samples into
+        one (its outcome sample 1's, or with ``--consistency-judge-votes`` their majority); resampling keeps them."""
+
     def summarise(self, summary: SessionSummary, repetitions: list[Any]) -> None:
-        """Add the mode's figures to the session summary."""
+        """Add the mode's figures to the session summary (``repetitions``: as :meth:`fold` made them)."""
 
 
 @dataclass(slots=True, eq=False)

@@ -40,6 +40,29 @@ def split_text(f: JudgeFigures) -> str:
     )
 
 
+def votes_text(f: JudgeFigures, repetitions: int, samples: int) -> str:
+    """A votes session's cost and effect: the samples asked of n x M, and the majorities that overruled sample 1."""
+    asked, most = f.votes_asked or 0, repetitions * samples
+    saved = f" ({most - asked} saved by the stop rule)" if most > asked else ""
+    return (
+        f"{asked} of {most} sample(s) asked{saved}; the majority changed {f.majority_changed or 0} of {repetitions} "
+        "repetition(s) against judge sample 1"
+    )
+
+
+def vote_task_lines(task: TaskJudge) -> list[str]:
+    f = task.figures
+    method = f" ({f.flip_method}, first pairs)" if f.flip_method else ""
+    lines = [
+        f"judge votes {task.task_id}: majority of {task.samples} sample(s); "
+        f"{votes_text(f, len(task.repetitions), task.samples)}; flip rate {_pct(f.flip_rate, f.flip_interval)}"
+        f"{method}; kappa {kappa_text(f)}",
+        f"  votes per repetition: {' '.join(row.verdicts for row in task.repetitions)}; {split_text(f)}",
+    ]
+    lines += [f"  excluded (not a verdict) {why}" for why in task.excluded]
+    return lines
+
+
 def task_lines(task: TaskJudge) -> list[str]:
     f = task.figures
     method = f" ({f.flip_method})" if f.flip_method else ""
@@ -56,6 +79,14 @@ def task_lines(task: TaskJudge) -> list[str]:
 def suite_lines(summary: JudgeSummary) -> list[str]:
     f = summary.suite
     method = f" ({f.flip_method})" if f.flip_method else ""
+    if summary.votes:
+        rows = sum(len(task.repetitions) for task in summary.tasks)
+        return [
+            f"judge votes, suite: {votes_text(f, rows, summary.samples)}; flip rate "
+            f"{_pct(f.flip_rate, f.flip_interval)}{method[:-1] + ', first pairs)' if method else ''}; kappa "
+            f"{kappa_text(f)}",
+            f"  {split_text(f)}",
+        ]
     return [
         f"judge, suite: {f.repetitions} repetition(s) x {summary.samples} sample(s); flip rate "
         f"{_pct(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
@@ -64,7 +95,8 @@ def suite_lines(summary: JudgeSummary) -> list[str]:
 
 
 def lines(summary: JudgeSummary) -> list[str]:
-    return [line for task in summary.tasks for line in task_lines(task)] + suite_lines(summary)
+    each = vote_task_lines if summary.votes else task_lines
+    return [line for task in summary.tasks for line in each(task)] + suite_lines(summary)
 
 
 def terminal_lines(summary: JudgeSummary | None, width: int) -> list[str]:
@@ -73,7 +105,7 @@ def terminal_lines(summary: JudgeSummary | None, width: int) -> list[str]:
 
 
 def markdown_lines(summary: JudgeSummary) -> list[str]:
-    return ["### Re-judging", "", "```", *lines(summary), "```", ""]
+    return ["### Judge votes" if summary.votes else "### Re-judging", "", "```", *lines(summary), "```", ""]
 
 
 def _number(value: float | None) -> str:
@@ -110,7 +142,13 @@ def html_section(summary: JudgeSummary | None) -> str:
         return ""
     e = html.escape
     word = {True: "pass", False: "fail", None: "-"}
-    parts = [f'<section id="judge"><h2>Re-judging: {summary.samples} judge sample(s) per repetition</h2>']
+    title = (
+        f"Judge votes: the majority of {summary.samples} judge sample(s) per repetition (. not asked)"
+        if summary.votes
+        else f"Re-judging: {summary.samples} judge sample(s) per repetition"
+    )
+    each = vote_task_lines if summary.votes else task_lines
+    parts = [f'<section id="judge"><h2>{title}</h2>']
     for task in summary.tasks:
         rows = "".join(
             f"<tr><td class=num>{row.repeat}</td><td><code>{e(' '.join(row.verdicts))}</code></td>"
@@ -120,7 +158,7 @@ def html_section(summary: JudgeSummary | None) -> str:
         )
         excluded = "".join(f"<li class=bad>{e(why)}</li>" for why in task.excluded)
         parts.append(
-            f"<h3><code>{e(task.task_id)}</code></h3><p>{e(task_lines(task)[0])}</p><p>{e(split_text(task.figures))}</p>"
+            f"<h3><code>{e(task.task_id)}</code></h3><p>{e(each(task)[0])}</p><p>{e(split_text(task.figures))}</p>"
             '<table class="plain"><thead><tr><th>repetition</th><th>judge samples (P pass, F fail)</th><th>passed</th>'
             f"<th>observed</th><th>majority</th></tr></thead><tbody>{rows}</tbody></table>"
             + (f"<ul>{excluded}</ul>" if excluded else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_consistency.analysis.judge import judge_summary
+from pytest_consistency.analysis.judge import fold, judge_summary, majority
 from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.stats.metrics import TaskCounts, gap_pp
 
@@ -96,3 +96,49 @@ def test_repetitions_whose_agent_did_the_same_share_one_majority() -> None:
     [task] = judge_summary(differ, samples=5).tasks
     assert [(r.passed, r.majority) for r in task.repetitions] == [(4, True), (2, False)]
     assert task.figures.majority_gap_pp == pytest.approx(gap_pp(TaskCounts(1, 2, 2)))
+
+
+@pytest.mark.parametrize(
+    ("votes", "samples", "expected"),
+    [
+        ([True, True, False], 3, (True, 2)),
+        ([True, False, False], 3, (False, 3)),
+        ([True, None, False, True], 3, (True, 4)),
+        ([False, True, False, True, True], 5, (True, 5)),
+        ([False, False, False, True, True], 5, (False, 3)),
+        ([True], 1, (True, 1)),
+        ([None, None], 3, (None, 2)),
+    ],
+)
+def test_the_stop_rule_reads_votes_in_order_until_a_majority_of_m(
+    votes: list[bool | None], samples: int, expected: tuple[bool | None, int]
+) -> None:
+    assert majority(votes, samples) == expected
+
+
+def test_the_votes_fold_keeps_the_majority_and_every_sample_and_counts_no_sample_past_the_decision() -> None:
+    # n = 2 repetitions x M = 3: (F, P, P) -> pass; (P, P, F) -> pass after 2, its recorded sample 3 not counted.
+    samples = [rep("t", i + 1, o, n=6, k=2) for i, o in enumerate([False, True, True, True, True, False])]
+    folded = fold(samples, 3, votes=True)
+    assert [(r.repeat, r.n, r.outcome, len(r.samples)) for r in folded] == [(1, 2, "passed", 3), (2, 2, "passed", 3)]
+    summary = judge_summary(folded, 3, votes=True)
+    [task] = summary.tasks
+    assert [r.verdicts for r in task.repetitions] == ["FPP", "PP."]
+    assert task.figures.votes_asked == 5 and task.figures.majority_changed == 1
+    # The flip rate reads the first pairs only: (F, P) disagree, (P, P) agree.
+    assert task.figures.flip_rate == 0.5 and task.figures.flip_method == "clopper-pearson"
+    # The rejudge fold: sample 1's outcome, n repetitions.
+    assert [r.outcome for r in fold(samples, 3, votes=False)] == ["failed", "passed"]
+
+
+def test_a_sample_that_is_no_verdict_makes_its_voted_repetition_an_error() -> None:
+    judge = CallRecord(method="POST", url="u", base_url="b", key_fingerprint=None, model_requested=None, role="judge")
+    broken = rep("t", 1, False, n=3, k=1, infrastructure="the judge's route: connection refused", calls=[judge])
+    setup = rep("t", 2, False, n=3, k=1, calls=[judge])
+    setup.outcome, setup.message = "error", "Failed: a sample that could not be asked"
+    folded = fold([broken, rep("t", 2, False, n=3, k=1, calls=[judge]), rep("t", 3, True, n=3, k=1)], 3, votes=True)
+    assert [(r.outcome, r.infrastructure) for r in folded] == [("failed", "the judge's route: connection refused")]
+    assert len(folded[0].calls) == 2  # each sample's judge call once
+    # A sample whose setup raised is no verdict either: the repetition is the setup's failure.
+    [again] = fold([rep("t", 1, True, n=3, k=1), setup, rep("t", 3, True, n=3, k=1)], 3, votes=True)
+    assert again.infrastructure == "error: Failed: a sample that could not be asked"
