@@ -24,7 +24,7 @@ and said, never counted as the judge's verdict.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pytest_consistency.model.judge import JudgedRepetition, JudgeFigures, JudgeSummary, TaskJudge
 from pytest_consistency.model.records import RepetitionResult
@@ -82,7 +82,18 @@ def figures(
     return result
 
 
-def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confidence: float = 0.95) -> JudgeSummary:
+def judge_summary(
+    repetitions: Iterable[RepetitionResult],
+    samples: int,
+    confidence: float = 0.95,
+    held: Callable[[RepetitionResult], str] = output_of,
+    verdict: Callable[[RepetitionResult], str | None] = not_a_verdict,
+    sampled: str = "judge",
+) -> JudgeSummary:
+    """The figures of ``samples`` samples of the ``sampled`` role per recorded repetition. ``held``: what a sample
+    holds fixed, comparable across repetitions (those with the same are pooled for the majority; the agent's output
+    here); ``verdict``: why a sample is not a verdict. ``analysis.user`` passes the simulated user's script and the
+    agent (``--consistency-rejudge-role=agent``)."""
     by_task: dict[str, list[RepetitionResult]] = {}
     for rep in repetitions:
         by_task.setdefault(rep.task_id, []).append(rep)
@@ -97,12 +108,12 @@ def judge_summary(repetitions: Iterable[RepetitionResult], samples: int, confide
         k = reps[0].k
         for rep in reps:
             r, j = (rep.repeat - 1) // samples + 1, (rep.repeat - 1) % samples + 1
-            why = not_a_verdict(rep)
+            why = verdict(rep)
             if why is not None:
-                excluded.append(f"rep{r}@judge{j}: {why}")
+                excluded.append(f"rep{r}@{sampled}{j}: {why}")
                 continue
             verdicts.setdefault(r, {})[j] = rep.succeeded
-            outputs.setdefault(r, output_of(rep))  # every sample replays the same agent output
+            outputs.setdefault(r, held(rep))  # every sample replays the same agent output
         pooled: dict[str, list[int]] = {}  # per agent output: samples passed, samples scored
         for r, got in verdicts.items():
             tally = pooled.setdefault(outputs[r], [0, 0])

@@ -120,6 +120,18 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
             "--consistency-rejudge=M (M judge samples per recorded repetition)"
         )
+    if state.settings.sources.get("consistency_rejudge_role", "default") != "default" and (
+        state.settings.consistency_rejudge is None
+    ):
+        raise pytest.UsageError(
+            f"--consistency-rejudge-role ({state.settings.sources['consistency_rejudge_role']}) chooses the role a "
+            "rejudge session samples again: add --consistency-rejudge=M (M samples per recorded repetition)"
+        )
+    if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge_role == "agent":
+        raise pytest.UsageError(
+            "--consistency-judge-flip-max gates on the judge's flip rate, which a rejudge session sampling the agent "
+            "(--consistency-rejudge-role=agent) does not measure: re-judge with the default role (judge) to gate it"
+        )
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 
@@ -159,7 +171,7 @@ def register_mode(config: pytest.Config, state: PluginState) -> None:
 
         register_resample(config, state)
     if chosen.consistency_rejudge is not None:
-        from pytest_consistency.plugin.rejudge import register as register_rejudge
+        from pytest_consistency.plugin.agent_samples import register as register_rejudge  # or the judge's
 
         register_rejudge(config, state)
 
