@@ -120,12 +120,12 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
             "--consistency-rejudge=M (M judge samples per recorded repetition)"
         )
-    if state.settings.sources.get("consistency_rejudge_role", "default") != "default" and (
-        state.settings.consistency_rejudge is None
-    ):
+    role_source = state.settings.sources.get("consistency_rejudge_role", "default")
+    if role_source != "default" and state.settings.consistency_rejudge is None:
+        where = "" if role_source == "--consistency-rejudge-role" else f" ({role_source})"
         raise pytest.UsageError(
-            f"--consistency-rejudge-role ({state.settings.sources['consistency_rejudge_role']}) chooses the role a "
-            "rejudge session samples again: add --consistency-rejudge=M (M samples per recorded repetition)"
+            f"--consistency-rejudge-role{where} chooses the role a rejudge session samples again: add "
+            "--consistency-rejudge=M (M samples per recorded repetition)"
         )
     if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge_role == "agent":
         raise pytest.UsageError(
