@@ -71,14 +71,15 @@ def varying_user(fake: FakeOpenAI, p: float, seed: int) -> None:
 
 
 def flaky_agent(fake: FakeOpenAI, q: float, seed: int) -> None:
-    """The user always says the same; the agent's first answer is a random word (so the user's second request holds
-    words the recording never saw), its last FAILs with probability q."""
+    """The user always says the same at each turn ("refund please", then "refund please, again"); the agent's first
+    answer is a random word (so the user's second request holds words the recording never saw), its last FAILs with
+    probability q."""
     rng = random.Random(seed)
 
     def answer(body: dict[str, Any]) -> Step:
         content = str(body["messages"][0]["content"])
         if is_user(body):
-            return Step(text="refund please")
+            return Step(text="refund please, again" if "|" in content else "refund please")
         if content.count("|") == 0:  # the agent's first turn
             return Step(text=f"word-{rng.randrange(10**6)}")
         return Step(text="FAIL" if rng.random() < q else "DONE")
