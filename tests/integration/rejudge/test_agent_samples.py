@@ -360,3 +360,28 @@ def test_a_bad_role_in_the_ini_or_yaml_file_is_a_usage_error(pytester: pytest.Py
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*'simulator' is not one of judge, agent*"])
+
+
+def test_shards_of_an_agent_sampling_session_merge_to_the_unsharded_figures(
+    pytester: pytest.Pytester, fake: FakeOpenAI
+) -> None:
+    from suites import cli
+
+    two = SUITE.replace("N,", "3,") + SUITE.replace("N,", "3,").replace("def test_dialogue", "def test_other").replace(
+        "import pytest\n", ""
+    )
+    pytester.makepyfile(test_dialogue=two)
+    flaky_agent(fake, 0.4, 6)
+    assert run_recorded(pytester, fake.base_url, "all").ret == 0
+    fake.reset()
+    flaky_agent(fake, 0.4, 7)
+    assert sample(pytester, fake, "once", 3).ret in (0, 1)
+    whole = user_section(pytester)
+    assert len(whole["tasks"]) == 2
+    for index in (1, 2):
+        result = sample(pytester, fake, "none", 3, f"--consistency-shard={index}/2")
+        assert result.ret in (0, 1), result.stdout.str()[-3000:]
+        (pytester.path / "report.json").rename(pytester.path / f"shard{index}.json")
+    merged = cli("merge", "shard1.json", "shard2.json", "-o", "merged.json", cwd=pytester.path)
+    assert merged.returncode in (0, 1), merged.stdout + merged.stderr
+    assert load_report(pytester, "merged.json")["summary"]["simulated_user"] == whole
