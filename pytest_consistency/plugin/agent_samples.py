@@ -44,7 +44,7 @@ class AgentSamples(Rejudge):
 
     def asked(self, recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
         asked = [exchange for exchange in recorded if role_of(exchange) != USER]
-        for exchange in asked:
+        for exchange in asked if self.applies(recorded) else ():  # a task left out asks nothing
             anthropic = str((exchange.get("request") or {}).get("uri", "")).endswith("/messages")
             if role_of(exchange) == JUDGE:
                 self.needed.add("anthropic_judge" if anthropic else "judge")
