@@ -32,7 +32,7 @@ samples past them are asked only when the first disagree, so their disagreement 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from pytest_consistency.model.judge import JudgedRepetition, JudgeFigures, JudgeSummary, TaskJudge
@@ -190,10 +190,19 @@ def figures(
 
 
 def judge_summary(
-    repetitions: Iterable[RepetitionResult], samples: int, confidence: float = 0.95, votes: bool = False
+    repetitions: Iterable[RepetitionResult],
+    samples: int,
+    confidence: float = 0.95,
+    votes: bool = False,
+    held: Callable[[RepetitionResult], str] = output_of,
+    verdict: Callable[[RepetitionResult], str | None] = not_a_verdict,
+    sampled: str = "judge",
 ) -> JudgeSummary:
-    """The judge's figures of a rejudge session, or of a votes session (``votes``), from its repetitions (folded or
-    not: :func:`sample_records`)."""
+    """The figures of ``samples`` samples of the ``sampled`` role per recorded repetition, from a session's
+    repetitions (folded or not: :func:`sample_records`); of a votes session (``votes``) by :func:`vote_summary`.
+    ``held``: what a sample holds fixed, comparable across repetitions (those with the same are pooled for the
+    majority; the agent's output here); ``verdict``: why a sample is not a verdict. ``analysis.user`` passes the
+    simulated user's script and the agent (``--consistency-rejudge-role=agent``)."""
     if votes:
         return vote_summary(sample_records(repetitions), samples, confidence)
     by_task: dict[str, list[RepetitionResult]] = {}
@@ -210,12 +219,12 @@ def judge_summary(
         k = reps[0].k
         for rep in reps:
             r, j = (rep.repeat - 1) // samples + 1, (rep.repeat - 1) % samples + 1
-            why = not_a_verdict(rep)
+            why = verdict(rep)
             if why is not None:
-                excluded.append(f"rep{r}@judge{j}: {why}")
+                excluded.append(f"rep{r}@{sampled}{j}: {why}")
                 continue
             verdicts.setdefault(r, {})[j] = rep.succeeded
-            outputs.setdefault(r, output_of(rep))  # every sample replays the same agent output
+            outputs.setdefault(r, held(rep))  # every sample replays the same agent output
         pooled: dict[str, list[int]] = {}  # per agent output: samples passed, samples scored
         for r, got in verdicts.items():
             tally = pooled.setdefault(outputs[r], [0, 0])

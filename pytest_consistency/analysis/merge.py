@@ -212,6 +212,18 @@ def merge_reports(
             f"the reports re-judged with {' and '.join(kinds)} judge samples per repetition; "
             "merge combines the judge figures of one rejudge session only, so the merged report has none"
         )
+    sampled = {report.simulated_user.samples for _, report in reports if report.simulated_user is not None}
+    if len(sampled) == 1:  # shards of one session sampling the agent on the recorded users: the same, pooled
+        from pytest_consistency.analysis.user import user_split
+
+        summary.simulated_user = user_split(
+            (rep for _, rep in chosen.values()), sampled.pop(), summary.analysis.confidence
+        )
+    elif sampled:
+        warnings.append(
+            f"the reports sampled the agent {' and '.join(map(str, sorted(sampled)))} times per recorded user; merge "
+            "combines the simulated user's figures of one session only, so the merged report has none"
+        )
     summary.warnings = list(dict.fromkeys(warnings)) + summary.warnings
     derived = set(summary.errors)
     summary.errors.extend(f"{name}: {error}" for name, error in errors if error not in derived)

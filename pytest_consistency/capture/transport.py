@@ -113,8 +113,11 @@ class Attempt:
         self.sent_at: str | None = None
         if state is not None and state.recording:  # lets the cassette store the start and latency measured now
             self.sent_at = request.headers[wire.SENT_AT_HEADER] = wire.sent_at(self.started, self.record.started_at)
-            if self.record.role != "agent":  # and whose exchange it is: a judge's can be told from the agent's
-                request.headers[wire.ROLE_HEADER] = self.record.role
+        if state is not None and self.record.role != "agent" and (state.recording or state.replaying):
+            # Whose exchange it is, stored (a judge's can be told from the agent's) and, replaying, seen by the
+            # cassette's guard (a rejudge sample plays a simulated user's turns by role and order); never sent live
+            # but while recording, never matched on.
+            request.headers[wire.ROLE_HEADER] = self.record.role
 
     def hold(self, held: Held, request: Any) -> None:
         """Keep a throttle slot until the attempt is done: its body read to the end or closed, or it failed."""

@@ -238,25 +238,29 @@ def task_id_of(nodeid: str, repeat: int) -> str:
     return rejudged_task_id(nodeid)
 
 
-#: How a re-judging item's id names its judge sample (``--consistency-rejudge``): ``rep3@judge2``.
+#: How a re-judging item's id names its sample (``--consistency-rejudge``): ``rep3@judge2``, or with
+#: ``--consistency-rejudge-role=agent`` ``rep3@agent2`` (agent sample 2 on repetition 3's simulated user).
 JUDGE_ID = "@judge"
+AGENT_ID = "@agent"
 
 
-def judge_sample_id(repeat: int, sample: int) -> str:
-    """The id of re-judging item (repetition ``repeat``, judge sample ``sample``): ``rep3@judge2``."""
-    return f"{ID_PREFIX}{repeat}{JUDGE_ID}{sample}"
+def judge_sample_id(repeat: int, sample: int, role: str = "judge") -> str:
+    """The id of re-judging item (repetition ``repeat``, sample ``sample`` of ``role``): ``rep3@judge2``."""
+    return f"{ID_PREFIX}{repeat}@{role}{sample}"
 
 
 def rejudged_task_id(nodeid: str) -> str:
-    """The node id without a re-judging item's part: ``f[rep3@judge2]`` -> ``f``, ``f[a-rep3@judge2]`` -> ``f[a]``
+    """The node id without a re-judging item's part: ``f[rep3@judge2]`` -> ``f``, ``f[a-rep3@agent2]`` -> ``f[a]``
     (its parameter is the item's index, which the id does not show); any other node id as it is."""
-    at = nodeid.rfind(JUDGE_ID)
-    if at < 0 or not nodeid.endswith("]") or not nodeid[at + len(JUDGE_ID) : -1].isdigit():
-        return nodeid
-    start = nodeid.rfind(ID_PREFIX, 0, at)
-    if start < 1 or nodeid[start - 1] not in "[-" or not nodeid[start + len(ID_PREFIX) : at].isdigit():
-        return nodeid
-    return nodeid[: start - 1] + ("" if nodeid[start - 1] == "[" else "]")
+    for part in (JUDGE_ID, AGENT_ID):
+        at = nodeid.rfind(part)
+        if at < 0 or not nodeid.endswith("]") or not nodeid[at + len(part) : -1].isdigit():
+            continue
+        start = nodeid.rfind(ID_PREFIX, 0, at)
+        if start < 1 or nodeid[start - 1] not in "[-" or not nodeid[start + len(ID_PREFIX) : at].isdigit():
+            continue
+        return nodeid[: start - 1] + ("" if nodeid[start - 1] == "[" else "]")
+    return nodeid
 
 
 def sequential_rate_warning(spec: MarkerSpec, alpha: float) -> str | None:

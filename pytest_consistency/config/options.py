@@ -533,6 +533,17 @@ RESAMPLE_OPTIONS = (
         "and the figures and gates read the majority outcomes (docs/judges.md)",
         metavar="M",
     ),
+    Option(
+        "consistency_rejudge_role",
+        "--consistency-rejudge-role",
+        ("rejudge", "role"),
+        choice("judge", "agent"),
+        "with --consistency-rejudge: the role sampled M times per recorded repetition: judge (the agent's and a "
+        "simulated user's calls replay), or agent (the simulated user's turns replay in order, the agent and the "
+        "judge are asked again: the gap split between agent and simulated user; docs/judges.md)",
+        metavar="ROLE",
+        default="judge",
+    ),
 )
 
 #: OpenTelemetry traces of the session (docs/traces.md); the exporter itself is configured by the OTEL_* variables.

@@ -99,6 +99,7 @@ class Settings:
     consistency_resample_from: int = 1
     consistency_rejudge: int | None = None
     consistency_judge_votes: int | None = None
+    consistency_rejudge_role: Literal["judge", "agent"] = "judge"
     consistency_otel: bool = False
     consistency_otel_content: bool = False
     consistency_run_id: str | None = None

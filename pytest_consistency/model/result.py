@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # each loads when a session uses it: a cause, a trajectory, r
     from pytest_consistency.model.judge import JudgeSummary
     from pytest_consistency.model.resample import ResampleSummary
     from pytest_consistency.model.trajectory import DivergenceMap
+    from pytest_consistency.model.user import UserSplitSummary
     from pytest_consistency.stats.stratified import StratifiedDrop
 
 
@@ -504,6 +505,9 @@ class SessionSummary:
     resample: ResampleSummary | None = None
     #: ``--consistency-rejudge``: the judge's flip rate, agreement and gap split (None otherwise).
     judge: JudgeSummary | None = None
+    #: ``--consistency-rejudge-role=agent``: the agent's flip rate on the simulated user's recorded turns and the
+    #: gap split between the simulated user and the agent (None otherwise).
+    simulated_user: UserSplitSummary | None = None
     #: Per cause (every word of :data:`.cause.CAUSES`), the inconsistent tasks and their points of the gap; None
     #: when no task was scored.
     causes: dict[str, CauseShare] | None = None

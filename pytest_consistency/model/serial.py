@@ -64,6 +64,7 @@ DEFERRED = (
     "pytest_consistency.model.trajectory",
     "pytest_consistency.model.resample",
     "pytest_consistency.model.judge",
+    "pytest_consistency.model.user",
     "pytest_consistency.stats.stratified",
 )
 

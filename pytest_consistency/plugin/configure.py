@@ -120,6 +120,18 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
             "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
             "--consistency-rejudge=M (M judge samples per recorded repetition)"
         )
+    role_source = state.settings.sources.get("consistency_rejudge_role", "default")
+    if role_source != "default" and state.settings.consistency_rejudge is None:
+        where = "" if role_source == "--consistency-rejudge-role" else f" ({role_source})"
+        raise pytest.UsageError(
+            f"--consistency-rejudge-role{where} chooses the role a rejudge session samples again: add "
+            "--consistency-rejudge=M (M samples per recorded repetition)"
+        )
+    if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge_role == "agent":
+        raise pytest.UsageError(
+            "--consistency-judge-flip-max gates on the judge's flip rate, which a rejudge session sampling the agent "
+            "(--consistency-rejudge-role=agent) does not measure: re-judge with the default role (judge) to gate it"
+        )
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 
@@ -176,7 +188,7 @@ def register_mode(config: pytest.Config, state: PluginState) -> None:
 
         register_resample(config, state)
     if chosen.consistency_rejudge is not None or votes:
-        from pytest_consistency.plugin.rejudge import register as register_rejudge
+        from pytest_consistency.plugin.agent_samples import register as register_rejudge  # or the judge's, or votes
 
         register_rejudge(config, state)
 

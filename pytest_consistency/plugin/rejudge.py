@@ -25,7 +25,7 @@ from pytest_consistency.config.marker import PARAM, MarkerSpec, judge_sample_id,
 from pytest_consistency.config.options import LIVE_MODES
 from pytest_consistency.model.result import SessionSummary
 from pytest_consistency.plugin.state import BOARD_KEY, SCRATCH, PluginState, Stop, is_worker, marker_of
-from pytest_consistency.rejudge.cassettes import JUDGE, not_judged, role_of, sample_state
+from pytest_consistency.rejudge.cassettes import JUDGE, SampleState, not_judged, role_of, sample_state
 from pytest_consistency.rejudge.plan import index_of, sample_cassette, source_cassette, split
 from pytest_consistency.resample.prefix import PrefixError, interactions, write_cassette
 
@@ -36,7 +36,14 @@ VOTES_OPTION = "--consistency-judge-votes"
 
 
 class Rejudge:
-    """The rejudge mode: its collection, each sample's cassette and guard, its messages and its figures."""
+    """The rejudge mode: its collection, each sample's cassette and guard, its messages and its figures. Sampling the
+    agent on the simulated user's recorded turns (``--consistency-rejudge-role=agent``) is this mode with the roles
+    swapped: ``plugin.agent_samples`` overrides what it reads through ``role`` and the methods below it."""
+
+    #: The role sampled M times per recorded repetition (the item ids and the samples' cassettes name it).
+    role = JUDGE
+    #: The tasks left out, said at collection: those whose recording holds no call of this kind.
+    left_out = "whose recording holds no judge call (judge_client, consistency.judging())"
 
     #: The option that turns the mode on, as its messages name it.
     option = OPTION
@@ -84,7 +91,7 @@ class Rejudge:
         return n * self.samples
 
     def repetition_id(self, index: int) -> str:
-        return judge_sample_id(*split(index, self.samples))
+        return judge_sample_id(*split(index, self.samples), self.role)
 
     def spec(self, task_id: str, spec: MarkerSpec) -> MarkerSpec:
         return spec.replaced(n=spec.n * self.samples)
@@ -97,7 +104,7 @@ class Rejudge:
 
     def cassette(self, task_id: str, repeat: int, directory: Path) -> tuple[Path, str, Stop | None]:
         r, j = split(repeat, self.samples)
-        path = sample_cassette(directory, r, j, self.suffix)
+        path = sample_cassette(directory, r, j, self.suffix, self.role)
         if (task_id, repeat) not in self.live:
             return path, "none", None
         replayed = self.replayed.get((task_id, r))
@@ -184,21 +191,21 @@ class Rejudge:
                 except PrefixError as exc:
                     problems.append(f"{self.option}: {exc}")
                     recorded = []
-                judges = [exchange for exchange in recorded if role_of(exchange) == JUDGE]
-                judged[task] = judged[task] or bool(judges)
+                judges = self.asked(recorded)
+                judged[task] = judged[task] or self.applies(recorded)
                 for exchange in judges:
                     request = exchange.get("request") or {}
                     self.providers.add("anthropic" if str(request.get("uri", "")).endswith("/messages") else "openai")
-                self.replayed[(task, r)] = not_judged(recorded)
-            path = sample_cassette(directory, r, j, self.suffix)
+                self.replayed[(task, r)] = self.held(recorded)
+            path = sample_cassette(directory, r, j, self.suffix, self.role)
             try:
-                found = sample_state(self.replayed[(task, r)], path)
+                found = self.state_of(self.replayed[(task, r)], path)
             except PrefixError as exc:
                 problems.append(f"{self.option}: {exc}")
                 continue
             if found.state == "stale":
                 problems.append(
-                    f"{self.option}: judge sample cassette {self.shown(path)} no longer replays repetition {r}'s "
+                    f"{self.option}: {self.role} sample cassette {self.shown(path)} no longer replays repetition {r}'s "
                     f"recording (its call {found.call} differs from "
                     f"{self.shown(source_cassette(directory, r, self.suffix))}): "
                     f"the repetition was re-recorded since. Delete {self.shown(path.parent.parent)} and re-judge "
@@ -230,6 +237,22 @@ class Rejudge:
     def order(self, items: list[pytest.Item]) -> None:
         """The order the mode's items run in: collection's (a votes session runs them sample-major)."""
 
+    def asked(self, recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The recorded exchanges of the calls a sample asks again (their providers' keys are needed live)."""
+        return [exchange for exchange in recorded if role_of(exchange) == JUDGE]
+
+    def applies(self, recorded: list[dict[str, Any]]) -> bool:
+        """Whether a recorded repetition is one this mode samples (a task none of whose repetitions is, is left out)."""
+        return bool(self.asked(recorded))
+
+    def held(self, recorded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The recorded exchanges a sample replays: what its cassette is written with before it runs."""
+        return not_judged(recorded)
+
+    def state_of(self, replayed: list[dict[str, Any]], path: Path) -> SampleState:
+        """What the sample cassette at ``path`` is, against ``replayed`` (:meth:`held` of its source)."""
+        return sample_state(replayed, path)
+
     def live_problems(self, count: int) -> list[str]:
         """Why ``count`` samples to ask live cannot be: a replay-only session, or the judge route's key missing."""
         missing = f"{count} judge sample(s) have no complete cassette"
@@ -257,8 +280,8 @@ class Rejudge:
             terminal = session.config.pluginmanager.get_plugin("terminalreporter")
             if terminal is not None:
                 terminal.write_line(
-                    f"consistency rejudge: left out {len(self.unjudged)} task(s) whose recording holds no judge call "
-                    f"(judge_client, consistency.judging()): {', '.join(self.unjudged)}"
+                    f"consistency rejudge: left out {len(self.unjudged)} task(s) {self.left_out}: "
+                    f"{', '.join(self.unjudged)}"
                 )
 
 

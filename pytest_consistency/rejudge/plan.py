@@ -26,9 +26,10 @@ def index_of(repeat: int, sample: int, samples: int) -> int:
     return (repeat - 1) * samples + sample
 
 
-def sample_cassette(task_directory: Path, repeat: int, sample: int, suffix: str) -> Path:
-    """``<task dir>/rejudge/rep-<r>/judge-<j><suffix>``."""
-    return task_directory / SAMPLES_DIR / f"rep-{repeat}" / f"judge-{sample}{suffix}"
+def sample_cassette(task_directory: Path, repeat: int, sample: int, suffix: str, role: str = "judge") -> Path:
+    """``<task dir>/rejudge/rep-<r>/judge-<j><suffix>``; ``agent-<j>`` for the samples of the agent
+    (``--consistency-rejudge-role=agent``)."""
+    return task_directory / SAMPLES_DIR / f"rep-{repeat}" / f"{role}-{sample}{suffix}"
 
 
 def source_cassette(task_directory: Path, repeat: int, suffix: str) -> Path:

@@ -40,6 +40,8 @@ from pytest_consistency.report.judge import junit_suite_properties as judge_suit
 from pytest_consistency.report.judge import junit_task_properties as judge_task_props
 from pytest_consistency.report.markdown import answer_classes
 from pytest_consistency.report.terminal import gate_line
+from pytest_consistency.report.user import junit_suite_properties as user_suite_props
+from pytest_consistency.report.user import junit_task_properties as user_task_props
 from pytest_consistency.secrets.literals import redact_text
 from pytest_consistency.stats.interval import Interval
 
@@ -173,6 +175,7 @@ def suite_properties(summary: SessionSummary) -> list[Property]:
         ("consistency.undecided_tasks", str(sum(t.verdict == "undecided" for t in summary.tasks))),
         ("consistency.interval_target", summary.analysis.target),
         *judge_suite_props(summary.judge),
+        *user_suite_props(summary.simulated_user),
         ("consistency.mean_at_k", number(summary.mean_at_k)),
         *interval_properties("consistency.mean_at_k", iv.mean_at_k if iv else None),
         ("consistency.pass_hat_k", number(summary.pass_hat_k)),
@@ -271,6 +274,7 @@ def _repetitions(summary: SessionSummary) -> Iterator[tuple[TaskResult, Repetiti
     changes = {c.task_id: c for c in summary.comparison.tasks} if summary.comparison else {}
     for task in summary.tasks:
         task_props = task_properties(task, changes.get(task.task_id)) + judge_task_props(summary.judge, task.task_id)
+        task_props += user_task_props(summary.simulated_user, task.task_id)
         if summary.cost is not None:  # dollars: the task's and each repetition's (``repr``: the exact float)
             task_props += [
                 ("consistency.task.cost_usd", repr(task.cost_usd)),

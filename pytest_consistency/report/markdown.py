@@ -501,6 +501,10 @@ def render(summary: SessionSummary, max_bytes: int = MAX_BYTES) -> str:
         from pytest_consistency.report.judge import markdown_lines as judge_markdown
 
         lines += judge_markdown(summary.judge)
+    if summary.simulated_user is not None:
+        from pytest_consistency.report.user import markdown_lines as user_markdown
+
+        lines += user_markdown(summary.simulated_user)
     if shown:
         lines += table_head + [line for block in rows[:kept_rows] for line in block] + [""]
     elif summary.tasks:

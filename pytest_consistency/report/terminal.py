@@ -568,6 +568,10 @@ def render(summary: SessionSummary, verbosity: int = 0, width: int = 80) -> list
         lines.extend(Line(text, style) for text, style in terminal_lines(summary.resample))  # type: ignore[arg-type]
         lines.append(Line(""))
     lines.extend(map(Line, judge_lines(summary.judge, width)))  # --consistency-rejudge: per task, the suite's split
+    if summary.simulated_user is not None:  # --consistency-rejudge-role=agent: the simulated user's part
+        from pytest_consistency.report.user import terminal_lines as user_lines
+
+        lines.extend(map(Line, user_lines(summary.simulated_user, width)))
     lines.extend(overall_lines(summary, width, verbosity=verbosity))
     return lines
 

@@ -57,6 +57,7 @@ from pytest_consistency.report.html.sections import (
 )
 from pytest_consistency.report.judge import html_section as judge_html
 from pytest_consistency.report.terminal import pp
+from pytest_consistency.report.user import html_section as user_html
 
 
 @cache
@@ -85,6 +86,7 @@ def render(summary: SessionSummary) -> str:
         cost_section(summary),
         resample_section(summary),
         judge_html(summary.judge),
+        user_html(summary.simulated_user),
         grid_section(summary, classes),
         trajectories_section(summary),
         diagnoses_section(summary, classes),

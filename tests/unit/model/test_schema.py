@@ -29,7 +29,7 @@ def test_each_tasks_judge_figures_are_written_on_the_task_and_the_suites_in_the_
     assert summary.judge is not None
     data = json.loads(json.dumps(summary.to_dict(), allow_nan=False))
     assert data["schema"] == SCHEMA == "pytest-consistency/report/5"
-    assert sorted(data["summary"]["judge"]) == ["samples", "suite"]  # no copy of the tasks' figures here
+    assert sorted(data["summary"]["judge"]) == ["samples", "suite", "votes"]  # no copy of the tasks' figures here
     for task, judged in zip(data["tasks"], summary.judge.tasks, strict=True):
         assert sorted(task["judge"]) == ["excluded", "figures", "repetitions", "samples"]  # task_id: the task's own
         assert task["judge"]["figures"]["flip_rate"] == judged.figures.flip_rate

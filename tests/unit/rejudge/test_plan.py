@@ -21,6 +21,7 @@ def test_paths() -> None:
     task = Path("cassettes/test_x/test_x")
     assert sample_cassette(task, 3, 2, ".yaml") == task / "rejudge" / "rep-3" / "judge-2.yaml"
     assert source_cassette(task, 3, ".json") == task / "rep-3.json"
+    assert sample_cassette(task, 3, 2, ".yaml", "agent") == task / "rejudge" / "rep-3" / "agent-2.yaml"
 
 
 @pytest.mark.parametrize(
@@ -30,8 +31,12 @@ def test_paths() -> None:
         ("t.py::test_x[a-rep3@judge2]", "t.py::test_x[a]"),
         ("t.py::test_x[a@judge2]", "t.py::test_x[a@judge2]"),
         ("t.py::test_x[repx@judge2]", "t.py::test_x[repx@judge2]"),
+        ("t.py::test_x[rep3@agent2]", "t.py::test_x"),
+        ("t.py::test_x[a-rep12@agent10]", "t.py::test_x[a]"),
+        ("t.py::test_x[rep3@user2]", "t.py::test_x[rep3@user2]"),
     ],
 )
 def test_a_rejudging_items_task_id(nodeid: str, task: str) -> None:
     assert task_id_of(nodeid, 5) == task
     assert judge_sample_id(3, 2) == "rep3@judge2"
+    assert judge_sample_id(3, 2, "agent") == "rep3@agent2"
