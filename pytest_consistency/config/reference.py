@@ -32,7 +32,7 @@ class Group:
     """Options that belong together, in the order the option reference (docs/options.md) lists them."""
 
     title: str
-    options: tuple[Option, ...]
+    options: tuple[Option[Any], ...]
     #: The docs pages that explain these options in full, as (title, page relative to docs/ with its anchor).
     see: tuple[tuple[str, str], ...]
 
@@ -93,7 +93,7 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def flag_cell(option: Option) -> str:
+def flag_cell(option: Option[Any]) -> str:
     """``--flag=METAVAR``; a flag alone; its ``--no-`` twin; "(repeatable)" for an option given once per value."""
     if option.is_flag:
         forms = [option.flag] if option.negation is None else [option.flag, option.negation]
@@ -102,14 +102,14 @@ def flag_cell(option: Option) -> str:
     return f"{cell} (repeatable)" if option.is_list else cell
 
 
-def ini_cell(option: Option) -> str:
+def ini_cell(option: Option[Any]) -> str:
     cell = _code(option.ini)
     if option.is_flag:
         return f"{cell} (true/false)"
     return f"{cell} (one per line)" if option.is_list else cell
 
 
-def yaml_cell(option: Option) -> str:
+def yaml_cell(option: Option[Any]) -> str:
     if not option.yaml_path:
         return "—"
     cell = _code(option.yaml_key)
@@ -118,7 +118,7 @@ def yaml_cell(option: Option) -> str:
     return f"{cell} (a list)" if option.is_list else cell
 
 
-def default_cell(option: Option) -> str:
+def default_cell(option: Option[Any]) -> str:
     """The table's default as a user would write it; a flag is off unless it has a ``--no-`` twin (then the help
     says what decides it); no default is "not set" (the help says what applies then)."""
     value: Any = option.default

@@ -65,7 +65,7 @@ def add_options(parser: pytest.Parser) -> None:
         add_group(group, parser, options)
 
 
-def add_group(group: Any, parser: pytest.Parser, options: tuple[Option, ...]) -> None:
+def add_group(group: Any, parser: pytest.Parser, options: tuple[Option[Any], ...]) -> None:
     """Register ``options`` in ``group`` of ``pytest --help``: each flag (and ``--no-`` twin) and its ini key."""
     for option in options:
         if option.is_list:

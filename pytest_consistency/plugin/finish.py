@@ -24,7 +24,7 @@ from pytest_consistency.analysis.adaptive import decided
 from pytest_consistency.analysis.answers import default_equivalent
 from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.summary import EquivalenceError, build_summary, conclude
-from pytest_consistency.config.options import BY_DEST
+from pytest_consistency.config.options import CoreOptions
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.config.shard import shard_of
@@ -191,10 +191,10 @@ def export_traces(summary: SessionSummary, state: PluginState) -> None:
 def outputs(config: pytest.Config, settings: Settings) -> list[tuple[str, str, Path]]:
     """(format, option, file) for every output asked for, the GitHub step summary included."""
     wanted = []
-    for dest, name in (("consistency_md", "markdown"), ("consistency_html", "html")):
-        path = settings.path(dest)
+    for option, name in ((CoreOptions.md, "markdown"), (CoreOptions.html, "html")):
+        path = settings.path(option.name)
         if path is not None:
-            wanted.append((name, BY_DEST[dest].flag, path))
+            wanted.append((name, option.flag, path))
     other = settings.consistency_output
     if other is not None:
         name, _, file = other.partition("=")
