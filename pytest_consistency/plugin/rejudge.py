@@ -37,9 +37,9 @@ class Rejudge:
 
     def __init__(self, config: pytest.Config, state: PluginState) -> None:
         self.config, self.state = config, state
-        self.samples: int = state.settings.consistency_rejudge or 1
-        self.record: str = state.settings.consistency_record
-        self.suffix = paths.SUFFIXES[state.settings.consistency_cassette_format]
+        self.samples: int = state.settings.rejudge or 1
+        self.record: str = state.settings.record
+        self.suffix = paths.SUFFIXES[state.settings.cassette_format]
         #: Per (task, repetition): the source's exchanges a sample replays (its non-judge ones).
         self.replayed: dict[tuple[str, int], list[dict[str, Any]]] = {}
         #: The (task, item index) pairs whose judge sample is asked live in this session.
@@ -231,5 +231,5 @@ class Rejudge:
 
 def register(config: pytest.Config, state: PluginState) -> None:
     """Register the rejudge role when ``--consistency-rejudge`` is given."""
-    if state.settings.consistency_rejudge is not None:
+    if state.settings.rejudge is not None:
         config.pluginmanager.register(Rejudge(config, state), NAME)

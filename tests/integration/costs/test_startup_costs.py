@@ -117,4 +117,4 @@ def test_the_settings_class_compiles_no_comparison_methods() -> None:
     assert Settings.__eq__ is object.__eq__ and Settings.__hash__ is object.__hash__
     settings = Settings(record="none")
     with pytest.raises(FrozenInstanceError):
-        settings.consistency_record = "off"  # type: ignore[misc]
+        settings.record = "off"  # type: ignore[misc]
