@@ -34,7 +34,6 @@ from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
-    ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
     BY_DEST,
     BY_NAME,
@@ -42,7 +41,7 @@ from pytest_consistency.config.options import (
     GATE_OPTIONS,
     OUTPUT_OPTIONS,
 )
-from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
+from pytest_consistency.config.options_sequential import ADAPTIVE_OPTIONS, SEQUENTIAL_OPTIONS
 from pytest_consistency.config.parse import SettingError, argparse_type
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary

@@ -14,7 +14,6 @@ from typing import Any
 
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
-    ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
     CASSETTE_OPTIONS,
     CORE_OPTIONS,
@@ -24,7 +23,7 @@ from pytest_consistency.config.options import (
     TRACE_OPTIONS,
 )
 from pytest_consistency.config.options_cost import COST_OPTIONS
-from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
+from pytest_consistency.config.options_sequential import ADAPTIVE_OPTIONS, SEQUENTIAL_OPTIONS
 
 
 @dataclass(frozen=True)
