@@ -103,7 +103,7 @@ class Option(Generic[T]):
 
     @property
     def ini(self) -> str:
-        return self.dest
+        return PREFIX + self.name
 
     @property
     def old_ini(self) -> str | None:

@@ -103,6 +103,8 @@ def flag_cell(option: Option[Any]) -> str:
 
 def ini_cell(option: Option[Any]) -> str:
     cell = _code(option.ini)
+    if option.old_ini is not None:
+        cell = f"{cell} (deprecated: {_code(option.old_ini)})"
     if option.is_flag:
         return f"{cell} (true/false)"
     return f"{cell} (one per line)" if option.is_list else cell

@@ -8,6 +8,7 @@ from. Only a session the plugin wakes for builds :class:`Settings` (``plugin.dor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,31 @@ class Settings(Options):
         return absolute_path(value, self.bases.get(name))
 
 
+class ConsistencyDeprecationWarning(pytest.PytestDeprecationWarning):
+    """Something the plugin still accepts but will not: an ini key without the ``consistency_`` prefix."""
+
+
+def ini_entry(option: Option[Any], read: Callable[[str], Any]) -> tuple[str, Any, str | None]:
+    """The ini key an option's value is read from, the raw value (``read(key)``, pytest's ``getini``), and the
+    deprecation to warn of (None: none). A gate's key without the prefix (``route_drift_max``) is still read when
+    its new key (``consistency_route_drift_max``) is not set; both set, the new one wins, and the warning says so."""
+    raw = read(option.ini)
+    old = option.old_ini
+    if old is None:
+        return option.ini, raw, None
+    old_raw = read(old)
+    if old_raw in (None, ""):
+        return option.ini, raw, None
+    if raw in (None, ""):
+        return old, old_raw, f"the ini key {old} is deprecated: use {option.ini}"
+    return (
+        option.ini,
+        raw,
+        f"the ini keys {option.ini} and {old} are both set: {option.ini} wins ({old} is its deprecated spelling: "
+        "remove it)",
+    )
+
+
 def _overridden_ini(config: pytest.Config) -> set[str]:
     """Ini keys set on the command line with ``-o key=value``."""
     entries = config.getoption("override_ini", None) or []
@@ -119,15 +145,17 @@ def resolve(config: pytest.Config) -> Settings:
             sources[option.name] = f"{config_path} ({option.yaml_key})"
             bases[option.name] = config_path.parent
             return
-        raw = config.getini(option.ini)
+        key, raw, deprecation = ini_entry(option, config.getini)
+        if deprecation is not None and not hasattr(config, "workerinput"):  # said once, by the controller
+            config.issue_config_time_warning(ConsistencyDeprecationWarning(deprecation), stacklevel=2)
         if raw not in (None, ""):
-            from_cli = option.ini in overridden
-            origin = f"-o {option.ini}" if from_cli else inifile
+            from_cli = key in overridden
+            origin = f"-o {key}" if from_cli else inifile
             try:
                 values[option.name] = option.parse(raw)
             except SettingError as exc:
-                raise pytest.UsageError(f"{origin}: {option.ini} = {raw}: {exc} (twin of {option.flag})") from None
-            sources[option.name] = f"-o {option.ini}" if from_cli else f"{inifile} ({option.ini})"
+                raise pytest.UsageError(f"{origin}: {key} = {raw}: {exc} (twin of {option.flag})") from None
+            sources[option.name] = f"-o {key}" if from_cli else f"{inifile} ({key})"
             bases[option.name] = invocation_dir if from_cli else ini_dir
             return
         values[option.name] = option.default

@@ -20,7 +20,7 @@ from pytest_consistency.config import options as options_module
 from pytest_consistency.config import parse
 from pytest_consistency.config.option import PREFIX, Option, options_of
 from pytest_consistency.config.options import BY_NAME, OPTIONS, GateOptions, Options
-from pytest_consistency.config.settings import Settings
+from pytest_consistency.config.settings import Settings, ini_entry
 from pytest_consistency.model import result
 
 #: What the annotations name (imported by the table for mypy only).
@@ -115,3 +115,51 @@ def test_an_unknown_option_is_refused_by_name() -> None:
         Settings().value(old["gap"])
     with pytest.raises(TypeError, match=old["record"]):
         Settings(**{old["record"]: "all"})
+
+
+def test_every_ini_key_has_the_prefix_and_the_gates_keep_their_old_one() -> None:
+    assert [option.ini for option in OPTIONS if not option.ini.startswith(PREFIX)] == []
+    old = {option.old_ini: option.ini for option in OPTIONS if option.old_ini is not None}
+    assert old == {
+        "answer_disagreement_max": "consistency_answer_disagreement_max",
+        "pass_hat_k_min": "consistency_pass_hat_k_min",
+        "route_drift_max": "consistency_route_drift_max",
+        "gap_increase_max": "consistency_gap_increase_max",
+        "judge_flip_max": "consistency_judge_flip_max",
+        "mcnemar_p_min": "consistency_mcnemar_p_min",
+    }
+    assert not set(old) & {option.ini for option in OPTIONS}
+
+
+@pytest.mark.parametrize(
+    ("ini", "expected"),
+    [
+        ({}, ("consistency_route_drift_max", None, None)),
+        ({"consistency_route_drift_max": "2"}, ("consistency_route_drift_max", "2", None)),
+        (
+            {"route_drift_max": "3"},
+            ("route_drift_max", "3", "the ini key route_drift_max is deprecated: use consistency_route_drift_max"),
+        ),
+        (
+            {"consistency_route_drift_max": "2", "route_drift_max": "3"},
+            (
+                "consistency_route_drift_max",
+                "2",
+                "the ini keys consistency_route_drift_max and route_drift_max are both set: "
+                "consistency_route_drift_max wins (route_drift_max is its deprecated spelling: remove it)",
+            ),
+        ),
+        ({"consistency_route_drift_max": "2", "route_drift_max": ""}, ("consistency_route_drift_max", "2", None)),
+    ],
+)
+def test_an_old_gate_ini_key_is_read_when_the_new_one_is_not_set(
+    ini: dict[str, str], expected: tuple[str, str | None, str | None]
+) -> None:
+    key, raw, warning = ini_entry(BY_NAME["route_drift_max"], ini.get)
+    assert (key, raw, warning) == expected
+
+
+def test_an_option_without_an_old_key_reads_its_own_only() -> None:
+    read: list[str] = []
+    assert ini_entry(BY_NAME["gap_max"], lambda key: read.append(key)) == ("consistency_gap_max", None, None)
+    assert read == ["consistency_gap_max"]
