@@ -76,6 +76,8 @@ class Option(Generic[T]):
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+        if not self.flag:  # declared by gate_option(): the rest is the gate's
+            _fill_from_gate(self, owner, name)
         if not self.dest:
             self.dest = PREFIX + name
 
@@ -116,23 +118,21 @@ class Option(Generic[T]):
         return ".".join(self.yaml_path)
 
 
-class GateOption(Option[T]):
+def gate_option() -> Option[Any]:
     """A gate's option: its flag, help, metavar and parser are the gate's (:data:`~..analysis.gates.GATES`, where a
-    gate is declared), found by the attribute's name, which is the gate's :attr:`~..analysis.gates.Gate.setting`;
-    the declaration here adds the type only."""
+    gate is declared), found when the option learns its name, which is the gate's
+    :attr:`~..analysis.gates.Gate.setting`; the declaration adds the type only. (A function, not a subclass: a class
+    more is about 0.1 M instructions at every pytest start.)"""
+    return Option("", (), percentage, "")
 
-    __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__("", (), percentage, "")
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        gate = next((gate for gate in GATES if gate.setting == name), None)
-        if gate is None:
-            raise LookupError(f"{owner.__name__}.{name}: no gate of analysis.gates.GATES has the setting {name!r}")
-        self.name, self.dest, self.flag, self.help, self.metavar = name, gate.dest, gate.flag, gate.help, gate.metavar
-        self.yaml_path = ("gates", gate.dest)
-        self.parse = non_negative_int if gate.count else fraction if gate.probability else percentage
+def _fill_from_gate(option: Option[Any], owner: type, name: str) -> None:
+    gate = next((gate for gate in GATES if gate.setting == name), None)
+    if gate is None:
+        raise LookupError(f"{owner.__name__}.{name}: no gate of analysis.gates.GATES has the setting {name!r}")
+    option.dest, option.flag, option.help, option.metavar = gate.dest, gate.flag, gate.help, gate.metavar
+    option.yaml_path = ("gates", gate.dest)
+    option.parse = non_negative_int if gate.count else fraction if gate.probability else percentage
 
 
 def options_of(group: type) -> tuple[Option[Any], ...]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION
 from pytest_consistency.config.marker import MAX_REPETITIONS
-from pytest_consistency.config.option import GateOption, Option, options_of
+from pytest_consistency.config.option import Option, gate_option, options_of
 from pytest_consistency.config.options_cost import COST_OPTIONS, CostOptions
 from pytest_consistency.config.options_sequential import (
     ADAPTIVE_OPTIONS,
@@ -68,14 +68,14 @@ class GateOptions:
     """One option per gate of :data:`~pytest_consistency.analysis.gates.GATES` (each gate's option is the gate's,
     by this attribute's name; a test refuses a gate without one), and the cause gates' limits."""
 
-    gap_max: Option[float | None] = GateOption()
-    answer_disagreement_max: Option[float | None] = GateOption()
-    pass_hat_k_min: Option[float | None] = GateOption()
-    route_drift_max: Option[float | None] = GateOption()
-    regressions_max: Option[int | None] = GateOption()
-    gap_increase_max: Option[float | None] = GateOption()
-    judge_flip_max: Option[float | None] = GateOption()
-    mcnemar_p_min: Option[float | None] = GateOption()
+    gap_max: Option[float | None] = gate_option()
+    answer_disagreement_max: Option[float | None] = gate_option()
+    pass_hat_k_min: Option[float | None] = gate_option()
+    route_drift_max: Option[float | None] = gate_option()
+    regressions_max: Option[int | None] = gate_option()
+    gap_increase_max: Option[float | None] = gate_option()
+    judge_flip_max: Option[float | None] = gate_option()
+    mcnemar_p_min: Option[float | None] = gate_option()
     cause_max: Option[tuple[tuple[str, float], ...]] = Option(
         CAUSE_FLAG,
         ("gates", "cause_max"),
