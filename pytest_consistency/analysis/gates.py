@@ -117,6 +117,16 @@ class Gate:
     def dest(self) -> str:
         return f"{self.name}_{self.direction}"
 
+    @property
+    def setting(self) -> str:
+        """The name the settings read its threshold by (``settings.gap_max``): :attr:`dest` without the prefix."""
+        return setting_of(self.dest)
+
+
+def setting_of(dest: str) -> str:
+    """The settings' name of an option's ``dest``: without the ``consistency_`` prefix (``config.option.PREFIX``)."""
+    return dest.removeprefix("consistency_")
+
 
 def _scaled(interval: Interval | None, factor: float) -> Interval | None:
     from pytest_consistency.stats.interval import Interval
@@ -374,9 +384,10 @@ def label_of(name: str) -> str:
 
 
 def thresholds_of(value: Callable[[str], Any]) -> dict[str, float | None]:
-    """Every gate's threshold by :attr:`Gate.dest`, from the settings' ``value(dest)`` (None: not set)."""
-    thresholds: dict[str, float | None] = {gate.dest: value(gate.dest) for gate in GATES}
-    limits = dict(value(CAUSE_OPTION) or ())
+    """Every gate's threshold by :attr:`Gate.dest`, from the settings' ``value(name)`` (:attr:`Gate.setting`; None:
+    not set)."""
+    thresholds: dict[str, float | None] = {gate.dest: value(gate.setting) for gate in GATES}
+    limits = dict(value(setting_of(CAUSE_OPTION)) or ())
     for cause, gate in zip(CAUSE_WORDS, CAUSE_GATES, strict=True):
         thresholds[gate.dest] = limits.get(cause)
     return thresholds

@@ -25,7 +25,7 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,14 @@ from pytest_consistency.analysis.gates import thresholds_of
 from pytest_consistency.analysis.merge import MergeError, gated_merge
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
-    ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
     BY_DEST,
+    BY_NAME,
     CONFIG_FILE,
     GATE_OPTIONS,
     OUTPUT_OPTIONS,
 )
-from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
+from pytest_consistency.config.options_sequential import ADAPTIVE_OPTIONS, SEQUENTIAL_OPTIONS
 from pytest_consistency.config.parse import SettingError, argparse_type
 from pytest_consistency.config.yaml import ConfigError, load_yaml
 from pytest_consistency.model.result import Analysis, SessionSummary
@@ -72,7 +72,7 @@ class UsageProblem(Exception):
     """Bad input to the command: printed as ``pytest-consistency <command>: error: ...``, exit status 2."""
 
 
-def _add(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
+def _add(parser: argparse.ArgumentParser, options: Sequence[Option[Any]]) -> None:
     for option in options:
         if option.is_flag:  # unset stays None, so the YAML value or the reports' own setting is kept
             parser.add_argument(option.flag, dest=option.dest, action="store_const", const=True, help=option.help)
@@ -211,7 +211,12 @@ def _config_file(args: argparse.Namespace) -> str | None:
     return f"config: {found} (found in {HERE})"
 
 
-def _settings(args: argparse.Namespace, options: Sequence[Option]) -> dict[str, Any]:
+def by_name(values: dict[str, Any]) -> Callable[[str], Any]:
+    """Read ``values`` (by ``dest``, as argparse keeps them) by the settings' names, as ``thresholds_of`` asks."""
+    return lambda name: values.get(BY_NAME[name].dest)
+
+
+def _settings(args: argparse.Namespace, options: Sequence[Option[Any]]) -> dict[str, Any]:
     """Command line > YAML (``--consistency-config``, else ``consistency.yaml`` here) for each option; unset
     options are absent."""
     values: dict[str, Any] = {}
@@ -329,7 +334,7 @@ def run_merge(args: argparse.Namespace, out: Any) -> int:
         if args.consistency_config is not None and getattr(args, "consistency_baseline", None) is None:
             path = args.consistency_config.parent / path  # a YAML path is relative to the YAML file
         baseline = (label, _read([path])[0][1])
-    explicit = {dest: value for dest, value in thresholds_of(values.get).items() if value is not None}
+    explicit = {dest: value for dest, value in thresholds_of(by_name(values)).items() if value is not None}
     try:
         summary = gated_merge(reports, explicit, analysis, args.allow_mixed, baseline)
     except MergeError as exc:
@@ -423,7 +428,7 @@ def run_plan(args: argparse.Namespace, out: Any) -> int:
         analysis = Analysis(**{**analysis.__dict__, "sequential_alpha": alpha})
     elif values.get("consistency_sequential") is False:
         analysis = Analysis(**{**analysis.__dict__, "sequential_alpha": None})
-    thresholds = thresholds_of(values.get)
+    thresholds = thresholds_of(by_name(values))
     try:
         plan = build_plan(
             str(path),

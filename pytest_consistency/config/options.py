@@ -1,4 +1,10 @@
-"""Every option of the plugin, declared once, with its command-line flag, ini key and YAML key.
+"""Every option of the plugin, declared once, with its command-line flag, ini key, YAML key and type.
+
+An option is a class attribute of its group's class (``CoreOptions``, ``GateOptions``, ...; a group may live in a
+module of its own, :mod:`.options_cost`): ``record: Option[Literal[...]] = Option("--consistency-record", ...)``. Its
+name is the attribute code reads on the settings (``settings.record``), its annotation the value's type (mypy reads
+it through :class:`~.option.Option`'s ``__get__``), and ``Settings`` (:mod:`.settings`) is the class that inherits
+every group: there is nothing else to declare, nor to keep in step.
 
 One table drives ``pytest_addoption`` (``plugin.dormant.add_options``), the ini and YAML parsing and the precedence
 CLI > YAML > ini > default (:mod:`.settings`), and the options of the ``pytest-consistency`` command (:mod:`.cli`), so
@@ -12,11 +18,18 @@ makes, about 1 ms a class), nor do the modules it imports (the gates, the parser
 
 from __future__ import annotations
 
-from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION, GATES, Gate
+from typing import TYPE_CHECKING
+
+from pytest_consistency.analysis.gates import CAUSE_FLAG, CAUSE_OPTION
 from pytest_consistency.config.marker import MAX_REPETITIONS
-from pytest_consistency.config.option import Option
-from pytest_consistency.config.options_cost import COST_OPTIONS
-from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
+from pytest_consistency.config.option import Option, gate_option, options_of
+from pytest_consistency.config.options_cost import COST_OPTIONS, CostOptions
+from pytest_consistency.config.options_sequential import (
+    ADAPTIVE_OPTIONS,
+    SEQUENTIAL_OPTIONS,
+    AdaptiveOptions,
+    SequentialOptions,
+)
 from pytest_consistency.config.parse import (
     cause_limits,
     choice,
@@ -31,7 +44,6 @@ from pytest_consistency.config.parse import (
     non_negative_number,
     open_rate,
     parse_target,
-    percentage,
     positive_int,
     regex,
     repetitions,
@@ -41,22 +53,31 @@ from pytest_consistency.config.parse import (
 )
 from pytest_consistency.stats.choices import TARGETS, TESTS
 
+if TYPE_CHECKING:  # the options' types, read by mypy (and by a test through typing.get_type_hints), never at start-up
+    from typing import Any, Literal
+
+    from pytest_consistency.config.parse import Target as ResampleTarget
+    from pytest_consistency.model.result import GateOn, Target
+
 #: The cassette modes (``--consistency-record``), and those that record: they may call the model live (``none``
 #: replays only; ``off`` has no cassette, and its calls may be another tool's replays, as pytest-recording's).
 RECORD_MODES = ("none", "once", "new_episodes", "all", "off")
 LIVE_MODES = ("once", "new_episodes", "all")
 
 
-def _gate_option(gate: Gate) -> Option:
-    parse = non_negative_int if gate.count else fraction if gate.probability else percentage
-    return Option(gate.dest, gate.flag, ("gates", gate.dest), parse, gate.help, metavar=gate.metavar)
+class GateOptions:
+    """One option per gate of :data:`~pytest_consistency.analysis.gates.GATES` (each gate's option is the gate's,
+    by this attribute's name; a test refuses a gate without one), and the cause gates' limits."""
 
-
-#: One option per gate of :data:`~pytest_consistency.analysis.gates.GATES`: a gate is declared once, there.
-GATE_OPTIONS = (
-    *(_gate_option(gate) for gate in GATES),
-    Option(
-        CAUSE_OPTION,
+    gap_max: Option[float | None] = gate_option()
+    answer_disagreement_max: Option[float | None] = gate_option()
+    pass_hat_k_min: Option[float | None] = gate_option()
+    route_drift_max: Option[float | None] = gate_option()
+    regressions_max: Option[int | None] = gate_option()
+    gap_increase_max: Option[float | None] = gate_option()
+    judge_flip_max: Option[float | None] = gate_option()
+    mcnemar_p_min: Option[float | None] = gate_option()
+    cause_max: Option[tuple[tuple[str, float], ...]] = Option(
         CAUSE_FLAG,
         ("gates", "cause_max"),
         cause_limits,
@@ -65,21 +86,25 @@ GATE_OPTIONS = (
         metavar="CAUSE=PP",
         default=(),
         is_list=True,
-    ),
-)
+        dest=CAUSE_OPTION,
+    )
 
-ANALYSIS_OPTIONS = (
-    Option(
-        "consistency_confidence",
+
+GATE_OPTIONS = options_of(GateOptions)
+
+
+class AnalysisOptions:
+    """The intervals, how gates are decided, and the baseline."""
+
+    confidence: Option[float] = Option(
         "--consistency-confidence",
         ("analysis", "confidence"),
         confidence_level,
         "confidence level of every interval and test (default 0.95)",
         metavar="LEVEL",
         default=0.95,
-    ),
-    Option(
-        "consistency_interval_target",
+    )
+    interval_target: Option[Target] = Option(
         "--consistency-interval-target",
         ("analysis", "target"),
         choice(*TARGETS),
@@ -87,9 +112,8 @@ ANALYSIS_OPTIONS = (
         "(tasks like these; task sampling too)",
         metavar="TARGET",
         default="suite",
-    ),
-    Option(
-        "consistency_gate_on",
+    )
+    gate_on: Option[GateOn] = Option(
         "--consistency-gate-on",
         ("gates", "on"),
         choice("point", "bound"),
@@ -98,9 +122,8 @@ ANALYSIS_OPTIONS = (
         "control)",
         metavar="WHAT",
         default="bound",
-    ),
-    Option(
-        "consistency_inconclusive",
+    )
+    inconclusive: Option[Literal["fail", "pass"]] = Option(
         "--consistency-inconclusive",
         ("gates", "inconclusive"),
         choice("fail", "pass"),
@@ -108,27 +131,24 @@ ANALYSIS_OPTIONS = (
         "(every gate and bar must be shown met)",
         metavar="AS",
         default="pass",
-    ),
-    Option(
-        "consistency_baseline",
+    )
+    baseline: Option[str | None] = Option(
         "--consistency-baseline",
         ("baseline", "report"),
         file_path,
         "compare with an earlier JSON report (e.g. the main branch's): per-task regressions, gap change, route "
         "and token changes",
         metavar="FILE",
-    ),
-    Option(
-        "consistency_test",
+    )
+    test: Option[Literal["boschloo", "fisher"]] = Option(
         "--consistency-test",
         ("baseline", "test"),
         choice(*TESTS),
         "one-sided exact test of a per-task regression against the baseline: boschloo (default) or fisher",
         metavar="TEST",
         default="boschloo",
-    ),
-    Option(
-        "consistency_suite_regression",
+    )
+    suite_regression: Option[bool | None] = Option(
         "--consistency-suite-regression",
         ("baseline", "suite_regression"),
         choice("true", "false"),
@@ -137,16 +157,20 @@ ANALYSIS_OPTIONS = (
         "--no-consistency-suite-regression switches it off)",
         is_flag=True,
         negation="--no-consistency-suite-regression",
-    ),
-)
+    )
+
+
+ANALYSIS_OPTIONS = options_of(AnalysisOptions)
 
 #: The YAML file a session reads when no ``--consistency-config`` (or ini ``consistency_config``) names one: this
 #: name in rootdir, when it is there (the ``pytest-consistency`` command looks in the current directory).
 CONFIG_FILE = "consistency.yaml"
 
-CORE_OPTIONS = (
-    Option(
-        "consistency_config",
+
+class CoreOptions:
+    """The repetitions, the default bars, shards and the outputs."""
+
+    config: Option[str] = Option(
         "--consistency-config",
         (),
         file_path,
@@ -154,103 +178,96 @@ CORE_OPTIONS = (
         f"{CONFIG_FILE} in rootdir, when it exists)",
         metavar="FILE",
         default=CONFIG_FILE,
-    ),
-    Option(
-        "consistency_repeat",
+    )
+    repeat: Option[int | None] = Option(
         "--consistency-repeat",
         ("repeat",),
         repetitions,
         f"override n of every repeat_consistency marker (at most {MAX_REPETITIONS})",
         metavar="N",
-    ),
-    Option(
-        "consistency_min_pass",
+    )
+    min_pass: Option[float | None] = Option(
         "--consistency-min-pass",
         ("min_pass",),
         fraction,
         "default min_pass for markers that do not set it: the pass rate at which a task passes as a whole",
         metavar="F",
-    ),
-    Option(
-        "consistency_min_rate",
+    )
+    min_rate: Option[float | None] = Option(
         "--consistency-min-rate",
         ("min_rate",),
         open_rate,
         "default min_rate for markers that set neither min_pass nor min_rate: a task passes when its repetitions "
         "show a rate of at least F, fails when they show it is below, and is undecided otherwise",
         metavar="F",
-    ),
-    Option(
-        "consistency_shard",
+    )
+    shard: Option[tuple[int, int] | None] = Option(
         "--consistency-shard",
         ("shard",),
         shard_spec,
         "run shard I of N (e.g. 2/4), every repetition of a task in one shard; its verdicts and gates are decided "
         "once, by `pytest-consistency merge` of every shard's report, so a shard exits 0 unless something broke",
         metavar="I/N",
-    ),
-    Option(
-        "consistency_report",
+    )
+    report: Option[str | None] = Option(
         "--consistency-report",
         ("report",),
         file_path,
         "write the machine-readable JSON report to FILE",
         metavar="FILE",
-    ),
-    Option(
-        "consistency_md",
+    )
+    md: Option[str | None] = Option(
         "--consistency-md",
         ("outputs", "markdown"),
         file_path,
         "write the Markdown summary to FILE (it is also appended to $GITHUB_STEP_SUMMARY when that is set)",
         metavar="FILE",
-    ),
-    Option(
-        "consistency_no_md",
+    )
+    no_md: Option[bool] = Option(
         "--no-consistency-md",
         ("outputs", "no_step_summary"),
         choice("true", "false"),
         "do not append the Markdown summary to $GITHUB_STEP_SUMMARY",
         is_flag=True,
-    ),
-    Option(
-        "consistency_html",
+    )
+    html: Option[str | None] = Option(
         "--consistency-html",
         ("outputs", "html"),
         file_path,
         "write the self-contained HTML page (tasks x repetitions grid, routes, answers) to FILE",
         metavar="FILE",
-    ),
-    Option(
-        "consistency_output",
+    )
+    output: Option[str | None] = Option(
         "--consistency-output",
         ("outputs", "other"),
         named_output,
         "write the report format NAME (built in: terminal, json, markdown, html, junit; or one a "
         "pytest_consistency_report_format hook provides) to FILE",
         metavar="NAME=FILE",
-    ),
-)
+    )
 
-ROUTE_OPTIONS = (
-    Option(
-        "consistency_base_url",
+
+CORE_OPTIONS = options_of(CoreOptions)
+
+
+class RouteOptions:
+    """The routes (OpenAI-compatible, Anthropic) and their clients, the budgets and limits of live calls."""
+
+    base_url: Option[str | None] = Option(
         "--consistency-base-url",
         ("route", "base_url"),
         text,
         "base URL of the OpenAI-compatible API for every repetition (else OPENAI_BASE_URL, else OpenAI's)",
         metavar="URL",
-    ),
-    Option(
-        "consistency_model",
+    )
+    model: Option[str | None] = Option(
         "--consistency-model",
         ("route", "model"),
         text,
         "model id applied to every request that does not name one",
         metavar="MODEL",
-    ),
-    Option(
-        "consistency_api_key_env",
+    )
+    api_key_env: Option[str] = Option(
         "--consistency-api-key-env",
         ("route", "api_key_env"),
         text,
@@ -258,68 +275,60 @@ ROUTE_OPTIONS = (
         "keys are never taken on the command line",
         metavar="VAR",
         default="OPENAI_API_KEY",
-    ),
-    Option(
-        "consistency_timeout",
+    )
+    timeout: Option[float] = Option(
         "--consistency-timeout",
         ("route", "timeout"),
         timeout_seconds,
         "request timeout in seconds (default 60, at most 86400)",
         metavar="SECONDS",
         default=60.0,
-    ),
-    Option(
-        "consistency_max_retries",
+    )
+    max_retries: Option[int] = Option(
         "--consistency-max-retries",
         ("route", "max_retries"),
         non_negative_int,
         "SDK retries per request (default 1)",
         metavar="N",
         default=1,
-    ),
-    Option(
-        "consistency_temperature",
+    )
+    temperature: Option[float | None] = Option(
         "--consistency-temperature",
         ("route", "temperature"),
         non_negative_number,
         "temperature applied to requests that do not set one",
         metavar="T",
-    ),
-    Option(
-        "consistency_max_tokens",
+    )
+    max_tokens: Option[int | None] = Option(
         "--consistency-max-tokens",
         ("route", "max_tokens"),
         positive_int,
         "max_tokens applied to model requests that set no limit (max_output_tokens on the Responses API): an agent "
         "that sets none may run hundreds of tokens, and minutes, a call",
         metavar="N",
-    ),
-    Option(
-        "consistency_seed",
+    )
+    seed: Option[int | None] = Option(
         "--consistency-seed",
         ("route", "seed"),
         non_negative_int,
         "seed applied to requests that do not set one",
         metavar="SEED",
-    ),
-    Option(
-        "consistency_retries_max",
+    )
+    retries_max: Option[int | None] = Option(
         "--consistency-retries-max",
         ("route", "retries_max"),
         non_negative_int,
         "retries per request above which a repetition counts as route drift (default: the route's max_retries)",
         metavar="N",
-    ),
-    Option(
-        "consistency_token_budget",
+    )
+    token_budget: Option[int | None] = Option(
         "--consistency-token-budget",
         ("route", "token_budget"),
         positive_int,
         "stop making live calls once the session used more than N tokens, and fail the session",
         metavar="N",
-    ),
-    Option(
-        "consistency_preflight",
+    )
+    preflight: Option[bool | None] = Option(
         "--consistency-preflight",
         ("route", "preflight"),
         choice("true", "false"),
@@ -329,68 +338,60 @@ ROUTE_OPTIONS = (
         "--no-consistency-preflight switches it off)",
         is_flag=True,
         negation="--no-consistency-preflight",
-    ),
-    Option(
-        "consistency_concurrency",
+    )
+    concurrency: Option[int | None] = Option(
         "--consistency-concurrency",
         ("route", "concurrency"),
         positive_int,
         "at most N live requests in flight per route at once, across every xdist worker of the session (replays "
         "are never held back); time spent waiting is reported per repetition and kept out of latency",
         metavar="N",
-    ),
-    Option(
-        "consistency_rpm",
+    )
+    rpm: Option[int | None] = Option(
         "--consistency-rpm",
         ("route", "rpm"),
         positive_int,
         "start at most N live requests per minute per route, across every xdist worker of the session",
         metavar="N",
-    ),
-    Option(
-        "consistency_anthropic_base_url",
+    )
+    anthropic_base_url: Option[str | None] = Option(
         "--consistency-anthropic-base-url",
         ("routes", "anthropic", "base_url"),
         text,
         "base URL of the Anthropic route, without /v1 (else ANTHROPIC_BASE_URL, else https://api.anthropic.com)",
         metavar="URL",
-    ),
-    Option(
-        "consistency_anthropic_model",
+    )
+    anthropic_model: Option[str | None] = Option(
         "--consistency-anthropic-model",
         ("routes", "anthropic", "model"),
         text,
         "model id of the Anthropic route, applied to requests that do not name one (else ANTHROPIC_MODEL)",
         metavar="MODEL",
-    ),
-    Option(
-        "consistency_anthropic_key_env",
+    )
+    anthropic_key_env: Option[str | None] = Option(
         "--consistency-anthropic-key-env",
         ("routes", "anthropic", "api_key_env"),
         text,
         "environment variable holding the Anthropic token (default: ANTHROPIC_AUTH_TOKEN, else ANTHROPIC_API_KEY)",
         metavar="VAR",
-    ),
-    Option(
-        "consistency_same_gateway",
+    )
+    same_gateway: Option[bool] = Option(
         "--consistency-same-gateway",
         ("routes", "same_gateway"),
         choice("true", "false"),
         "the OpenAI and Anthropic routes must reach the same gateway (scheme, host and port): refuse the session "
         "before any call when their base URLs point at different ones",
         is_flag=True,
-    ),
-    Option(
-        "consistency_ignore_url",
+    )
+    ignore_url: Option[str | None] = Option(
         "--consistency-ignore-url",
         ("route", "ignore_url"),
         regex,
         "regular expression of request URLs that are neither recorded, replayed nor counted (background "
         "telemetry, e.g. /traces/ingest); join several with |",
         metavar="REGEX",
-    ),
-    Option(
-        "consistency_judge",
+    )
+    judge: Option[tuple[tuple[str, Any], ...]] = Option(
         "--consistency-judge",
         ("judge",),
         judge_settings,
@@ -399,42 +400,24 @@ ROUTE_OPTIONS = (
         metavar="NAME=VALUE",
         default=(),
         is_list=True,
-    ),
-)
+    )
 
-ADAPTIVE_OPTIONS = (
-    Option(
-        "consistency_adaptive",
-        "--consistency-adaptive",
-        ("adaptive", "enabled"),
-        choice("true", "false"),
-        "stop repeating a task once its verdict (min_pass or min_rate) can no longer change: the same verdicts, "
-        "fewer calls",
-        is_flag=True,
-    ),
-    Option(
-        "consistency_n_min",
-        "--consistency-n-min",
-        ("adaptive", "n_min"),
-        repetitions,
-        "with --consistency-adaptive or --consistency-sequential: run at least N repetitions of every task (default 1)",
-        metavar="N",
-        default=1,
-    ),
-)
 
-CASSETTE_OPTIONS = (
-    Option(
-        "consistency_cassettes",
+ROUTE_OPTIONS = options_of(RouteOptions)
+
+
+class CassetteOptions:
+    """The per-repetition cassettes."""
+
+    cassettes: Option[str] = Option(
         "--consistency-cassettes",
         ("cassettes", "dir"),
         file_path,
         "directory of the per-repetition cassettes (default: cassettes under rootdir)",
         metavar="DIR",
         default="cassettes",
-    ),
-    Option(
-        "consistency_cassette_format",
+    )
+    cassette_format: Option[Literal["yaml", "json"]] = Option(
         "--consistency-cassette-format",
         ("cassettes", "format"),
         choice("yaml", "json"),
@@ -442,9 +425,8 @@ CASSETTE_OPTIONS = (
         "parsed about 5 times faster; convert existing ones with: pytest-consistency cassettes convert --to json)",
         metavar="FORMAT",
         default="yaml",
-    ),
-    Option(
-        "consistency_record",
+    )
+    record: Option[Literal["none", "once", "new_episodes", "all", "off"]] = Option(
         "--consistency-record",
         ("cassettes", "record"),
         choice(*RECORD_MODES),
@@ -452,9 +434,8 @@ CASSETTE_OPTIONS = (
         "off (no cassettes, live calls)",
         metavar="MODE",
         default="none",
-    ),
-    Option(
-        "consistency_match_ignore",
+    )
+    match_ignore: Option[tuple[str, ...]] = Option(
         "--consistency-match-ignore",
         ("cassettes", "match_ignore"),
         match_rules,
@@ -463,9 +444,8 @@ CASSETTE_OPTIONS = (
         metavar="RULE",
         default=(),
         is_list=True,
-    ),
-    Option(
-        "consistency_replay_any_host",
+    )
+    replay_any_host: Option[bool] = Option(
         "--consistency-replay-any-host",
         ("cassettes", "replay_any_host"),
         choice("true", "false"),
@@ -473,21 +453,23 @@ CASSETTE_OPTIONS = (
         "gateway): the path, query, body and key still match, and each call's record keeps the URL it was "
         "recorded at",
         is_flag=True,
-    ),
-    Option(
-        "consistency_record_on_exception",
+    )
+    record_on_exception: Option[bool] = Option(
         "--consistency-record-on-exception",
         ("cassettes", "record_on_exception"),
         choice("true", "false"),
         "keep the cassette of a repetition that raised something other than an assertion (default: drop it)",
         is_flag=True,
-    ),
-)
+    )
 
 
-RESAMPLE_OPTIONS = (
-    Option(
-        "consistency_resample",
+CASSETTE_OPTIONS = options_of(CassetteOptions)
+
+
+class ResampleOptions:
+    """The session modes: resampling a step, re-judging."""
+
+    resample: Option[ResampleTarget | None] = Option(
         "--consistency-resample",
         ("resample", "step"),
         parse_target,
@@ -495,36 +477,32 @@ RESAMPLE_OPTIONS = (
         "prefix: its first STEP-1 calls replay from its cassette, step STEP and the rest run M times "
         "(docs/trajectory.md)",
         metavar="TASK@STEP",
-    ),
-    Option(
-        "consistency_resample_n",
+    )
+    resample_n: Option[int] = Option(
         "--consistency-resample-n",
         ("resample", "n"),
         repetitions,
         "with --consistency-resample: the number of samples M (default 10)",
         metavar="M",
         default=10,
-    ),
-    Option(
-        "consistency_resample_from",
+    )
+    resample_from: Option[int] = Option(
         "--consistency-resample-from",
         ("resample", "from"),
         repetitions,
         "with --consistency-resample: the repetition whose prefix is replayed (default 1, the first)",
         metavar="REP",
         default=1,
-    ),
-    Option(
-        "consistency_rejudge",
+    )
+    rejudge: Option[int | None] = Option(
         "--consistency-rejudge",
         ("rejudge", "samples"),
         repetitions,
         "re-judge every marked task's recorded repetitions M times each: the agent's calls replay from each "
         "repetition's cassette (none goes out), only the judge is asked again (docs/judges.md)",
         metavar="M",
-    ),
-    Option(
-        "consistency_judge_votes",
+    )
+    judge_votes: Option[int | None] = Option(
         "--consistency-judge-votes",
         ("rejudge", "votes"),
         judge_votes,
@@ -532,9 +510,8 @@ RESAMPLE_OPTIONS = (
         "until the majority is decided: the agent's calls replay from each repetition's cassette (none goes out), "
         "and the figures and gates read the majority outcomes (docs/judges.md)",
         metavar="M",
-    ),
-    Option(
-        "consistency_rejudge_role",
+    )
+    rejudge_role: Option[Literal["judge", "agent"]] = Option(
         "--consistency-rejudge-role",
         ("rejudge", "role"),
         choice("judge", "agent"),
@@ -543,58 +520,68 @@ RESAMPLE_OPTIONS = (
         "judge are asked again: the gap split between agent and simulated user; docs/judges.md)",
         metavar="ROLE",
         default="judge",
-    ),
-)
+    )
 
-#: OpenTelemetry traces of the session (docs/traces.md); the exporter itself is configured by the OTEL_* variables.
-TRACE_OPTIONS = (
-    Option(
-        "consistency_otel",
+
+RESAMPLE_OPTIONS = options_of(ResampleOptions)
+
+
+class TraceOptions:
+    """OpenTelemetry traces of the session (docs/traces.md); the exporter is configured by the OTEL_* variables."""
+
+    otel: Option[bool] = Option(
         "--consistency-otel",
         ("otel",),
         choice("true", "false"),
         "export the session as OpenTelemetry traces over OTLP (a trace per task: its repetitions and each model "
         "call as GenAI spans), to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318); needs the otel extra",
         is_flag=True,
-    ),
-    Option(
-        "consistency_otel_content",
+    )
+    otel_content: Option[bool] = Option(
         "--consistency-otel-content",
         ("otel_content",),
         choice("true", "false"),
         "with --consistency-otel: put the prompts and completions on the model-call spans (redacted like every "
         "output; off by default, as the GenAI conventions ask)",
         is_flag=True,
-    ),
-    Option(
-        "consistency_run_id",
+    )
+    run_id: Option[str | None] = Option(
         "--consistency-run-id",
         ("run_id",),
         text,
         "the run this session is part of (default: the CI's run id, e.g. GITHUB_RUN_ID, else random): shards given "
         "the same one put each task's spans in the same trace",
         metavar="ID",
-    ),
-)
+    )
+
+
+TRACE_OPTIONS = options_of(TraceOptions)
 
 #: The outputs besides the JSON report (Markdown, the step summary switch, HTML, any format): also ``merge``'s.
 OUTPUT_OPTIONS = tuple(option for option in CORE_OPTIONS if option.yaml_path[:1] == ("outputs",))
 
 
-#: Every option, in the order of the option reference's groups (``reference.GROUPS``, which a test keeps in step).
-OPTIONS = (
-    *CORE_OPTIONS,
-    *GATE_OPTIONS,
-    *ANALYSIS_OPTIONS,
-    *ADAPTIVE_OPTIONS,
-    *SEQUENTIAL_OPTIONS,
-    *ROUTE_OPTIONS,
-    *COST_OPTIONS,
-    *CASSETTE_OPTIONS,
-    *RESAMPLE_OPTIONS,
-    *TRACE_OPTIONS,
-)
+class Options(
+    CoreOptions,
+    GateOptions,
+    AnalysisOptions,
+    AdaptiveOptions,
+    SequentialOptions,
+    RouteOptions,
+    CostOptions,
+    CassetteOptions,
+    ResampleOptions,
+    TraceOptions,
+):
+    """Every group, in the order of the option reference's groups (``reference.GROUPS``, which a test keeps in
+    step): ``Settings`` is this class with the values."""
+
+
+#: Every option, in that order.
+OPTIONS = tuple(option for group in Options.__bases__ for option in options_of(group))
 BY_DEST = {option.dest: option for option in OPTIONS}
+#: Every option by its name (the settings' attribute).
+BY_NAME = {option.name: option for option in OPTIONS}
 #: The groups ``pytest --help`` shows, each its own argparse group: pytest checks each new flag against every flag of
 #: its group, so one group of them all cost a quadratic check at every start, the plugin asleep too (0.3 ms).
 HELP_GROUPS = (

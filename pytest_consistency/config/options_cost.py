@@ -2,17 +2,20 @@
 the run (docs/cost.md).
 
 A group of the option table (:mod:`.options` joins it into ``OPTIONS``), declared here as the table's module is at its
-length limit; like it, this module builds no class at import.
+length limit. Like the table's, its options are attributes of a class (``CostOptions``, which ``Settings`` inherits):
+a plain class, no dataclass (see :mod:`.options`).
 """
 
 from __future__ import annotations
 
-from pytest_consistency.config.option import Option
+from pytest_consistency.config.option import Option, options_of
 from pytest_consistency.config.parse import choice, positive_number, price_entries
 
-COST_OPTIONS = (
-    Option(
-        "consistency_prices",
+
+class CostOptions:
+    """The options of what a session costs."""
+
+    prices: Option[tuple[tuple[str, tuple[float, float, float, float | None]], ...]] = Option(
         "--consistency-price",
         ("prices",),
         price_entries,
@@ -22,18 +25,16 @@ COST_OPTIONS = (
         metavar="MODEL=INPUT,OUTPUT[,CACHED_INPUT]",
         default=(),
         is_list=True,
-    ),
-    Option(
-        "consistency_cost_budget",
+    )
+    cost_budget: Option[float | None] = Option(
         "--consistency-cost-budget",
         ("route", "cost_budget"),
         positive_number,
         "stop making live calls once the session's calls (priced from the price table) and the costs its tests "
         "added (consistency.cost) came to more than USD US dollars, and fail the session",
         metavar="USD",
-    ),
-    Option(
-        "consistency_plan",
+    )
+    plan: Option[bool] = Option(
         "--consistency-plan",
         ("plan",),
         choice("true", "false"),
@@ -41,5 +42,7 @@ COST_OPTIONS = (
         "decided verdict at the marker's n, the n that would decide it, and the expected repetitions, tokens, "
         "dollars and minutes, from the last report (--consistency-report) and the gates set",
         is_flag=True,
-    ),
-)
+    )
+
+
+COST_OPTIONS = options_of(CostOptions)

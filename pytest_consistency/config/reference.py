@@ -14,7 +14,6 @@ from typing import Any
 
 from pytest_consistency.config.option import Option
 from pytest_consistency.config.options import (
-    ADAPTIVE_OPTIONS,
     ANALYSIS_OPTIONS,
     CASSETTE_OPTIONS,
     CORE_OPTIONS,
@@ -24,7 +23,7 @@ from pytest_consistency.config.options import (
     TRACE_OPTIONS,
 )
 from pytest_consistency.config.options_cost import COST_OPTIONS
-from pytest_consistency.config.options_sequential import SEQUENTIAL_OPTIONS
+from pytest_consistency.config.options_sequential import ADAPTIVE_OPTIONS, SEQUENTIAL_OPTIONS
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Group:
     """Options that belong together, in the order the option reference (docs/options.md) lists them."""
 
     title: str
-    options: tuple[Option, ...]
+    options: tuple[Option[Any], ...]
     #: The docs pages that explain these options in full, as (title, page relative to docs/ with its anchor).
     see: tuple[tuple[str, str], ...]
 
@@ -93,7 +92,7 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
-def flag_cell(option: Option) -> str:
+def flag_cell(option: Option[Any]) -> str:
     """``--flag=METAVAR``; a flag alone; its ``--no-`` twin; "(repeatable)" for an option given once per value."""
     if option.is_flag:
         forms = [option.flag] if option.negation is None else [option.flag, option.negation]
@@ -102,14 +101,16 @@ def flag_cell(option: Option) -> str:
     return f"{cell} (repeatable)" if option.is_list else cell
 
 
-def ini_cell(option: Option) -> str:
+def ini_cell(option: Option[Any]) -> str:
     cell = _code(option.ini)
+    if option.old_ini is not None:
+        cell = f"{cell} (deprecated: {_code(option.old_ini)})"
     if option.is_flag:
         return f"{cell} (true/false)"
     return f"{cell} (one per line)" if option.is_list else cell
 
 
-def yaml_cell(option: Option) -> str:
+def yaml_cell(option: Option[Any]) -> str:
     if not option.yaml_path:
         return "—"
     cell = _code(option.yaml_key)
@@ -118,7 +119,7 @@ def yaml_cell(option: Option) -> str:
     return f"{cell} (a list)" if option.is_list else cell
 
 
-def default_cell(option: Option) -> str:
+def default_cell(option: Option[Any]) -> str:
     """The table's default as a user would write it; a flag is off unless it has a ``--no-`` twin (then the help
     says what decides it); no default is "not set" (the help says what applies then)."""
     value: Any = option.default

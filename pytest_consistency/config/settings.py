@@ -8,129 +8,98 @@ from. Only a session the plugin wakes for builds :class:`Settings` (``plugin.dor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable
+from dataclasses import FrozenInstanceError
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import pytest
 
 from pytest_consistency.config.option import Option
-from pytest_consistency.config.options import BY_DEST, CONFIG_FILE, OPTIONS
+from pytest_consistency.config.options import BY_NAME, OPTIONS, CoreOptions, Options
 from pytest_consistency.config.parse import SettingError, absolute_path
-from pytest_consistency.config.parse import Target as ResampleTarget
-
-if TYPE_CHECKING:  # the option table is read at start-up: no statistics (model.result) loaded for it
-    from pytest_consistency.model.result import GateOn, Target
 
 
-@dataclass(frozen=True, eq=False)
-class Settings:
-    """Every option's value, one typed attribute per option (named as its ``dest`` in the option table, which a
-    test checks), after the precedence CLI > YAML > ini > default; and where each came from.
+class Settings(Options):
+    """Every option's value after the precedence CLI > YAML > ini > default, and where each came from.
 
-    Compared by identity (``eq=False``): a session has one, and nothing compares two. Every pytest start with the
-    plugin installed builds this class, and the ``__eq__`` and ``__hash__`` that ``dataclasses`` would compile
-    for 57 fields cost about 1.1 ms of that start (issue 30)."""
+    One attribute per option, inherited from the option groups of the table (:mod:`.options`), where each option is
+    declared once with its type: ``settings.concurrency`` is an ``int | None``. A value given is kept in the
+    instance's ``__dict__``; an option not given reads as its default (``Option.__get__``). Frozen, and compared by
+    identity: a session has one, and nothing compares two. Built only by a session the plugin wakes for."""
 
-    consistency_config: str = CONFIG_FILE
-    consistency_repeat: int | None = None
-    consistency_min_pass: float | None = None
-    consistency_min_rate: float | None = None
-    consistency_shard: tuple[int, int] | None = None
-    consistency_report: str | None = None
-    consistency_md: str | None = None
-    consistency_no_md: bool = False
-    consistency_html: str | None = None
-    consistency_output: str | None = None
-    consistency_gap_max: float | None = None
-    answer_disagreement_max: float | None = None
-    pass_hat_k_min: float | None = None
-    route_drift_max: float | None = None
-    consistency_regressions_max: int | None = None
-    gap_increase_max: float | None = None
-    judge_flip_max: float | None = None
-    mcnemar_p_min: float | None = None
-    consistency_cause_max: tuple[tuple[str, float], ...] = ()
-    consistency_confidence: float = 0.95
-    consistency_interval_target: Target = "suite"
-    consistency_gate_on: GateOn = "bound"
-    consistency_inconclusive: Literal["fail", "pass"] = "pass"
-    consistency_baseline: str | None = None
-    consistency_test: Literal["boschloo", "fisher"] = "boschloo"
-    consistency_suite_regression: bool | None = None
-    consistency_adaptive: bool = False
-    consistency_n_min: int = 1
-    consistency_sequential: bool = False
-    consistency_sequential_alpha: float | None = None
-    consistency_repetition_budget: int | None = None
-    consistency_sequential_margin: float | None = None
-    consistency_base_url: str | None = None
-    consistency_model: str | None = None
-    consistency_api_key_env: str = "OPENAI_API_KEY"
-    consistency_timeout: float = 60.0
-    consistency_max_retries: int = 1
-    consistency_temperature: float | None = None
-    consistency_max_tokens: int | None = None
-    consistency_seed: int | None = None
-    consistency_retries_max: int | None = None
-    consistency_token_budget: int | None = None
-    consistency_preflight: bool | None = None
-    consistency_concurrency: int | None = None
-    consistency_rpm: int | None = None
-    consistency_anthropic_base_url: str | None = None
-    consistency_anthropic_model: str | None = None
-    consistency_anthropic_key_env: str | None = None
-    consistency_same_gateway: bool = False
-    consistency_ignore_url: str | None = None
-    #: The judge's route settings over the agent route's, ``(name, value)``: base_url, model, api_key_env, temperature.
-    consistency_judge: tuple[tuple[str, Any], ...] = ()
-    #: ``(model, Price)`` pairs (``model.prices.Price``: input, output, cached input, cache write per million tokens).
-    consistency_prices: tuple[tuple[str, tuple[float, float, float, float | None]], ...] = ()
-    consistency_cost_budget: float | None = None
-    consistency_plan: bool = False
-    consistency_cassettes: str = "cassettes"
-    consistency_cassette_format: Literal["yaml", "json"] = "yaml"
-    consistency_record: Literal["none", "once", "new_episodes", "all", "off"] = "none"
-    consistency_match_ignore: tuple[str, ...] = ()
-    consistency_record_on_exception: bool = False
-    consistency_replay_any_host: bool = False
-    consistency_resample: ResampleTarget | None = None
-    consistency_resample_n: int = 10
-    consistency_resample_from: int = 1
-    consistency_rejudge: int | None = None
-    consistency_judge_votes: int | None = None
-    consistency_rejudge_role: Literal["judge", "agent"] = "judge"
-    consistency_otel: bool = False
-    consistency_otel_content: bool = False
-    consistency_run_id: str | None = None
-    #: Per option, where its value came from (``--flag``, the YAML file and key, the ini file, ``default``).
-    sources: dict[str, str] = field(default_factory=dict, compare=False)
-    #: The YAML file read: the one ``consistency_config`` names, or ``consistency.yaml`` in rootdir; None if none was.
-    config_file: Path | None = None
-    #: Per option, the directory a relative path value is relative to (see :meth:`path`).
-    bases: dict[str, Path] = field(default_factory=dict, compare=False)
+    #: Per option (by name), where its value came from (``--flag``, the YAML file and key, the ini file, ``default``).
+    sources: dict[str, str]
+    #: The YAML file read: the one ``--consistency-config`` names, or ``consistency.yaml`` in rootdir; None if none was.
+    config_file: Path | None
+    #: Per option (by name), the directory a relative path value is relative to (see :meth:`path`).
+    bases: dict[str, Path]
 
-    def value(self, dest: str) -> Any:
-        """The value of the option ``dest`` where the option is chosen from a table (the gates)."""
-        if dest not in _OPTION_FIELDS:
-            raise KeyError(f"no option with dest {dest!r}")
-        return getattr(self, dest)
+    def __init__(
+        self,
+        *,
+        sources: dict[str, str] | None = None,
+        config_file: Path | None = None,
+        bases: dict[str, Path] | None = None,
+        **values: Any,
+    ) -> None:
+        unknown = sorted(set(values) - BY_NAME.keys())
+        if unknown:
+            raise TypeError(f"Settings() got unexpected option names: {', '.join(unknown)}")
+        self.__dict__.update(values, sources=sources or {}, config_file=config_file, bases=bases or {})
 
-    def path(self, dest: str) -> Path | None:
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        given = ", ".join(f"{name}={value!r}" for name, value in vars(self).items() if name in BY_NAME)
+        return f"Settings({given})"
+
+    def value(self, name: str) -> Any:
+        """The value of the option ``name`` where the option is chosen from a table (the gates)."""
+        if name not in BY_NAME:
+            raise KeyError(f"no option named {name!r}")
+        return getattr(self, name)
+
+    def path(self, name: str) -> Path | None:
         """The value of a file or directory option as an absolute path; None when the option is not set.
 
         ``~`` is expanded. A relative value is relative to where it was given: the invocation directory for the
         command line (and ``-o``), the ini file's directory for the ini file, the YAML file's directory for the
         YAML file, and rootdir for the default.
         """
-        value = self.value(dest)
+        value = self.value(name)
         if value is None:
             return None
-        return absolute_path(value, self.bases.get(dest))
+        return absolute_path(value, self.bases.get(name))
 
 
-#: The attributes of :class:`Settings` that are options (the rest say where the values came from).
-_OPTION_FIELDS = frozenset(f.name for f in fields(Settings)) - {"sources", "config_file", "bases"}
+class ConsistencyDeprecationWarning(pytest.PytestDeprecationWarning):
+    """Something the plugin still accepts but will not: an ini key without the ``consistency_`` prefix."""
+
+
+def ini_entry(option: Option[Any], read: Callable[[str], Any]) -> tuple[str, Any, str | None]:
+    """The ini key an option's value is read from, the raw value (``read(key)``, pytest's ``getini``), and the
+    deprecation to warn of (None: none). A gate's key without the prefix (``route_drift_max``) is still read when
+    its new key (``consistency_route_drift_max``) is not set; both set, the new one wins, and the warning says so."""
+    raw = read(option.ini)
+    old = option.old_ini
+    if old is None:
+        return option.ini, raw, None
+    old_raw = read(old)
+    if old_raw in (None, ""):
+        return option.ini, raw, None
+    if raw in (None, ""):
+        return old, old_raw, f"the ini key {old} is deprecated: use {option.ini}"
+    return (
+        option.ini,
+        raw,
+        f"the ini keys {option.ini} and {old} are both set: {option.ini} wins ({old} is its deprecated spelling: "
+        "remove it)",
+    )
 
 
 def _overridden_ini(config: pytest.Config) -> set[str]:
@@ -155,14 +124,14 @@ def resolve(config: pytest.Config) -> Settings:
     yaml_values: dict[tuple[str, ...], Any] = {}
     yaml_lines: dict[tuple[str, ...], int] = {}
 
-    def pick(option: Option) -> None:
+    def pick(option: Option[Any]) -> None:
         cli = config.getoption(option.dest)
         if cli is not None and option.is_list:  # one parsed tuple per occurrence
             cli = tuple(rule for rules in cli for rule in rules)
         if cli is not None:
-            values[option.dest] = cli
-            sources[option.dest] = option.flag
-            bases[option.dest] = invocation_dir
+            values[option.name] = cli
+            sources[option.name] = option.flag
+            bases[option.name] = invocation_dir
             return
         if option.yaml_path in yaml_values and config_path is not None:
             raw = yaml_values[option.yaml_path]
@@ -170,43 +139,43 @@ def resolve(config: pytest.Config) -> Settings:
             if option.is_flag:
                 raw = str(raw).lower() if isinstance(raw, bool) else raw
             try:
-                values[option.dest] = option.parse(raw)
+                values[option.name] = option.parse(raw)
             except SettingError as exc:
                 raise pytest.UsageError(f"{where}: {option.yaml_key}: {exc} (see {option.flag} in --help)") from None
-            sources[option.dest] = f"{config_path} ({option.yaml_key})"
-            bases[option.dest] = config_path.parent
+            sources[option.name] = f"{config_path} ({option.yaml_key})"
+            bases[option.name] = config_path.parent
             return
-        raw = config.getini(option.ini)
+        key, raw, deprecation = ini_entry(option, config.getini)
+        if deprecation is not None and not hasattr(config, "workerinput"):  # said once, by the controller
+            config.issue_config_time_warning(ConsistencyDeprecationWarning(deprecation), stacklevel=2)
         if raw not in (None, ""):
-            from_cli = option.ini in overridden
-            origin = f"-o {option.ini}" if from_cli else inifile
+            from_cli = key in overridden
+            origin = f"-o {key}" if from_cli else inifile
             try:
-                values[option.dest] = option.parse(raw)
+                values[option.name] = option.parse(raw)
             except SettingError as exc:
-                raise pytest.UsageError(f"{origin}: {option.ini} = {raw}: {exc} (twin of {option.flag})") from None
-            sources[option.dest] = f"-o {option.ini}" if from_cli else f"{inifile} ({option.ini})"
-            bases[option.dest] = invocation_dir if from_cli else ini_dir
+                raise pytest.UsageError(f"{origin}: {key} = {raw}: {exc} (twin of {option.flag})") from None
+            sources[option.name] = f"-o {key}" if from_cli else f"{inifile} ({key})"
+            bases[option.name] = invocation_dir if from_cli else ini_dir
             return
-        values[option.dest] = option.default
-        sources[option.dest] = "default"
-        bases[option.dest] = config.rootpath
+        values[option.name] = option.default
+        sources[option.name] = "default"
+        bases[option.name] = config.rootpath
 
-    pick(BY_DEST["consistency_config"])
-    config_path = absolute_path(values["consistency_config"], bases["consistency_config"])
-    if sources["consistency_config"] == "default" and not config_path.is_file():
+    pick(CoreOptions.config)
+    config_path = absolute_path(values["config"], bases["config"])
+    if sources["config"] == "default" and not config_path.is_file():
         config_path = None  # no file named, none in rootdir: one stat, and nothing else is loaded
     if config_path is not None:
         from pytest_consistency.config.yaml import ConfigError, load_yaml  # only for a session with a file
 
         try:
-            yaml_values, yaml_lines = load_yaml(
-                config_path, None if sources["consistency_config"] != "default" else "rootdir"
-            )
+            yaml_values, yaml_lines = load_yaml(config_path, None if sources["config"] != "default" else "rootdir")
         except ConfigError as exc:
             raise pytest.UsageError(str(exc)) from None
     for option in OPTIONS:
         pick(option)
     for option in OPTIONS:
-        if option.is_flag and not (option.negation is not None and values[option.dest] is None):
-            values[option.dest] = values[option.dest] in (True, "true")
+        if option.is_flag and not (option.negation is not None and values[option.name] is None):
+            values[option.name] = values[option.name] in (True, "true")
     return Settings(**values, sources=sources, config_file=config_path, bases=bases)

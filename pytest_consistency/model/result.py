@@ -200,9 +200,9 @@ class CostFacts:
 #: The options whose value changes a task's verdict without the task's own marker saying so: every shard of a run
 #: must share them (``merge`` compares them), by their ``Settings`` attribute and flag.
 VERDICT_OPTIONS: tuple[tuple[str, str], ...] = (
-    ("consistency_repeat", "--consistency-repeat"),
-    ("consistency_min_pass", "--consistency-min-pass"),
-    ("consistency_min_rate", "--consistency-min-rate"),
+    ("repeat", "--consistency-repeat"),
+    ("min_pass", "--consistency-min-pass"),
+    ("min_rate", "--consistency-min-rate"),
 )
 
 

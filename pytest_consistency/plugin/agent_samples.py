@@ -136,7 +136,7 @@ class AgentSamples(Rejudge):
 def register(config: pytest.Config, state: PluginState) -> None:
     """Register the rejudge role sampling the agent (``--consistency-rejudge-role=agent``), else the judge's
     (``plugin.rejudge.register``)."""
-    if state.settings.consistency_rejudge is not None and state.settings.consistency_rejudge_role == "agent":
+    if state.settings.rejudge is not None and state.settings.rejudge_role == "agent":
         config.pluginmanager.register(AgentSamples(config, state), NAME)
     else:
         register_judge(config, state)

@@ -35,11 +35,11 @@ def warn_undecidable(metafunc: pytest.Metafunc, spec: MarkerSpec) -> None:
     that could: once per task, in one process (each xdist worker collects every task; the first one says it)."""
     config = metafunc.config
     settings = config.stash[STATE].settings
-    if settings.consistency_sequential:
-        alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
+    if settings.sequential:
+        alpha = settings.sequential_alpha or round(1.0 - settings.confidence, 12)
         text = sequential_rate_warning(spec, alpha)
     else:
-        text = rate_warning(spec, settings.consistency_confidence)
+        text = rate_warning(spec, settings.confidence)
     worker = getattr(config, "workerinput", {}).get("workerid")
     if text is None or worker not in (None, "gw0"):
         return
@@ -76,7 +76,7 @@ class Collection:
             pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.repeat_consistency: {problem}", pytrace=False)
         if spec.min_rate is not None:
             warn_undecidable(metafunc, spec)
-        if metafunc.config.stash[STATE].settings.consistency_sequential:
+        if metafunc.config.stash[STATE].settings.sequential:
             from pytest_consistency.plugin.rounds import gap_in_rounds, pin_k_problem
 
             pinned = pin_k_problem(spec) if gap_in_rounds(metafunc.config.stash[STATE]) else None
@@ -96,13 +96,13 @@ class Collection:
         state = config.stash[STATE]
         for index, item in enumerate(items):
             state.order.setdefault(item.nodeid, index)
-        spec = state.settings.consistency_shard
+        spec = state.settings.shard
         if spec is not None:
             kept, dropped = select_shard(items, *spec)
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = kept
-        if state.settings.consistency_sequential:
+        if state.settings.sequential:
             from pytest_consistency.plugin.rounds import in_rounds, round_major
 
             round_major(state, items, per_repetition=not in_rounds(state))
@@ -163,9 +163,7 @@ class Collection:
                 raise pytest.UsageError(route.error_message())
         if marked:  # compiled here, once every conftest is loaded; each cassette scope hands them to its matcher
             settings = state.settings
-            state.match_rules = match_rules(
-                session.config, settings.consistency_match_ignore, settings.consistency_replay_any_host
-            )
+            state.match_rules = match_rules(session.config, settings.match_ignore, settings.replay_any_host)
         if state.used_routes and preflight_wanted(session, state):
             # The clients and their providers' SDK glue: only for a live session.
             preflight = importlib.import_module("pytest_consistency.capture.preflight")
@@ -186,8 +184,8 @@ def preflight_wanted(session: pytest.Session, state: PluginState) -> bool:
     when the session records live (``all``; ``once`` and ``new_episodes`` when a selected repetition has no
     cassette yet), unless switched off. A replay, ``off`` (whose calls may be another tool's replays) and a plan
     (``--consistency-plan``), never."""
-    wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
-    if mode == "none" or wanted is False or state.settings.consistency_plan:  # a plan sends nothing
+    wanted, mode = state.settings.preflight, state.settings.record
+    if mode == "none" or wanted is False or state.settings.plan:  # a plan sends nothing
         return False
     if wanted:
         return True
@@ -199,7 +197,7 @@ def preflight_wanted(session: pytest.Session, state: PluginState) -> bool:
         return True
     from pytest_consistency.cassette import paths
 
-    suffix = paths.SUFFIXES[state.settings.consistency_cassette_format]
+    suffix = paths.SUFFIXES[state.settings.cassette_format]
     return any(
         tracked.spec is not None
         and not paths.cassette_exists(paths.cassette_path(state.cassette_root, tracked.task_id, tracked.repeat, suffix))

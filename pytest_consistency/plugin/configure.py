@@ -53,7 +53,7 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
     scratch = config.stash[SCRATCH] = Scratch()  # removed at unconfigure, even if configure fails below
     state = PluginState(settings=resolve(config))
     chosen = state.settings
-    if chosen.consistency_min_pass is not None and chosen.consistency_min_rate is not None:
+    if chosen.min_pass is not None and chosen.min_rate is not None:
         raise pytest.UsageError(
             f"--consistency-min-pass ({chosen.sources['consistency_min_pass']}) and --consistency-min-rate "
             f"({chosen.sources['consistency_min_rate']}) are both set: the default bar of a marker is a rule on the "
@@ -68,11 +68,11 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
                 raise pytest.UsageError(f"pytest-consistency: no provider called {provider_name!r}")
             state.providers[provider_name] = provider
         state.routes[name] = resolve_route(state.settings, os.environ, provider, route_role)
-    for name, problems in cross_route_problems(state.routes, bool(state.settings.consistency_same_gateway)).items():
+    for name, problems in cross_route_problems(state.routes, bool(state.settings.same_gateway)).items():
         route = state.routes[name]
         state.routes[name] = replace(route, problems=(*route.problems, *problems))
     state.route = state.routes["openai"]
-    concurrency, rpm = state.settings.consistency_concurrency, state.settings.consistency_rpm
+    concurrency, rpm = state.settings.concurrency, state.settings.rpm
     if concurrency or rpm:
         from pytest_consistency.shared.throttle import Throttle
 
@@ -80,7 +80,7 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
         directory = scratch.directory(workerinput.get(THROTTLE_KEY), "consistency-throttle-")
         # per provider: a judge's calls to the same API wait for the same slots as the agent's
         state.throttles = {name: Throttle(directory, name, concurrency, rpm) for name in state.providers}
-    budget, cost_budget = state.settings.consistency_token_budget, state.settings.consistency_cost_budget
+    budget, cost_budget = state.settings.token_budget, state.settings.cost_budget
     if budget or cost_budget:
         from pytest_consistency.shared.ledger import Ledger
 
@@ -93,41 +93,41 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
 
             from pytest_consistency.model.prices import call_cost, price_table
 
-            price = partial(call_cost, table=price_table(state.settings.consistency_prices))
+            price = partial(call_cost, table=price_table(state.settings.prices))
         state.ledger = Ledger(path, int(budget) if budget else None, cost_budget, price)
-    if state.settings.consistency_adaptive and state.settings.consistency_sequential:
+    if state.settings.adaptive and state.settings.sequential:
         raise pytest.UsageError(
             "--consistency-sequential and --consistency-adaptive cannot be combined: adaptive mode keeps the verdicts "
             "of the full run (curtailment), sequential mode decides by an anytime-valid test; choose one"
         )
-    if state.settings.consistency_repetition_budget and not state.settings.consistency_sequential:
+    if state.settings.repetition_budget and not state.settings.sequential:
         raise pytest.UsageError(
             "--consistency-repetition-budget needs --consistency-sequential: only a sequential verdict stays valid "
             "wherever the run stops (a fixed-n or adaptive run stopped early has no verdict at its n)"
         )
-    if state.settings.consistency_adaptive or state.settings.consistency_sequential:
+    if state.settings.adaptive or state.settings.sequential:
         from pytest_consistency.shared.board import Board
 
         refuse_figure_gates(state)
         workerinput = getattr(config, "workerinput", {})
         state.board = Board(scratch.directory(workerinput.get(BOARD_KEY), "consistency-adaptive-"))
-    state.cassette_root = state.settings.path("consistency_cassettes") or config.rootpath / "cassettes"
-    ignore = state.settings.consistency_ignore_url
+    state.cassette_root = state.settings.path("cassettes") or config.rootpath / "cassettes"
+    ignore = state.settings.ignore_url
     state.ignore = (re.compile(ignore),) if ignore else ()
     register_mode(config, state)
-    if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge is None:
+    if state.settings.judge_flip_max is not None and state.settings.rejudge is None:
         raise pytest.UsageError(
             "--consistency-judge-flip-max gates on the judge's flip rate, which only a rejudge session measures: add "
             "--consistency-rejudge=M (M judge samples per recorded repetition)"
         )
-    role_source = state.settings.sources.get("consistency_rejudge_role", "default")
-    if role_source != "default" and state.settings.consistency_rejudge is None:
+    role_source = state.settings.sources.get("rejudge_role", "default")
+    if role_source != "default" and state.settings.rejudge is None:
         where = "" if role_source == "--consistency-rejudge-role" else f" ({role_source})"
         raise pytest.UsageError(
             f"--consistency-rejudge-role{where} chooses the role a rejudge session samples again: add "
             "--consistency-rejudge=M (M samples per recorded repetition)"
         )
-    if state.settings.judge_flip_max is not None and state.settings.consistency_rejudge_role == "agent":
+    if state.settings.judge_flip_max is not None and state.settings.rejudge_role == "agent":
         raise pytest.UsageError(
             "--consistency-judge-flip-max gates on the judge's flip rate, which a rejudge session sampling the agent "
             "(--consistency-rejudge-role=agent) does not measure: re-judge with the default role (judge) to gate it"
@@ -135,8 +135,8 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
     if not is_worker(config):
         from pytest_consistency.config.shard import run_id_of
 
-        state.run_id = run_id_of(state.settings.consistency_run_id, os.environ)
-        check_otel(state.settings.consistency_otel, state.settings.consistency_output)
+        state.run_id = run_id_of(state.settings.run_id, os.environ)
+        check_otel(state.settings.otel, state.settings.output)
     config.stash[STATE] = state
     handle = config.pluginmanager.get_plugin(fixtures.NAME)
     if isinstance(handle, fixtures.Fixtures):
@@ -154,28 +154,28 @@ def register_mode(config: pytest.Config, state: PluginState) -> None:
     (its plan read and checked now, so that the header says its cost before any call), the rejudge mode or the votes
     mode; two given is a usage error, as each runs the recorded tasks its own way."""
     chosen = state.settings
-    if chosen.consistency_resample is not None and chosen.consistency_rejudge is not None:
+    if chosen.resample is not None and chosen.rejudge is not None:
         where = [
             flag if chosen.sources[dest] == flag else f"{flag} ({chosen.sources[dest]})"
             for dest, flag in (
-                ("consistency_resample", "--consistency-resample"),
-                ("consistency_rejudge", "--consistency-rejudge"),
+                ("resample", "--consistency-resample"),
+                ("rejudge", "--consistency-rejudge"),
             )
         ]
         raise pytest.UsageError(
             f"{where[0]} and {where[1]} are both set: resampling samples one step of an agent's recorded trajectory "
             "again, re-judging replays the agent and asks only its judge again; run them as two sessions"
         )
-    votes = chosen.consistency_judge_votes is not None
-    if votes and (chosen.consistency_rejudge is not None or chosen.consistency_resample is not None):
+    votes = chosen.judge_votes is not None
+    if votes and (chosen.rejudge is not None or chosen.resample is not None):
         dest, flag = (
-            ("consistency_rejudge", "--consistency-rejudge")
-            if chosen.consistency_rejudge is not None
-            else ("consistency_resample", "--consistency-resample")
+            ("rejudge", "--consistency-rejudge")
+            if chosen.rejudge is not None
+            else ("resample", "--consistency-resample")
         )
         where = [
             shown if chosen.sources[name] == shown else f"{shown} ({chosen.sources[name]})"
-            for name, shown in (("consistency_judge_votes", "--consistency-judge-votes"), (dest, flag))
+            for name, shown in (("judge_votes", "--consistency-judge-votes"), (dest, flag))
         ]
         raise pytest.UsageError(
             f"{where[0]} and {where[1]} are both set: each is a session mode that runs the recorded tasks its own way "
@@ -183,11 +183,11 @@ def register_mode(config: pytest.Config, state: PluginState) -> None:
             "resampling samples one step of the agent again); run them as two sessions (votes and re-judging share "
             "their judge samples' cassettes)"
         )
-    if chosen.consistency_resample is not None:
+    if chosen.resample is not None:
         from pytest_consistency.plugin.resample import register as register_resample
 
         register_resample(config, state)
-    if chosen.consistency_rejudge is not None or votes:
+    if chosen.rejudge is not None or votes:
         from pytest_consistency.plugin.agent_samples import register as register_rejudge  # or the judge's, or votes
 
         register_rejudge(config, state)
@@ -226,7 +226,7 @@ def roles(config: pytest.Config) -> list[tuple[str, object]]:
         from pytest_consistency.plugin.controller import Controller, JUnitAnnotator
 
         found += [("consistency-controller", Controller(config)), ("consistency-junit", JUnitAnnotator(config))]
-        if config.stash[STATE].settings.consistency_plan:  # print the plan and run no test
+        if config.stash[STATE].settings.plan:  # print the plan and run no test
             from pytest_consistency.plugin.plan import NAME, PlanRole, run_in_process
 
             run_in_process(config)
@@ -259,8 +259,8 @@ def refuse_figure_gates(state: PluginState) -> None:
     from pytest_consistency.analysis.gates import thresholds_of
 
     thresholds = thresholds_of(state.settings.value)
-    suite_regression = state.settings.consistency_suite_regression is True
-    if state.settings.consistency_sequential:
+    suite_regression = state.settings.suite_regression is True
+    if state.settings.sequential:
         from pytest_consistency.plugin.rounds import margin_problem
 
         thresholds.pop("consistency_gap_max", None)  # decided in rounds (analysis/suite_sequential.py)
@@ -268,7 +268,7 @@ def refuse_figure_gates(state: PluginState) -> None:
         if problem is not None:
             raise pytest.UsageError(problem)
         suite_regression = False  # asked for without a margin: refused by margin_problem
-    mode = "--consistency-sequential" if state.settings.consistency_sequential else "--consistency-adaptive"
+    mode = "--consistency-sequential" if state.settings.sequential else "--consistency-adaptive"
     problem = refused_with_adaptive(thresholds, suite_regression, mode, mode)
     if problem is not None:
         raise pytest.UsageError(problem)
@@ -293,7 +293,7 @@ def config_file_line(chosen: Settings, rootdir: Path) -> str:
     if path is None:
         return f"consistency: config none (no --consistency-config, no {CONFIG_FILE} in rootdir)"
     shown = path.relative_to(rootdir) if path.is_relative_to(rootdir) else path
-    source = chosen.sources["consistency_config"]
+    source = chosen.sources["config"]
     if source == "default":
         why = "found in rootdir"
     elif source.endswith("(consistency_config)"):  # the ini file's path, then the key

@@ -31,7 +31,7 @@ class Controller:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         state = self.state
-        wanted, mode = state.settings.consistency_preflight, state.settings.consistency_record
+        wanted, mode = state.settings.preflight, state.settings.record
         if wanted and mode == "none":
             state.preflight = "skipped: cassettes are replayed only (--consistency-record=none), no live call"
         elif wanted and self.config.pluginmanager.has_plugin("dsession"):

@@ -36,7 +36,7 @@ def pytest_consistency_report_format(name: str, config: pytest.Config) -> Format
         from pytest_consistency.report.otlp import OtlpJsonFormat
 
         state = config.stash.get(STATE, None)
-        return OtlpJsonFormat(content=state is not None and state.settings.consistency_otel_content)
+        return OtlpJsonFormat(content=state is not None and state.settings.otel_content)
     return fmt
 
 

@@ -65,7 +65,7 @@ def add_options(parser: pytest.Parser) -> None:
         add_group(group, parser, options)
 
 
-def add_group(group: Any, parser: pytest.Parser, options: tuple[Option, ...]) -> None:
+def add_group(group: Any, parser: pytest.Parser, options: tuple[Option[Any], ...]) -> None:
     """Register ``options`` in ``group`` of ``pytest --help``: each flag (and ``--no-`` twin) and its ini key."""
     for option in options:
         if option.is_list:
@@ -94,6 +94,8 @@ def add_group(group: Any, parser: pytest.Parser, options: tuple[Option, ...]) ->
                 help=option.help,
             )
         parser.addini(option.ini, f"{option.help} (twin of {option.flag})", type="string", default=None)
+        if option.old_ini is not None:  # a gate's key before every key had the prefix: still read, with a warning
+            parser.addini(option.old_ini, f"deprecated: use {option.ini}", type="string", default=None)
 
 
 def configure(config: pytest.Config) -> None:
@@ -145,6 +147,8 @@ def needed(config: pytest.Config) -> bool:
     step summary, or an implementation of one of its hooks (the module docstring says why each)."""
     for option in OPTIONS:
         if config.getoption(option.dest, None) is not None or config.getini(option.ini) not in (None, ""):
+            return True
+        if option.old_ini is not None and config.getini(option.old_ini) not in (None, ""):
             return True
     if (config.rootpath / CONFIG_FILE).is_file():  # read without an option naming it (``settings.resolve``)
         return True

@@ -47,7 +47,7 @@ NO_TEST_OPTIONS = ("collectonly", "setupplan", "setuponly", "showfixtures", "sho
 def runs_no_test(config: pytest.Config) -> bool:
     """A run that executes no test has nothing to score, so nothing to gate, print or write (``--consistency-plan``
     too: it prints the plan and runs none)."""
-    if config.stash[STATE].settings.consistency_plan:
+    if config.stash[STATE].settings.plan:
         return True
     return any(getattr(config.option, dest, False) for dest in NO_TEST_OPTIONS)
 
@@ -102,7 +102,7 @@ def _summarise(session: pytest.Session, exitstatus: int) -> None:
         outputs.write(summary, state, pending, decide)  # each once
     finally:
         session.exitstatus = summary.exit_status or 0  # settled once, after everything that can fail the run
-    if state.settings.consistency_otel:
+    if state.settings.otel:
         outputs.export_traces(summary, state)
     if crash is not None:
         raise crash
@@ -150,7 +150,7 @@ def summary_of(
 
     run = replace(
         run_facts(state, interrupted, ", ".join(plugin_shown(name, config) for name in custom) or "default"),
-        shard=shard_of(state.settings.consistency_shard, config.option),
+        shard=shard_of(state.settings.shard, config.option),
         run_id=state.run_id,
     )
     price_session(state)
@@ -168,14 +168,14 @@ def summary_of(
             + ", which the controlling process did not load; answers were compared without it. "
             "Move the hook to a conftest.py at or above the paths given on the command line."
         )
-    baseline = state.settings.path("consistency_baseline")
+    baseline = state.settings.path("baseline")
     if baseline is not None:
         # The comparison's statistics and the report reader load only for a session that compares.
         from pytest_consistency.analysis.baseline import compare_for_gates, untested_gates
         from pytest_consistency.report.json_report import ReportError, read_report
 
         try:
-            label = str(state.settings.consistency_baseline)  # as given: the absolute path is in the errors
+            label = str(state.settings.baseline)  # as given: the absolute path is in the errors
             summary.comparison = compare_for_gates(read_report(baseline), summary, label, thresholds)
         except (ReportError, ValueError) as exc:
             summary.errors.append(f"--consistency-baseline: {exc}")
@@ -204,32 +204,32 @@ def price_session(state: PluginState) -> None:
     if calls:  # the table loads only for a session that made a call
         from pytest_consistency.model.prices import price_calls, price_table
 
-        price_calls(calls, price_table(state.settings.consistency_prices))
+        price_calls(calls, price_table(state.settings.prices))
 
 
 def analysis_of(settings: Settings) -> Analysis:
     return Analysis(
-        confidence=settings.consistency_confidence,
-        target=settings.consistency_interval_target,
-        gate_on=settings.consistency_gate_on,
-        inconclusive=settings.consistency_inconclusive,
-        test=settings.consistency_test,
-        suite_regression=settings.consistency_suite_regression,
-        sequential_alpha=(settings.consistency_sequential_alpha or round(1 - settings.consistency_confidence, 12))
-        if settings.consistency_sequential
+        confidence=settings.confidence,
+        target=settings.interval_target,
+        gate_on=settings.gate_on,
+        inconclusive=settings.inconclusive,
+        test=settings.test,
+        suite_regression=settings.suite_regression,
+        sequential_alpha=(settings.sequential_alpha or round(1 - settings.confidence, 12))
+        if settings.sequential
         else None,
         sequential_seed=suite_seed(settings),
-        sequential_margin=settings.consistency_sequential_margin if settings.consistency_sequential else None,
+        sequential_margin=settings.sequential_margin if settings.sequential else None,
     )
 
 
 def suite_seed(settings: Settings) -> int | None:
     """The seed of the suite gates' rounds in sequential mode (``--consistency-seed``, else 0); None when no suite
     gate is decided in rounds (the gap gate, the regression gate with a margin)."""
-    gated = settings.value("consistency_gap_max") is not None or settings.consistency_sequential_margin is not None
-    if not settings.consistency_sequential or not gated:
+    gated = settings.value("gap_max") is not None or settings.sequential_margin is not None
+    if not settings.sequential or not gated:
         return None
-    return settings.consistency_seed or 0
+    return settings.seed or 0
 
 
 def used_routes(state: PluginState) -> set[str]:
@@ -253,8 +253,8 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
     route = state.route
     other = sorted((state.collector.failed_nodeids - set(state.collector.repetitions)) | state.collection_errors)
     return RunFacts(
-        route=None if route is None else route.settings(state.settings.consistency_retries_max),
-        record_mode=state.settings.consistency_record,
+        route=None if route is None else route.settings(state.settings.retries_max),
+        record_mode=state.settings.record,
         preflight=state.preflight,
         token_budget=None
         if state.ledger is None or state.ledger.limit is None
@@ -266,15 +266,15 @@ def run_facts(state: PluginState, interrupted: bool, equivalence: str) -> RunFac
         equivalence=equivalence,
         other_failures=len(other),
         other_failed=other,
-        adaptive_n_min=state.settings.consistency_n_min if state.settings.consistency_adaptive else None,
-        repetition_budget=state.settings.consistency_repetition_budget,
+        adaptive_n_min=state.settings.n_min if state.settings.adaptive else None,
+        repetition_budget=state.settings.repetition_budget,
         verdict_settings={
             flag: f"{value:g}" if isinstance(value, float) else str(value)
             for attribute, flag in VERDICT_OPTIONS
             if (value := state.settings.value(attribute)) is not None
         },
         other_routes=[
-            state.routes[name].settings(state.settings.consistency_retries_max)
+            state.routes[name].settings(state.settings.retries_max)
             for name in sorted(used_routes(state))
             if name != "openai" and name in state.routes
         ],
@@ -383,9 +383,7 @@ def report_status(report: pytest.TestReport, state: PluginState) -> tuple[str, s
     passes = sum(r.succeeded for r in others if r.scored)
     failures = sum(not r.succeeded for r in others if r.scored) + 1
     settings = state.settings
-    verdict = decided(
-        passes, failures, rep.n, rep.min_pass, rep.min_rate, round(1 - settings.consistency_confidence, 12)
-    )
-    if not (verdict == "pass" or (verdict == "undecided" and settings.consistency_inconclusive == "pass")):
+    verdict = decided(passes, failures, rep.n, rep.min_pass, rep.min_rate, round(1 - settings.confidence, 12))
+    if not (verdict == "pass" or (verdict == "undecided" and settings.inconclusive == "pass")):
         return None
     return TOLERATED, "t", ("TOLERATED", {"yellow": True})

@@ -104,7 +104,7 @@ class RepetitionScope:
         if tracked is None or active is None or not active.marked:
             close(carried)
             return
-        mode: str = state.settings.consistency_record
+        mode: str = state.settings.record
         path = None  # no cassette without recording: nothing to name or look up (a measurable cost per repetition)
         if mode != "off":
             path, mode, stop = self.cassette_of(item, tracked, state, active)
@@ -169,15 +169,15 @@ class RepetitionScope:
         problem, vcr = checks
         if problem:
             return "fail", f"{item.nodeid}: @pytest.mark.repeat_consistency: {problem}"
-        if state.settings.consistency_record != "off" and vcr:
+        if state.settings.record != "off" and vcr:
             return (
                 "fail",
                 f"{item.nodeid}: both pytest-recording (@pytest.mark.vcr) and pytest-consistency would patch this "
                 "test's HTTP traffic. Repeated tasks get one cassette per repetition from pytest-consistency: remove "
                 "@pytest.mark.vcr here, or pass --consistency-record=off to leave recording to pytest-recording.",
             )
-        if state.board is not None and (state.settings.consistency_sequential or state.settings.consistency_adaptive):
-            if state.settings.consistency_sequential:
+        if state.board is not None and (state.settings.sequential or state.settings.adaptive):
+            if state.settings.sequential:
                 reason = not_needed(tracked, state, state.board, active, item)
             else:
                 reason = curtail(tracked, state, state.board, active)
@@ -192,8 +192,8 @@ class RepetitionScope:
         """The repetition's cassette file and its record mode (a session mode may give an item its own of both), or
         why it must not be recorded. No file (None) in replay-only mode when the task has no cassette folder: nothing
         records, and the replay-only block names no file."""
-        mode: str = state.settings.consistency_record
-        wanted = state.settings.consistency_cassette_format
+        mode: str = state.settings.record
+        wanted = state.settings.cassette_format
         own = None
         if state.mode is not None:  # a session mode (re-judging, resampling) may give an item its own cassette
             own = state.mode.cassette(
@@ -323,7 +323,7 @@ def replayed_folder(state: PluginState, task_id: str, item: pytest.Item) -> Cass
     """The task's cassette folder when this session replays it from its ``rep-N`` cassettes
     (``--consistency-record=none``, and no session mode gives the task cassettes of its own), with whether the
     folder is there found once; else None."""
-    if state.settings.consistency_record != "none":
+    if state.settings.record != "none":
         return None
     if state.mode is not None and not state.mode.replays_task_folder(task_id):
         return None
@@ -383,10 +383,10 @@ def curtail(tracked: Tracked, state: PluginState, board: Board, active: ActiveRe
     """Why this repetition is skipped when its task's verdict is already decided (adaptive mode, beyond n_min)."""
     spec = tracked.spec
     assert spec is not None  # a marked repetition
-    if active.repeat <= state.settings.consistency_n_min:
+    if active.repeat <= state.settings.n_min:
         return None
     tally = board.tally(active.task_id)
-    alpha = round(1.0 - state.settings.consistency_confidence, 12)
+    alpha = round(1.0 - state.settings.confidence, 12)
     verdict = decided(tally.passes, tally.failures, spec.n, spec.min_pass, spec.min_rate, alpha)
     if verdict is None or tally.skipped:
         return None
@@ -417,11 +417,11 @@ def not_needed(
             "calls live, so the task's sequence ends here, as at the cap"
         )
     settings = state.settings
-    alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
+    alpha = settings.sequential_alpha or round(1.0 - settings.confidence, 12)
     decision = None
-    if active.repeat > settings.consistency_n_min:
+    if active.repeat > settings.n_min:
         decision = task_decision(board.outcomes(active.task_id), spec.n, spec.min_pass, spec.min_rate, alpha)
-    budget = settings.consistency_repetition_budget
+    budget = settings.repetition_budget
     spent = budget is not None and board.started() >= budget  # read before any wait for the rounds
     if budget is not None and spent and decision is None:
         return budget_reached(active, budget)
@@ -504,7 +504,7 @@ def unrecorded_cassette(state: PluginState, active: ActiveRepetition, item: pyte
     folder = replayed_folder(state, active.task_id, item)
     if folder is None or not folder.present:
         return None
-    name = f"rep-{active.repeat}{paths.SUFFIXES[state.settings.consistency_cassette_format]}"
+    name = f"rep-{active.repeat}{paths.SUFFIXES[state.settings.cassette_format]}"
     if paths.cassette_exists(folder.directory / name):
         return None
     if not any(paths.cassette_exists(path) for path in folder.directory.glob("rep-*")):

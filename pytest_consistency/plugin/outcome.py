@@ -58,7 +58,7 @@ class Outcome:
             return report
         infrastructure = message = None
         failed = report.outcome == "failed"  # (the attribute, not the property: a call less per phase)
-        if active.curtailed and state.settings.consistency_sequential and isinstance(report.longrepr, tuple):
+        if active.curtailed and state.settings.sequential and isinstance(report.longrepr, tuple):
             message = report.longrepr[2].removeprefix("Skipped: ")  # why it was not needed (or not recorded)
         if report.when == "call" and not failed:
             # A replay mismatch or a refused call the agent caught: the repetition passed on something the setup
@@ -81,7 +81,7 @@ class Outcome:
                 if infrastructure is not None and item.config.get_verbosity() <= 0:  # the SDK's tracebacks, folded
                     report.longrepr = f"{infrastructure}; {UNREACHABLE_ADVICE} (-v shows the traceback)"
             expected = call.excinfo is not None and call.excinfo.errisinstance((AssertionError, pytest.fail.Exception))
-            if not expected and not state.settings.consistency_record_on_exception:
+            if not expected and not state.settings.record_on_exception:
                 active.broken = True  # an unfinished trajectory: its recording is dropped
             mismatched = active.cassette and any(c.error == "replay_mismatch" for c in active.calls)
             if mismatched:  # only a replay loaded the cassette modules

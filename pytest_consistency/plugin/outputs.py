@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_consistency.config.options import BY_DEST
+from pytest_consistency.config.options import CoreOptions
 from pytest_consistency.config.parse import absolute_path
 from pytest_consistency.config.settings import Settings
 from pytest_consistency.model.result import SessionSummary
@@ -36,7 +36,7 @@ from pytest_consistency.secrets.structures import redact_strings
 #: Where the GitHub step summary goes (appended to: other steps of the job write there too).
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 #: The option of the JSON report, which the outputs tell from a ``--consistency-output json=FILE``.
-REPORT = BY_DEST["consistency_report"].flag
+REPORT = CoreOptions.report.flag
 
 
 @dataclass(slots=True)
@@ -52,20 +52,20 @@ class Output:
 def outputs(settings: Settings) -> list[Output]:
     """Every output asked for, in the order they are written: the other formats, the JSON report, the step summary."""
     wanted = []
-    for dest, name in (("consistency_md", "markdown"), ("consistency_html", "html")):
-        path = settings.path(dest)
+    for option, name in ((CoreOptions.md, "markdown"), (CoreOptions.html, "html")):
+        path = settings.path(option.name)
         if path is not None:
-            wanted.append(Output(name, BY_DEST[dest].flag, path))
-    other = settings.consistency_output
+            wanted.append(Output(name, option.flag, path))
+    other = settings.output
     if other is not None:
         name, _, file = other.partition("=")
-        path = absolute_path(file, settings.bases.get("consistency_output"))
+        path = absolute_path(file, settings.bases.get("output"))
         wanted.append(Output(name, "--consistency-output", path))
-    report = settings.path("consistency_report")
+    report = settings.path("report")
     if report is not None:
         wanted.append(Output("json", REPORT, report))
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary and not settings.consistency_no_md:
+    if step_summary and not settings.no_md:
         wanted.append(Output("markdown", STEP_SUMMARY, Path(step_summary)))
     return wanted
 
@@ -201,7 +201,7 @@ def export_traces(summary: SessionSummary, state: PluginState) -> None:
 
     try:
         redacted = SessionSummary.from_dict(redacted_report(summary, state))
-        line = export_session(redacted, known_secrets(state), state.settings.consistency_otel_content)
+        line = export_session(redacted, known_secrets(state), state.settings.otel_content)
     except Exception as exc:  # an SDK that cannot encode a span: say so, as for a collector that is down
         line = f"otel: the spans could not be exported ({type(exc).__name__}: {exc})"
     state.otel_line = redact_text(line, known_secrets(state))

@@ -40,7 +40,7 @@ def _summary(config: pytest.Config) -> tuple[str | None, SessionSummary | None]:
     the history), a usage error naming the file when it is there but unreadable."""
     from pytest_consistency.report.json_report import ReportError, read_report
 
-    path = config.stash[STATE].settings.path("consistency_report")
+    path = config.stash[STATE].settings.path("report")
     if path is None or not Path(path).exists():
         return None if path is None else str(path), None
     try:
@@ -93,7 +93,7 @@ class PlanRole:
                 nodeids[tracked.task_id] = item.nodeid
         # A task the report has no history of is planned from its recorded cassettes (tokens and time, no outcomes).
         known = set() if summary is None else {t.task_id for t in summary.tasks if t.scored}
-        suffix = SUFFIXES[settings.consistency_cassette_format]
+        suffix = SUFFIXES[settings.cassette_format]
         recorded = _recorded(state, {t: n for t, n in nodeids.items() if t not in known}, suffix)
         if summary is None and not recorded:
             where = "no --consistency-report FILE" if path is None else f"{path} does not exist"
@@ -112,9 +112,9 @@ class PlanRole:
                 summary,
                 thresholds_of(settings.value),
                 analysis,
-                price_table(settings.consistency_prices),
-                settings.consistency_concurrency or 1,
-                settings.consistency_n_min,
+                price_table(settings.prices),
+                settings.concurrency or 1,
+                settings.n_min,
                 recorded,
             )
         except PlanError as exc:

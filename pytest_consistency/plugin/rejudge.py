@@ -51,8 +51,8 @@ class Rejudge:
     def __init__(self, config: pytest.Config, state: PluginState) -> None:
         self.config, self.state = config, state
         self.samples: int = self.samples_asked(state) or 1
-        self.record: str = state.settings.consistency_record
-        self.suffix = paths.SUFFIXES[state.settings.consistency_cassette_format]
+        self.record: str = state.settings.record
+        self.suffix = paths.SUFFIXES[state.settings.cassette_format]
         #: Per (task, repetition): the source's exchanges a sample replays (its non-judge ones).
         self.replayed: dict[tuple[str, int], list[dict[str, Any]]] = {}
         #: The (task, item index) pairs whose judge sample is asked live in this session, and those selected to run.
@@ -72,7 +72,7 @@ class Rejudge:
     @staticmethod
     def samples_asked(state: PluginState) -> int | None:
         """The M of the mode's option."""
-        return state.settings.consistency_rejudge
+        return state.settings.rejudge
 
     def surely_asked(self, sample: int) -> bool:
         """Whether judge sample ``sample`` of a repetition is asked whatever the earlier samples said: every sample of
@@ -305,8 +305,8 @@ class Votes(Rejudge):
 
     def __init__(self, config: pytest.Config, state: PluginState) -> None:
         settings = state.settings
-        if settings.consistency_adaptive or settings.consistency_sequential:
-            other = "--consistency-adaptive" if settings.consistency_adaptive else "--consistency-sequential"
+        if settings.adaptive or settings.sequential:
+            other = "--consistency-adaptive" if settings.adaptive else "--consistency-sequential"
             raise pytest.UsageError(
                 f"{VOTES_OPTION} and {other} cannot be combined: the votes session's items are judge samples, asked "
                 "until each repetition's majority is decided, not repetitions for a task's stopping rule; drop "
@@ -322,7 +322,7 @@ class Votes(Rejudge):
 
     @staticmethod
     def samples_asked(state: PluginState) -> int | None:
-        return state.settings.consistency_judge_votes
+        return state.settings.judge_votes
 
     def surely_asked(self, sample: int) -> bool:
         return sample <= self.samples // 2 + 1
@@ -396,7 +396,7 @@ class Votes(Rejudge):
 def register(config: pytest.Config, state: PluginState) -> None:
     """Register the rejudge role when ``--consistency-rejudge`` is given, the votes role for
     ``--consistency-judge-votes`` (exclusive: ``configure.register_mode``)."""
-    if state.settings.consistency_rejudge is not None:
+    if state.settings.rejudge is not None:
         config.pluginmanager.register(Rejudge(config, state), NAME)
-    elif state.settings.consistency_judge_votes is not None:
+    elif state.settings.judge_votes is not None:
         config.pluginmanager.register(Votes(config, state), VOTES_NAME)

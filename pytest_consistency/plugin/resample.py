@@ -109,5 +109,5 @@ class Resample:
 
 def register(config: pytest.Config, state: PluginState) -> None:
     """Register the resample role when ``--consistency-resample`` is given."""
-    if state.settings.consistency_resample is not None:
+    if state.settings.resample is not None:
         config.pluginmanager.register(Resample(config, state), NAME)

@@ -38,22 +38,20 @@ POLL = 0.02
 def gap_in_rounds(state: PluginState) -> bool:
     """The session decides the gap gate in rounds: sequential mode with ``--consistency-gap-max``."""
     settings = state.settings
-    return bool(settings.consistency_sequential) and settings.value("consistency_gap_max") is not None
+    return bool(settings.sequential) and settings.value("gap_max") is not None
 
 
 def in_rounds(state: PluginState) -> bool:
     """The session runs in rounds: the gap gate, or the regression gate with a margin, in sequential mode."""
     settings = state.settings
-    return gap_in_rounds(state) or (
-        bool(settings.consistency_sequential) and settings.consistency_sequential_margin is not None
-    )
+    return gap_in_rounds(state) or (bool(settings.sequential) and settings.sequential_margin is not None)
 
 
 def margin_problem(settings: Settings) -> str | None:
     """Why the regression gate cannot run as asked in sequential mode: without a margin an unchanged agent can never
     be shown "not worse", and a margin needs a baseline."""
-    if settings.consistency_sequential_margin is None:
-        if settings.consistency_suite_regression is True:
+    if settings.sequential_margin is None:
+        if settings.suite_regression is True:
             return (
                 "--consistency-suite-regression with --consistency-sequential needs a margin: without one an "
                 "unchanged agent can never be shown not worse. Set --consistency-sequential-margin=PP (the drop of "
@@ -61,7 +59,7 @@ def margin_problem(settings: Settings) -> str | None:
                 "--consistency-sequential"
             )
         return None
-    if settings.consistency_baseline is None:
+    if settings.baseline is None:
         return (
             "--consistency-sequential-margin gates the drop from a baseline: set --consistency-baseline=REPORT "
             "(a report of a fixed-n run)"
@@ -113,7 +111,7 @@ _BASELINES: dict[str, dict[str, tuple[int, int]] | None] = {}
 def baseline_counts(state: PluginState) -> dict[str, tuple[int, int]] | None:
     """The baseline's (passes, scored) per task (tasks not curtailed), or None when it cannot be read or ran in
     sequential mode (not a baseline: the session end says why)."""
-    path = state.settings.path("consistency_baseline")
+    path = state.settings.path("baseline")
     if path is None:
         return None
     key = str(path)
@@ -149,14 +147,14 @@ def rounds_states(state: PluginState, board: Board) -> list[GapRounds] | None:
     k = ks.pop()
     n = min(spec.n for spec in specs.values())
     settings = state.settings
-    alpha = settings.consistency_sequential_alpha or round(1.0 - settings.consistency_confidence, 12)
-    seed, stop = settings.consistency_seed or 0, settings.consistency_shard is None  # a shard: the merge decides
+    alpha = settings.sequential_alpha or round(1.0 - settings.confidence, 12)
+    seed, stop = settings.seed or 0, settings.shard is None  # a shard: the merge decides
     # The family's division is the summary's: a smaller level there only needs more rounds than read here.
     found = []
     if gap_in_rounds(state):
         outcomes = {task: board.outcomes(task) for task in specs}
-        found.append(gap_rounds(outcomes, k, n, settings.value("consistency_gap_max"), alpha, seed, stop=stop))
-    margin = settings.consistency_sequential_margin
+        found.append(gap_rounds(outcomes, k, n, settings.value("gap_max"), alpha, seed, stop=stop))
+    margin = settings.sequential_margin
     if margin is not None:
         counts = baseline_counts(state)
         if counts is None:

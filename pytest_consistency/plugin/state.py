@@ -220,9 +220,9 @@ class PluginState:
         spec = parse_marker(
             marker.args,
             dict(marker.kwargs),
-            repeat_override=self.settings.consistency_repeat,
-            default_min_pass=1.0 if self.settings.consistency_min_pass is None else self.settings.consistency_min_pass,
-            default_min_rate=self.settings.consistency_min_rate,
+            repeat_override=self.settings.repeat,
+            default_min_pass=1.0 if self.settings.min_pass is None else self.settings.min_pass,
+            default_min_rate=self.settings.min_rate,
         )
         self.specs[id(marker)] = (marker, spec)
         return spec

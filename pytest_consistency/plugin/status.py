@@ -142,7 +142,7 @@ class StatusLine:
         from pytest_consistency.model.prices import call_cost, price_table, total
 
         if self.prices is None:
-            self.prices = price_table(self.state.settings.consistency_prices)
+            self.prices = price_table(self.state.settings.prices)
         costs = [call_cost(call, self.prices) for call in rep.calls]
         usd = total([*(cost for cost in costs if cost is not None), rep.added_cost_usd])
         return usd, sum(1 for cost in costs if cost is None)

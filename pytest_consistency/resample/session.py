@@ -347,12 +347,12 @@ def is_step(call: Any) -> bool:
 
 def build(settings: Settings, cassette_root: Path, display_root: Path) -> ResampleSession | None:
     """The session's resample plan from its settings, or None when ``--consistency-resample`` is not given."""
-    target: Target | None = settings.consistency_resample
+    target: Target | None = settings.resample
     if target is None:
         return None
-    plan = Plan(target, settings.consistency_resample_n, settings.consistency_resample_from)
-    source_path = cassette_path(cassette_root, plan.task, plan.source, SUFFIXES[settings.consistency_cassette_format])
-    return ResampleSession(plan, source_path, settings.consistency_record, display_root)
+    plan = Plan(target, settings.resample_n, settings.resample_from)
+    source_path = cassette_path(cassette_root, plan.task, plan.source, SUFFIXES[settings.cassette_format])
+    return ResampleSession(plan, source_path, settings.record, display_root)
 
 
 def configure(state: Any, rootpath: Path) -> ResampleSession | None:

@@ -71,7 +71,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
     clients carry a placeholder, replays report the recorded keys, and the outcome cannot depend on the key.
     """
     base_url_option, model_option, key_env_option = ROUTE_OPTIONS.get(provider.name, (None, None, None))
-    judge = dict(settings.consistency_judge) if role != "agent" else {}
+    judge = dict(settings.judge) if role != "agent" else {}
 
     def chosen(name: str, option: str | None) -> tuple[Any, str | None]:
         """A route setting and where it came from: the judge's when it sets it, else the agent route's option."""
@@ -85,7 +85,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
     key_env = next((name for name in candidates if env.get(name)), candidates[0])
     api_key = env.get(key_env) or None
     either = " or ".join(f"${name}" for name in candidates)
-    if settings.consistency_record == "none":
+    if settings.record == "none":
         api_key = REPLAY_KEY
     elif api_key is None:
         problems.append(f"no API key: {either} is not set; export {key_env}=<your key> (keys never go in code)")
@@ -127,11 +127,11 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
         base_url=redact_url(base_url.strip()).rstrip("/"),  # a URL with credentials is refused above anyway
         api_key=api_key,
         model=model,
-        timeout=float(settings.consistency_timeout),
-        max_retries=int(settings.consistency_max_retries),
-        temperature=judge.get("temperature", settings.consistency_temperature),
-        seed=settings.consistency_seed,
-        max_tokens=settings.consistency_max_tokens,
+        timeout=float(settings.timeout),
+        max_retries=int(settings.max_retries),
+        temperature=judge.get("temperature", settings.temperature),
+        seed=settings.seed,
+        max_tokens=settings.max_tokens,
         key_env=key_env,
         base_url_source=source,
         problems=tuple(problems),

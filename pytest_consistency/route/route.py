@@ -28,10 +28,11 @@ SDK_KEY_ENVS = {
     "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
 }
 
-#: The options that configure each provider's route; timeout, retries, temperature and seed are shared.
+#: The options that configure each provider's route, by their settings' names; timeout, retries, temperature and
+#: seed are shared.
 ROUTE_OPTIONS = {
-    "openai": ("consistency_base_url", "consistency_model", "consistency_api_key_env"),
-    "anthropic": ("consistency_anthropic_base_url", "consistency_anthropic_model", "consistency_anthropic_key_env"),
+    "openai": ("base_url", "model", "api_key_env"),
+    "anthropic": ("anthropic_base_url", "anthropic_model", "anthropic_key_env"),
 }
 #: The routes of the session by name, each with its provider and role: the agent's, one per provider, and the
 #: judge's (``judge_client`` on OpenAI's API, ``anthropic_judge_client`` on Anthropic's), whose settings

@@ -265,10 +265,10 @@ def test_path_of_command_line_values_is_relative_to_the_invocation_dir(
     settings = settings_of(
         pytester, str(pytester.path), "--consistency-report=out.json", "--consistency-cassettes=tapes"
     )
-    assert settings.path("consistency_report") == sub / "out.json"
-    assert settings.path("consistency_cassettes") == sub / "tapes"
+    assert settings.path("report") == sub / "out.json"
+    assert settings.path("cassettes") == sub / "tapes"
     settings = settings_of(pytester, str(pytester.path), "-o", "consistency_report=o.json")
-    assert settings.path("consistency_report") == sub / "o.json"
+    assert settings.path("report") == sub / "o.json"
 
 
 def test_path_of_ini_values_is_relative_to_the_ini_file(
@@ -277,8 +277,8 @@ def test_path_of_ini_values_is_relative_to_the_ini_file(
     pytester.makeini(INI + "consistency_report = reports/r.json\nconsistency_cassettes = tapes\n")
     monkeypatch.chdir(pytester.mkdir("sub"))
     settings = settings_of(pytester, str(pytester.path))
-    assert settings.path("consistency_report") == pytester.path / "reports" / "r.json"
-    assert settings.path("consistency_cassettes") == pytester.path / "tapes"
+    assert settings.path("report") == pytester.path / "reports" / "r.json"
+    assert settings.path("cassettes") == pytester.path / "tapes"
 
 
 def test_path_of_yaml_values_is_relative_to_the_yaml_file(pytester: pytest.Pytester) -> None:
@@ -286,8 +286,8 @@ def test_path_of_yaml_values_is_relative_to_the_yaml_file(pytester: pytest.Pytes
     (conf / "c.yaml").write_text("report: r.json\ncassettes:\n  dir: ../tapes\n", encoding="utf-8")
     settings = settings_of(pytester, "--consistency-config=conf/c.yaml")
     assert settings.config_file == conf / "c.yaml"
-    assert settings.path("consistency_report") == conf / "r.json"
-    assert settings.path("consistency_cassettes") == conf / "../tapes"
+    assert settings.path("report") == conf / "r.json"
+    assert settings.path("cassettes") == conf / "../tapes"
 
 
 def test_path_of_defaults_is_relative_to_rootdir_and_unset_is_none(
@@ -295,26 +295,26 @@ def test_path_of_defaults_is_relative_to_rootdir_and_unset_is_none(
 ) -> None:
     monkeypatch.chdir(pytester.mkdir("sub"))
     settings = settings_of(pytester, str(pytester.path))
-    assert settings.path("consistency_cassettes") == pytester.path / "cassettes"
-    assert settings.path("consistency_report") is None
+    assert settings.path("cassettes") == pytester.path / "cassettes"
+    assert settings.path("report") is None
 
 
 def test_path_without_recorded_bases(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from pytest_consistency.config.settings import Settings
 
     monkeypatch.chdir(tmp_path)
-    settings = Settings(consistency_report="r.json", consistency_cassettes="~no-such-user-x/tapes")
-    assert settings.path("consistency_report") == tmp_path / "r.json"
-    assert settings.path("consistency_cassettes") == tmp_path / "~no-such-user-x" / "tapes"  # kept as written
-    assert settings.path("consistency_baseline") is None  # an option without a default, not set
+    settings = Settings(report="r.json", cassettes="~no-such-user-x/tapes")
+    assert settings.path("report") == tmp_path / "r.json"
+    assert settings.path("cassettes") == tmp_path / "~no-such-user-x" / "tapes"  # kept as written
+    assert settings.path("baseline") is None  # an option without a default, not set
 
 
 def test_path_expands_the_home_directory(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(pytester.path / "home"))
     pytester.makeini(INI + "consistency_cassettes = ~/tapes\n")
     settings = settings_of(pytester, "--consistency-report=~/r.json")
-    assert settings.path("consistency_report") == pytester.path / "home" / "r.json"
-    assert settings.path("consistency_cassettes") == pytester.path / "home" / "tapes"
+    assert settings.path("report") == pytester.path / "home" / "r.json"
+    assert settings.path("cassettes") == pytester.path / "home" / "tapes"
 
 
 # --- marker arguments --------------------------------------------------------------------------------------

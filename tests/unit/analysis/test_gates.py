@@ -19,6 +19,7 @@ from pytest_consistency.analysis.gates import (
     Gate,
     decide,
     family_size,
+    setting_of,
     thresholds_of,
 )
 from pytest_consistency.analysis.summary import build_summary, conclude
@@ -53,7 +54,7 @@ def test_one_cause_gate_per_cause_under_one_option() -> None:
     assert CAUSE_WORDS == CAUSES
     assert [g.flag for g in CAUSE_GATES] == [f"--consistency-cause-max={cause}" for cause in CAUSES]
     assert [o.flag for o in GATE_OPTIONS if o.dest == CAUSE_OPTION] == ["--consistency-cause-max"]
-    thresholds = thresholds_of({CAUSE_OPTION: (("input", 0.0), ("route", 2.5))}.get)
+    thresholds = thresholds_of({setting_of(CAUSE_OPTION): (("input", 0.0), ("route", 2.5))}.get)
     assert {dest: t for dest, t in thresholds.items() if t is not None} == {
         "cause_input_max": 0.0,
         "cause_route_max": 2.5,

@@ -20,10 +20,10 @@ def test_the_json_report_is_the_last_file_and_the_step_summary_comes_after_it(
 ) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step.md"))
     settings = Settings(
-        consistency_report=str(tmp_path / "r.json"),
-        consistency_md=str(tmp_path / "s.md"),
-        consistency_html=str(tmp_path / "p.html"),
-        consistency_output=f"csv={tmp_path / 't.csv'}",
+        report=str(tmp_path / "r.json"),
+        md=str(tmp_path / "s.md"),
+        html=str(tmp_path / "p.html"),
+        output=f"csv={tmp_path / 't.csv'}",
     )
     wanted = [(o.name, o.option, o.path.name) for o in outputs.outputs(settings)]
     assert wanted == [
@@ -37,7 +37,7 @@ def test_the_json_report_is_the_last_file_and_the_step_summary_comes_after_it(
 
 def test_no_step_summary_with_no_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "step.md"))
-    assert outputs.outputs(Settings(consistency_no_md=True)) == []
+    assert outputs.outputs(Settings(no_md=True)) == []
 
 
 def test_a_writable_destination_is_checked_without_a_trace(tmp_path: Path) -> None:
@@ -113,9 +113,9 @@ def test_an_output_refused_at_the_check_is_known_before_any_file_is_written(
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     (tmp_path / "taken").mkdir()
     settings = Settings(
-        consistency_report=str(tmp_path / "r.json"),
-        consistency_md=str(tmp_path / "s.md"),
-        consistency_html=str(tmp_path / "taken"),
+        report=str(tmp_path / "r.json"),
+        md=str(tmp_path / "s.md"),
+        html=str(tmp_path / "taken"),
     )
     state = PluginState(settings=settings)
     summary = build_summary([])
@@ -149,7 +149,7 @@ def test_a_json_output_beside_the_report_is_an_output_of_its_own(
     from pytest_consistency.report import builtin
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    settings = Settings(consistency_report=str(tmp_path / "r.json"), consistency_output=f"json={tmp_path / 'o.json'}")
+    settings = Settings(report=str(tmp_path / "r.json"), output=f"json={tmp_path / 'o.json'}")
     state = PluginState(settings=settings)
     summary = build_summary([])
     summary.exit_status = 0
