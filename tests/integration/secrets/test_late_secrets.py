@@ -9,6 +9,7 @@ with ``-n 2``) whose secret arrives last, then greps every file the session left
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import re
 
@@ -146,7 +147,9 @@ def test_a_cassette_that_cannot_be_made_clean_fails_its_repetition_as_the_setups
 ) -> None:
     """As a write refused for a secret: the repetition is an infrastructure error, its task ``error``, the run
     fails; the file is gone."""
-    from pytest_consistency.cassette import rescrub as late_secrets
+    # From sys.modules, not the package's attribute: an earlier in-process session that first imported the module
+    # dropped it from sys.modules, and the session below imports it again (the attribute is the dropped copy).
+    late_secrets = importlib.import_module("pytest_consistency.cassette.rescrub")
 
     monkeypatch.setenv("VAULT_TOKEN", TOKEN)
     monkeypatch.setattr(late_secrets, "_redact_interaction", lambda interaction, redact: None)
