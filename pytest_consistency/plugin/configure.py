@@ -55,8 +55,8 @@ def configure(config: pytest.Config, kept: Kept | None = None) -> None:
     chosen = state.settings
     if chosen.min_pass is not None and chosen.min_rate is not None:
         raise pytest.UsageError(
-            f"--consistency-min-pass ({chosen.sources['consistency_min_pass']}) and --consistency-min-rate "
-            f"({chosen.sources['consistency_min_rate']}) are both set: the default bar of a marker is a rule on the "
+            f"--consistency-min-pass ({chosen.sources['min_pass']}) and --consistency-min-rate "
+            f"({chosen.sources['min_rate']}) are both set: the default bar of a marker is a rule on the "
             "observed count (min_pass) or a verdict on exact tests (min_rate), not both; keep one"
         )
     for name in ROUTE_FIXTURES:  # the agent's route of each provider, and the judge's

@@ -76,7 +76,7 @@ def resolve_route(settings: Settings, env: Mapping[str, str], provider: Provider
     def chosen(name: str, option: str | None) -> tuple[Any, str | None]:
         """A route setting and where it came from: the judge's when it sets it, else the agent route's option."""
         if name in judge:
-            return judge[name], f"{settings.sources.get('consistency_judge', 'the configuration')} ({name})"
+            return judge[name], f"{settings.sources.get('judge', 'the configuration')} ({name})"
         return (settings.value(option), settings.sources.get(option)) if option else (None, None)
 
     problems: list[str] = []

@@ -131,7 +131,8 @@ def test_the_judge_is_asked_only_until_the_majority_is_decided(
     result = votes(pytester, fake, "none", 3)
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert fake.requests == []
-    assert load_report(pytester)["summary"]["judge"] == judge
+    replayed = load_report(pytester)
+    assert replayed["summary"]["judge"] == judge and replayed["tasks"][0]["judge"] == task["judge"]
 
 
 def test_the_majority_decides_each_repetition_and_the_gates_read_it(
@@ -147,7 +148,7 @@ def test_the_majority_decides_each_repetition_and_the_gates_read_it(
     report = load_report(pytester)
     [task] = report["tasks"]
     assert task["verdict"] == "pass" and task["passes"] == 4
-    [judged] = report["summary"]["judge"]["tasks"]
+    judged = task["judge"]
     assert [row["verdicts"] for row in judged["repetitions"]] == ["FPP", "PP.", "PFP", "FPP"]
     assert judged["figures"]["majority_changed"] == 2 and judged["figures"]["votes_asked"] == 11
     assert len(judge_requests(fake)) == 11
@@ -195,7 +196,9 @@ def test_a_flipping_judge_s_majority_and_its_requests_are_the_stop_rule_s(
         [task] = report["tasks"]
         outcomes = [rep["outcome"] == "passed" for rep in task["repetitions"]]
         assert outcomes == [expected[i][0] for i in range(1, n + 1)]
-        found.append((len(judge_requests(fake)), task["passes"], task["mean_at_k"], report["summary"]["judge"]))
+        found.append(
+            (len(judge_requests(fake)), task["passes"], task["mean_at_k"], report["summary"]["judge"], task["judge"])
+        )
     assert found[0] == found[1]
 
 
@@ -236,6 +239,7 @@ def test_merged_shards_of_a_votes_session_give_the_serial_figures(pytester: pyte
     assert merged.returncode == 0, merged.stdout + merged.stderr
     together = load_report(pytester, "merged.json")
     assert together["summary"]["judge"] == whole["summary"]["judge"]
+    assert {t["task_id"]: t["judge"] for t in together["tasks"]} == {t["task_id"]: t["judge"] for t in whole["tasks"]}
     for key in ("mean_at_k", "pass_hat_k", "consistency_gap_pp", "intervals"):
         assert together["summary"][key] == whole["summary"][key], key
     assert [(t["task_id"], t["passes"], t["n"]) for t in together["tasks"]] == [

@@ -33,3 +33,23 @@ def test_an_openai_base_url_needs_its_api_path() -> None:
     assert base_url_problems("http://gw:4000/v1", "x", builtin("openai")) == []
     assert "has no API path" in base_url_problems("http://gw:4000", "x", builtin("openai"))[0]
     assert base_url_problems("http://gw:4000", "x", builtin("anthropic")) == []
+
+
+def test_a_judge_setting_is_said_to_come_from_the_judges_option() -> None:
+    """Where a judge's route setting came from is the judge option's own source (``settings.sources`` is keyed by the
+    settings' names), the setting named after it; an agent route's from its own option."""
+    from pytest_consistency.config.settings import Settings
+    from pytest_consistency.route.resolve import resolve_route
+
+    settings = Settings(
+        judge=(("base_url", "http://judge:4000/v1"), ("model", "judge-model")),
+        base_url="http://agent:4000/v1",
+        sources={"judge": "--consistency-judge", "base_url": "--consistency-base-url"},
+    )
+    judge = resolve_route(settings, {}, builtin("openai"), role="judge")
+    assert (judge.base_url_source, judge.model_source) == (
+        "--consistency-judge (base_url)",
+        "--consistency-judge (model)",
+    )
+    agent = resolve_route(settings, {}, builtin("openai"))
+    assert agent.base_url_source == "--consistency-base-url"
