@@ -9,18 +9,21 @@ from __future__ import annotations
 import html
 
 from pytest_consistency.model.judge import JudgeFigures, JudgeSummary, TaskJudge
+from pytest_consistency.model.user import UserFigures
 from pytest_consistency.report.wrap import wrapped
 from pytest_consistency.stats.interval import Interval
 
 
-def _pct(value: float | None, interval: Interval | None) -> str:
+def percent_text(value: float | None, interval: Interval | None) -> str:
+    """A rate in percent with its interval (the judge's, or the agent's on a held user script)."""
     if value is None:
         return "n/a (no repetition with two verdicts)"
     shown = f"{value * 100:.1f} %"
     return shown if interval is None else f"{shown} [{interval.low * 100:.1f}, {interval.high * 100:.1f}]"
 
 
-def kappa_text(f: JudgeFigures) -> str:
+def kappa_text(f: JudgeFigures | UserFigures) -> str:
+    """Fleiss' kappa between samples with its interval; undefined (never a number) when every sample agreed."""
     if f.kappa is None:
         return "undefined (every sample gave one outcome)" if f.repetitions else "n/a"
     if f.kappa_interval is None:
@@ -55,7 +58,7 @@ def vote_task_lines(task: TaskJudge) -> list[str]:
     method = f" ({f.flip_method}, first pairs)" if f.flip_method else ""
     lines = [
         f"judge votes {task.task_id}: majority of {task.samples} sample(s); "
-        f"{votes_text(f, len(task.repetitions), task.samples)}; flip rate {_pct(f.flip_rate, f.flip_interval)}"
+        f"{votes_text(f, len(task.repetitions), task.samples)}; flip rate {percent_text(f.flip_rate, f.flip_interval)}"
         f"{method}; kappa {kappa_text(f)}",
         f"  votes per repetition: {' '.join(row.verdicts for row in task.repetitions)}; {split_text(f)}",
     ]
@@ -68,8 +71,8 @@ def task_lines(task: TaskJudge) -> list[str]:
     method = f" ({f.flip_method})" if f.flip_method else ""
     shares = " ".join(f"{row.passed}/{row.samples}" for row in task.repetitions)
     lines = [
-        f"judge {task.task_id}: {task.samples} sample(s) per repetition; flip rate {_pct(f.flip_rate, f.flip_interval)}"
-        f"{method}; kappa {kappa_text(f)}",
+        f"judge {task.task_id}: {task.samples} sample(s) per repetition; flip rate "
+        f"{percent_text(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
         f"  passes per repetition: {shares}; {split_text(f)}",
     ]
     lines += [f"  excluded (not a verdict) {why}" for why in task.excluded]
@@ -83,13 +86,13 @@ def suite_lines(summary: JudgeSummary) -> list[str]:
         rows = sum(len(task.repetitions) for task in summary.tasks)
         return [
             f"judge votes, suite: {votes_text(f, rows, summary.samples)}; flip rate "
-            f"{_pct(f.flip_rate, f.flip_interval)}{method[:-1] + ', first pairs)' if method else ''}; kappa "
+            f"{percent_text(f.flip_rate, f.flip_interval)}{method[:-1] + ', first pairs)' if method else ''}; kappa "
             f"{kappa_text(f)}",
             f"  {split_text(f)}",
         ]
     return [
         f"judge, suite: {f.repetitions} repetition(s) x {summary.samples} sample(s); flip rate "
-        f"{_pct(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
+        f"{percent_text(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
         f"  {split_text(f)}",
     ]
 

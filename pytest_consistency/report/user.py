@@ -10,25 +10,10 @@ from __future__ import annotations
 import html
 
 from pytest_consistency.model.user import TaskUserSplit, UserFigures, UserSplitSummary
+from pytest_consistency.report.judge import kappa_text, percent_text
 from pytest_consistency.report.wrap import wrapped
-from pytest_consistency.stats.interval import Interval
 
 HEADING = "Sampling the agent on a simulated user's recorded turns"
-
-
-def _pct(value: float | None, interval: Interval | None) -> str:
-    if value is None:
-        return "n/a (no repetition with two verdicts)"
-    shown = f"{value * 100:.1f} %"
-    return shown if interval is None else f"{shown} [{interval.low * 100:.1f}, {interval.high * 100:.1f}]"
-
-
-def _kappa(f: UserFigures) -> str:
-    if f.kappa is None:
-        return "undefined (every sample gave one outcome)" if f.repetitions else "n/a"
-    if f.kappa_interval is None:
-        return f"{f.kappa:.2f}"
-    return f"{f.kappa:.2f} [{f.kappa_interval.low:.2f}, {f.kappa_interval.high:.2f}]"
 
 
 def split_text(f: UserFigures) -> str:
@@ -49,7 +34,7 @@ def task_lines(task: TaskUserSplit) -> list[str]:
     shares = " ".join(f"{row.passed}/{row.samples}" for row in task.repetitions)
     lines = [
         f"simulated user {task.task_id}: {task.samples} agent sample(s) per recorded user; agent flip rate "
-        f"{_pct(f.flip_rate, f.flip_interval)}{method}; kappa {_kappa(f)}",
+        f"{percent_text(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
         f"  passes per repetition: {shares}; {split_text(f)}",
     ]
     lines += [f"  excluded (not a verdict) {why}" for why in task.excluded]
@@ -61,7 +46,7 @@ def suite_lines(summary: UserSplitSummary) -> list[str]:
     method = f" ({f.flip_method})" if f.flip_method else ""
     return [
         f"simulated user, suite: {f.repetitions} repetition(s) x {summary.samples} agent sample(s); agent flip rate "
-        f"{_pct(f.flip_rate, f.flip_interval)}{method}; kappa {_kappa(f)}",
+        f"{percent_text(f.flip_rate, f.flip_interval)}{method}; kappa {kappa_text(f)}",
         f"  {split_text(f)}",
     ]
 
