@@ -115,15 +115,23 @@ def _number(value: float | None) -> str:
     return "n/a" if value is None else repr(float(value))
 
 
-def junit_properties(prefix: str, f: JudgeFigures) -> list[tuple[str, str]]:
-    """JUnit properties of some figures: ``<prefix>.flip_rate`` (``.low``, ``.high``), ``.kappa`` (``n/a`` when
-    undefined) and the gap split's points."""
-    props = [(f"{prefix}.flip_rate", _number(f.flip_rate))]
+def agreement_properties(
+    prefix: str, rate: str, f: JudgeFigures | UserFigures, parts: tuple[tuple[str, float | None], ...]
+) -> list[tuple[str, str]]:
+    """JUnit properties of some figures: ``<prefix>.<rate>`` (the flip rate; ``.low``, ``.high``), ``.kappa``
+    (``n/a`` when undefined) and the gap split's ``parts`` (name, points)."""
+    props = [(f"{prefix}.{rate}", _number(f.flip_rate))]
     if f.flip_interval is not None:
-        props += [(f"{prefix}.flip_rate.low", _number(f.flip_interval.low))]
-        props += [(f"{prefix}.flip_rate.high", _number(f.flip_interval.high))]
-    props += [(f"{prefix}.kappa", _number(f.kappa)), (f"{prefix}.judge_gap_pp", _number(f.judge_gap_pp))]
-    return [*props, (f"{prefix}.agent_gap_pp", _number(f.majority_gap_pp))]
+        props += [(f"{prefix}.{rate}.low", _number(f.flip_interval.low))]
+        props += [(f"{prefix}.{rate}.high", _number(f.flip_interval.high))]
+    return [*props, (f"{prefix}.kappa", _number(f.kappa)), *((f"{prefix}.{n}", _number(v)) for n, v in parts)]
+
+
+def junit_properties(prefix: str, f: JudgeFigures) -> list[tuple[str, str]]:
+    """The judge's: ``<prefix>.flip_rate``, ``.kappa``, ``.judge_gap_pp`` and ``.agent_gap_pp``."""
+    return agreement_properties(
+        prefix, "flip_rate", f, (("judge_gap_pp", f.judge_gap_pp), ("agent_gap_pp", f.majority_gap_pp))
+    )
 
 
 def junit_task_properties(summary: JudgeSummary | None, task_id: str) -> list[tuple[str, str]]:

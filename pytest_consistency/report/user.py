@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from pytest_consistency.model.user import TaskUserSplit, UserFigures, UserSplitSummary
-from pytest_consistency.report.judge import kappa_text, percent_text
+from pytest_consistency.report.judge import agreement_properties, kappa_text, percent_text
 from pytest_consistency.report.wrap import wrapped
 
 HEADING = "Sampling the agent on a simulated user's recorded turns"
@@ -64,18 +64,11 @@ def markdown_lines(summary: UserSplitSummary | None) -> list[str]:
     return [] if summary is None else [f"### {HEADING}", "", "```", *lines(summary), "```", ""]
 
 
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else repr(float(value))
-
-
 def junit_properties(prefix: str, f: UserFigures) -> list[tuple[str, str]]:
     """``<prefix>.agent_flip_rate`` (``.low``, ``.high``), ``.kappa`` (``n/a`` when undefined) and the split."""
-    props = [(f"{prefix}.agent_flip_rate", _number(f.flip_rate))]
-    if f.flip_interval is not None:
-        props += [(f"{prefix}.agent_flip_rate.low", _number(f.flip_interval.low))]
-        props += [(f"{prefix}.agent_flip_rate.high", _number(f.flip_interval.high))]
-    props += [(f"{prefix}.kappa", _number(f.kappa)), (f"{prefix}.user_gap_pp", _number(f.user_gap_pp))]
-    return [*props, (f"{prefix}.agent_gap_pp", _number(f.agent_gap_pp))]
+    return agreement_properties(
+        prefix, "agent_flip_rate", f, (("user_gap_pp", f.user_gap_pp), ("agent_gap_pp", f.agent_gap_pp))
+    )
 
 
 def junit_task_properties(summary: UserSplitSummary | None, task_id: str) -> list[tuple[str, str]]:
