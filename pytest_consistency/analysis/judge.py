@@ -189,6 +189,29 @@ def figures(
     return result
 
 
+def task_counts(judged: list[JudgedRepetition], k: int) -> list[tuple[TaskCounts, TaskCounts]]:
+    """A task's (majority, observed) counts over its judged repetitions, at k (capped at their number); none when
+    no repetition was judged."""
+    if not judged:
+        return []
+    n = len(judged)
+    majority_passes = sum(1 for row in judged if row.majority)
+    observed_passes = sum(1 for row in judged if row.observed)
+    return [(TaskCounts(majority_passes, n, min(k, n)), TaskCounts(observed_passes, n, min(k, n)))]
+
+
+def suite_figures(
+    every: list[JudgedRepetition], pairs: list[tuple[TaskCounts, TaskCounts]], confidence: float, votes: bool = False
+) -> JudgeFigures:
+    """The suite's figures, with the judge's part's paired interval (majority as the baseline, observed as the run)."""
+    suite = figures(every, pairs, seed_of("suite"), confidence, votes=votes)
+    if pairs:
+        from pytest_consistency.stats.gap_change import paired_gap_difference
+
+        suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
+    return suite
+
+
 def judge_summary(
     repetitions: Iterable[RepetitionResult],
     samples: int,
@@ -218,7 +241,7 @@ def judge_summary(
         excluded: list[str] = []
         k = reps[0].k
         for rep in reps:
-            r, j = (rep.repeat - 1) // samples + 1, (rep.repeat - 1) % samples + 1
+            r, j = split_index(rep.repeat, samples)
             why = verdict(rep)
             if why is not None:
                 excluded.append(f"rep{r}@{sampled}{j}: {why}")
@@ -231,7 +254,7 @@ def judge_summary(
             tally[0] += sum(got.values())
             tally[1] += len(got)
         rows = []
-        for r in sorted({(rep.repeat - 1) // samples + 1 for rep in reps}):
+        for r in sorted({split_index(rep.repeat, samples)[0] for rep in reps}):
             got = verdicts.get(r, {})
             passed = sum(got.values())
             observed = got.get(1, got[min(got)] if got else None) if got else None
@@ -241,26 +264,11 @@ def judge_summary(
                 majority = observed if 2 * yes == scored else 2 * yes > scored
             shown = "".join("-" if j not in got else "P" if got[j] else "F" for j in range(1, samples + 1))
             rows.append(JudgedRepetition(r, len(got), passed, observed, majority, shown))
-        judged = [row for row in rows if row.observed is not None]
-        counts = []
-        if judged:
-            n = len(judged)
-            kk = min(k, n)
-            counts = [
-                (
-                    TaskCounts(sum(1 for row in judged if row.majority), n, kk),
-                    TaskCounts(sum(1 for row in judged if row.observed), n, kk),
-                )
-            ]
-            pairs += counts
+        counts = task_counts([row for row in rows if row.observed is not None], k)
+        pairs += counts
         tasks.append(TaskJudge(task_id, samples, figures(rows, counts, seed_of(task_id), confidence), rows, excluded))
         every += rows
-    suite = figures(every, pairs, seed_of("suite"), confidence)
-    if pairs:
-        from pytest_consistency.stats.gap_change import paired_gap_difference
-
-        suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
-    return JudgeSummary(samples, tasks, suite)
+    return JudgeSummary(samples, tasks, suite_figures(every, pairs, confidence))
 
 
 def vote_summary(records: Sequence[RepetitionResult], samples: int, confidence: float) -> JudgeSummary:
@@ -299,24 +307,9 @@ def vote_summary(records: Sequence[RepetitionResult], samples: int, confidence: 
             observed = None if first not in "PF" else first == "P"
             majority_outcome = decided if decided is not None and "-" not in shown else None
             rows.append(JudgedRepetition(r, len(verdicts), sum(verdicts), observed, majority_outcome, shown))
-        judged = [row for row in rows if row.observed is not None and row.majority is not None]
-        counts = []
-        if judged:
-            n = len(judged)
-            kk = min(k, n)
-            counts = [
-                (
-                    TaskCounts(sum(1 for row in judged if row.majority), n, kk),
-                    TaskCounts(sum(1 for row in judged if row.observed), n, kk),
-                )
-            ]
-            pairs += counts
+        counts = task_counts([row for row in rows if row.observed is not None and row.majority is not None], k)
+        pairs += counts
         found = figures(rows, counts, seed_of(task_id), confidence, votes=True)
         tasks.append(TaskJudge(task_id, samples, found, rows, excluded))
         every += rows
-    suite = figures(every, pairs, seed_of("suite"), confidence, votes=True)
-    if pairs:
-        from pytest_consistency.stats.gap_change import paired_gap_difference
-
-        suite.judge_gap_interval = paired_gap_difference(pairs, confidence)
-    return JudgeSummary(samples, tasks, suite, votes=True)
+    return JudgeSummary(samples, tasks, suite_figures(every, pairs, confidence, votes=True), votes=True)

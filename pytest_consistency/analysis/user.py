@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pytest_consistency.analysis.judge import judge_summary, sample_records
+from pytest_consistency.analysis.judge import judge_summary, sample_records, split_index
 from pytest_consistency.model.judge import JudgeFigures
 from pytest_consistency.model.records import RepetitionResult
 from pytest_consistency.model.user import TaskUserSplit, UserFigures, UserSplitSummary
@@ -47,7 +47,7 @@ def scripts(repetitions: Iterable[RepetitionResult], samples: int) -> dict[tuple
     """Each recorded repetition's script, per (task, r): the longest run of user turns its samples played."""
     found: dict[tuple[str, int], list[str]] = {}
     for rep in repetitions:
-        key = (rep.task_id, (rep.repeat - 1) // samples + 1)
+        key = (rep.task_id, split_index(rep.repeat, samples)[0])
         turns = turns_of(rep)
         if key not in found or len(turns) > len(found[key]):
             found[key] = turns
@@ -94,7 +94,7 @@ def user_split(repetitions: Iterable[RepetitionResult], samples: int, confidence
         records,
         samples,
         confidence,
-        held=lambda rep: script[(rep.task_id, (rep.repeat - 1) // samples + 1)],
+        held=lambda rep: script[(rep.task_id, split_index(rep.repeat, samples)[0])],
         verdict=not_an_agent_verdict,
         sampled=AGENT,
     )
