@@ -13,31 +13,12 @@ from typing import Any
 import pytest
 import yaml
 from fake_openai import FakeOpenAI, Step
+from judged_suite import TASK, agent_requests, is_judge, judge_requests, suite
 from suites import load_report, run_recorded
 
 from pytest_consistency.rejudge.cassettes import role_of
 
-SUITE = """
-import pytest
-
-
-@pytest.mark.repeat_consistency(n=N, min_pass=0)
-def test_summary(pinned_client, judge_client, consistency):
-    summary = pinned_client.chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": "summarise the invoice"}]
-    ).choices[0].message.content
-    verdict = judge_client.chat.completions.create(
-        model=None, messages=[{"role": "user", "content": "Judge: " + summary}]
-    ).choices[0].message.content
-    consistency.record(summary)
-    assert verdict == "PASS"
-"""
-TASK = "test_summary.py::test_summary"
 SAMPLES = Path("cassettes/test_summary/test_summary/rejudge")
-
-
-def is_judge(body: dict[str, Any]) -> bool:
-    return str(body["messages"][0]["content"]).startswith("Judge: ")
 
 
 def script(fake: FakeOpenAI, q: float, seed: int) -> None:
@@ -52,16 +33,8 @@ def script(fake: FakeOpenAI, q: float, seed: int) -> None:
     fake.answer = answer
 
 
-def agent_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
-    return [r for r in fake.requests if not is_judge(r["body"])]
-
-
-def judge_requests(fake: FakeOpenAI) -> list[dict[str, Any]]:
-    return [r for r in fake.requests if is_judge(r["body"])]
-
-
 def record(pytester: pytest.Pytester, fake: FakeOpenAI, n: int) -> None:
-    pytester.makepyfile(test_summary=SUITE.replace("N,", f"{n},"))
+    pytester.makepyfile(test_summary=suite(n))
     script(fake, 0.0, 0)
     result = run_recorded(pytester, fake.base_url, "all")
     assert result.ret == 0, result.stdout.str()[-3000:]
@@ -187,7 +160,7 @@ def test_a_source_re_recorded_since_makes_old_samples_an_error_naming_the_file(
 
 
 def test_json_cassettes(pytester: pytest.Pytester, fake: FakeOpenAI) -> None:
-    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    pytester.makepyfile(test_summary=suite(2))
     script(fake, 0.0, 0)
     assert run_recorded(pytester, fake.base_url, "all", "--consistency-cassette-format=json").ret == 0
     fake.reset()
@@ -221,7 +194,7 @@ def test_the_recovered_flip_rate_holds_2q_1_minus_q(pytester: pytest.Pytester, f
 def test_an_agent_that_varies_under_a_fixed_judge_leaves_the_judge_no_part(
     pytester: pytest.Pytester, fake: FakeOpenAI
 ) -> None:
-    pytester.makepyfile(test_summary=SUITE.replace("N,", "6,"))
+    pytester.makepyfile(test_summary=suite(6))
     days = iter(["Friday", "Monday"] * 3)
     fake.answer = lambda body: Step(
         text=("PASS" if "Friday" in body["messages"][0]["content"] else "FAIL")
@@ -241,9 +214,7 @@ def test_an_agent_that_varies_under_a_fixed_judge_leaves_the_judge_no_part(
     assert figures["judge_gap_pp"] == 0.0 and figures["majority_gap_pp"] == figures["observed_gap_pp"] > 0
 
 
-TWO_TASKS = SUITE.replace("N,", "3,") + SUITE.replace("N,", "3,").replace("def test_summary", "def test_title").replace(
-    "import pytest\n", ""
-)
+TWO_TASKS = suite(3) + suite(3).replace("def test_summary", "def test_title").replace("import pytest\n", "")
 
 
 def test_shards_of_a_rejudge_session_merge_to_the_unsharded_figures(
@@ -272,7 +243,7 @@ def test_shards_of_a_rejudge_session_merge_to_the_unsharded_figures(
 def test_a_bad_number_of_samples_is_one_usage_error_naming_the_option(
     pytester: pytest.Pytester, value: str, why: str
 ) -> None:
-    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    pytester.makepyfile(test_summary=suite(2))
     result = pytester.runpytest(f"--consistency-rejudge={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*argument --consistency-rejudge: {why}"])
@@ -297,7 +268,7 @@ def test_the_judge_flip_gate_fails_a_flipping_judge_and_passes_a_steady_one(
 
 
 def test_the_judge_flip_gate_outside_a_rejudge_session_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_summary=SUITE.replace("N,", "2,"))
+    pytester.makepyfile(test_summary=suite(2))
     result = pytester.runpytest("--consistency-judge-flip-max=10")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --consistency-judge-flip-max * add --consistency-rejudge=M *"])
