@@ -1,6 +1,7 @@
 import contextlib
 import importlib
 import os
+import pkgutil
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,8 @@ from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
 from tiers import TIER_MARKERS, tiers, xdist_copies
 
+import pytest_consistency
+
 # Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
 # a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions. Those installed:
 # without the test extra (a plain `pip install -e .`) this file still loads, and the tests that need them fail.
@@ -16,10 +19,17 @@ for _name in ("anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai",
     with contextlib.suppress(ImportError):
         importlib.import_module(_name)
 
-# The plugin loads these only when a session needs them; imported here once, for the same reason as the HTTP stack
-# above: a module first imported inside one in-process session is dropped after it, and the next session would
-# import a second copy beside the first one's classes and state (the subprocess-based guards in test_lazy_costs
-# still see what a session loads by itself).
+# The plugin loads its wings only when a session needs them; every module of the package is imported here once, for
+# the same reason as the HTTP stack above: a module first imported inside one in-process session is dropped after
+# it, and the next session would import (and assertion-rewrite) a second copy beside the first one's classes and
+# state. Hypothesis too: its pytest plugin imports it at every inner session's end. Measured: the resample tests
+# 52 s -> 30 s. The subprocess-based guards in test_lazy_costs still see what a session loads by itself.
+for _module in pkgutil.walk_packages(pytest_consistency.__path__, "pytest_consistency."):
+    if not _module.name.endswith(".__main__"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(_module.name)
+with contextlib.suppress(ImportError):
+    importlib.import_module("hypothesis")
 
 pytest_plugins = ["pytester"]
 
@@ -29,12 +39,16 @@ def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about. They do not load
     flaky unless a test asks for it (``-p flaky``): flaky runs every test's protocol itself, which takes the place of
     pytest-rerunfailures' for every test of the session. Nor langsmith's pytest plugin (the recipes extra installs
-    langsmith): it imports httpx at collection, which would hide whether the plugin itself imports an HTTP library."""
+    langsmith): it imports httpx at collection, which would hide whether the plugin itself imports an HTTP library.
+    Nor pytest-rerunfailures unless asked for (``-p rerunfailures --reruns=1``): with xdist installed it starts a
+    listening socket and a thread in every session's configure and never closes them, which in one worker's hundreds of
+    in-process sessions reached more than 1,024 open descriptors."""
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         monkeypatch = request.getfixturevalue("monkeypatch")
         monkeypatch.setenv(
-            "PYTEST_ADDOPTS", (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:langsmith_plugin").strip()
+            "PYTEST_ADDOPTS",
+            (os.environ.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:langsmith_plugin -p no:rerunfailures").strip(),
         )
 
 

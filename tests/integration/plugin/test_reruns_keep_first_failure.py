@@ -21,7 +21,7 @@ def test_task(consistency, request):
     assert not (key == 2 and SEEN[key] == 1)
 """
     )
-    result = pytester.runpytest("--reruns=2", "-n", "2", *OUT)
+    result = pytester.runpytest("-p", "rerunfailures", "--reruns=2", "-n", "2", *OUT)
     assert result.ret == 1, result.stdout.str()
     data = story(pytester, result)
     assert data["tasks"][0]["repetitions"][1]["outcome"] == "failed"

@@ -23,7 +23,8 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
 @pytest.fixture(autouse=True)
 def gates_on_the_point(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Added to what tests/conftest.py set (-p no:flaky, which would take over pytest-rerunfailures' reruns).
+    # Added to what tests/conftest.py set (-p no:flaky, which would take over pytest-rerunfailures' reruns, and
+    # -p no:rerunfailures: the rerun tests ask for it).
     monkeypatch.setenv("PYTEST_ADDOPTS", os.environ["PYTEST_ADDOPTS"] + " --consistency-gate-on=point")
 
 
@@ -88,7 +89,9 @@ def test_reruns_count_the_first_outcome_serially_and_under_xdist(pytester: pytes
         if attempts.exists():
             for file in attempts.iterdir():
                 file.unlink()
-        result = pytester.runpytest(*xdist, "--reruns", "1", "--consistency-gap-max=10", f"--consistency-report={name}")
+        result = pytester.runpytest(
+            *xdist, "-p", "rerunfailures", "--reruns", "1", "--consistency-gap-max=10", f"--consistency-report={name}"
+        )
         assert result.ret == pytest.ExitCode.TESTS_FAILED
         result.stdout.fnmatch_lines(
             [
@@ -131,7 +134,7 @@ def test_a_rerun_teardown_error_counts_as_an_error(pytester: pytest.Pytester) ->
             consistency.record("x")
         """
     )
-    result = pytester.runpytest("--reruns", "1", "--consistency-report=report.json")
+    result = pytester.runpytest("-p", "rerunfailures", "--reruns", "1", "--consistency-report=report.json")
     assert result.ret == pytest.ExitCode.OK  # 2/3 >= min_pass 0.5
     result.stdout.fnmatch_lines(
         ["*test_agent * 2/3 * met min_pass 0.5, 1 failed", "1 of 3 repetitions failed in 1 task(s)*"]
