@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import inner
 import yaml
 
 from .blocks import ROOT, Block, console_commands, output_mismatch
@@ -104,7 +105,7 @@ def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
     # scripts/ci_local.sh runs the example suite with it
     env["PYTHON"] = str(bin_dir / "python") if "venv" in block.options else sys.executable
     env["PYTHONIOENCODING"] = "utf-8"
-    env["PYTEST_ADDOPTS"] = (env.get("PYTEST_ADDOPTS", "") + " -p no:flaky -p no:cacheprovider").strip()
+    env["PYTEST_ADDOPTS"] = inner.addopts(env.get("PYTEST_ADDOPTS", "") + " -p no:cacheprovider")
     if "openai" in servers:
         env["OPENAI_BASE_URL"] = servers["openai"].base_url
         env["OPENAI_API_KEY"] = servers["openai_key"]

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import inner
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -195,6 +197,7 @@ def replay_examples(
     dropped = ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GITHUB_STEP_SUMMARY")
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTEST_ADDOPTS"] = inner.addopts(env.get("PYTEST_ADDOPTS", ""))  # as the main job's venv: no other test tools
     command = [sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider", "-p", "no:randomly"]
     command += [f"--consistency-config={suite}/consistency.yaml", f"--consistency-report={report}"]
     command += [f"--consistency-md={report.with_suffix('.md')}", f"--consistency-html={report.with_suffix('.html')}"]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import inner
 import pytest
 from suites import ROOT, replay_examples, validate_junit
 
@@ -69,6 +70,7 @@ def ci_local(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     """``scripts/ci_local.sh ARGS`` with this venv's Python, at 80 columns."""
     environment = {**os.environ, "PYTHON": sys.executable, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8"}
     environment.pop("GITHUB_STEP_SUMMARY", None)
+    environment["PYTEST_ADDOPTS"] = inner.addopts(environment.get("PYTEST_ADDOPTS", ""))  # as the CI job's venv
     environment.update(env or {})
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, env=environment, timeout=900)
 
