@@ -29,12 +29,16 @@ from suites import subprocess_session
 from pytest_consistency.secrets.keys import REPLAY_KEY
 
 #: The client every test shares, built the first time a test asks for it: in a repetition that replays, without a key.
+#: One conftest per SDK: importing anthropic costs each session, and each of its xdist workers, about 1.5 s.
 SESSION_CLIENT = """
-import anthropic, openai, pytest
+import openai, pytest
 
 @pytest.fixture(scope="session")
 def client():
     return openai.OpenAI(max_retries=0)
+"""
+CLAUDE_SESSION_CLIENT = """
+import anthropic, pytest
 
 @pytest.fixture(scope="session")
 def claude():
@@ -151,7 +155,7 @@ def test_an_anthropic_session_client_built_in_a_replay_never_records_with_the_st
     pytester: pytest.Pytester, claude: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same with Anthropic's SDK, whose key travels in ``x-api-key``."""
-    pytester.makeconftest(SESSION_CLIENT)
+    pytester.makeconftest(CLAUDE_SESSION_CLIENT)
     pytester.makepyfile(test_agent=CLAUDE_TASKS)
     claude.script(ClaudeStep(text="a one"), ClaudeStep(text="a two"))
     assert session(pytester, "once", "test_agent.py::test_a").ret == 0
