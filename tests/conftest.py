@@ -15,23 +15,22 @@ from tiers import TIER_MARKERS, tiers, xdist_copies
 import pytest_consistency
 
 # Imported once for the whole run: pytester's in-process sessions drop modules first imported inside them, and
-# a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions. Those installed:
-# without the test extra (a plain `pip install -e .`) this file still loads, and the tests that need them fail.
-for _name in ("anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai", "vcr"):
+# a half re-imported HTTP stack (httpx2 kept, httpcore2 fresh) no longer maps its own exceptions; Hypothesis, because
+# its pytest plugin imports it at every inner session's end. Those installed: without the test extra (a plain
+# `pip install -e .`) this file still loads, and the tests that need them fail.
+for _name in ("anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai", "vcr", "hypothesis"):
     with contextlib.suppress(ImportError):
         importlib.import_module(_name)
 
 # The plugin loads its wings only when a session needs them; every module of the package is imported here once, for
 # the same reason as the HTTP stack above: a module first imported inside one in-process session is dropped after
 # it, and the next session would import (and assertion-rewrite) a second copy beside the first one's classes and
-# state. Hypothesis too: its pytest plugin imports it at every inner session's end. Measured: the resample tests
-# 52 s -> 30 s. The subprocess-based guards in test_lazy_costs still see what a session loads by itself.
+# state. Measured: the resample tests 52 s -> 30 s. The subprocess-based guards in test_lazy_costs still see what a
+# session loads by itself, and tests/integration/project/test_inner_sessions.py that no session imports one anew.
 for _module in pkgutil.walk_packages(pytest_consistency.__path__, "pytest_consistency."):
     if not _module.name.endswith(".__main__"):
         with contextlib.suppress(ImportError):
             importlib.import_module(_module.name)
-with contextlib.suppress(ImportError):
-    importlib.import_module("hypothesis")
 
 pytest_plugins = ["pytester"]
 
@@ -43,10 +42,7 @@ def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     if "pytester" in request.fixturenames:
         request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         monkeypatch = request.getfixturevalue("monkeypatch")
-        monkeypatch.setenv(
-            "PYTEST_ADDOPTS",
-            inner.addopts(os.environ.get("PYTEST_ADDOPTS", "")),
-        )
+        monkeypatch.setenv("PYTEST_ADDOPTS", inner.addopts(os.environ.get("PYTEST_ADDOPTS", "")))
 
 
 @pytest.fixture(scope="session")
