@@ -28,11 +28,13 @@ SHELL = ("bash", "sh", "shell")
 RUNNABLE = PYTHON + YAML + CONSOLE + SHELL
 
 #: Keys a directive may carry; a flag has no value.
-KEYS = {"skip", "file", "exit", "server", "env", "venv"}
+KEYS = {"skip", "file", "exit", "server", "env", "venv", "by"}
 FLAGS = {"continue", "examples"}
 SERVERS = ("openai", "anthropic", "both")
 #: ``venv=``: one of the repository's own venvs, by its directory name (``.venv-openai2``), never a path elsewhere.
 VENV = re.compile(r"\.venv(?:-[\w.]+)?")
+#: ``by=``: the test file that runs the block as written and checks more than the runner does, by its path.
+BY = re.compile(r"tests/(?:[\w]+/)*test_\w+\.py")
 
 DIRECTIVE = re.compile(r"<!--\s*docs:(?P<body>.*?)-->", re.DOTALL)
 LEXER = RawFencedCodeBlockLexer(
@@ -67,6 +69,8 @@ class Block:
             return "skip"
         if "file" in self.options:
             return "file"
+        if "by" in self.options:
+            return "claimed"
         if self.language in PYTHON:
             return "python"
         if self.language in YAML:
@@ -101,6 +105,8 @@ def parse_directive(body: str, where: str) -> dict[str, str]:
         raise DirectiveError(f"{where}: server={options['server']} is not one of {', '.join(SERVERS)}")
     if "venv" in options and not VENV.fullmatch(options["venv"]):
         raise DirectiveError(f"{where}: venv={options['venv']} is not a venv of the repository's root (.venv-NAME)")
+    if "by" in options and not BY.fullmatch(options["by"]):
+        raise DirectiveError(f"{where}: by={options['by']} is not a test file of the repository (tests/.../test_x.py)")
     if "exit" in options and not options["exit"].isdigit():
         raise DirectiveError(f"{where}: exit={options['exit']} is not an exit status")
     return options
@@ -137,12 +143,14 @@ def page_blocks(path: Path, root: Path = ROOT) -> list[Block]:
         language = str(region.lexemes["language"]).lower()
         block = Block(page, line, language, str(region.lexemes["source"]), options)
         kind = block.kind
-        if "venv" in options and kind not in ("console", "shell", "skip"):
+        if "by" in options and (kind != "claimed" or language not in CONSOLE + SHELL):
+            raise DirectiveError(f"{page}:{line}: by= is for console and bash blocks (their test runs the commands)")
+        if "venv" in options and kind not in ("console", "shell", "claimed", "skip"):
             where = f"{page}:{line}"
             raise DirectiveError(f"{where}: venv= is for console and bash blocks (their commands run in that venv)")
         if kind == "file":
             pending_files.append(block)
-        elif kind in ("console", "shell"):
+        elif kind in ("console", "shell", "claimed"):
             block = Block(page, line, language, block.source, options, files=tuple(pending_files))
             pending_files = []
         elif kind == "python":

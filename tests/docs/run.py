@@ -17,8 +17,10 @@ from typing import Any
 
 import inner
 import yaml
+from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
+from fake_openai import GOOD_KEY
 
-from .blocks import ROOT, Block, console_commands, output_mismatch
+from .blocks import ROOT, SHELL, Block, Command, console_commands, output_mismatch, page_blocks
 
 #: The venv the tests run in: its ``pytest``, ``pytest-consistency`` and ``python`` are the ones a page's commands get.
 BIN = Path(sys.executable).parent
@@ -97,6 +99,18 @@ def venv_bin(block: Block) -> Path:
     return ROOT / block.options["venv"] / "bin" if "venv" in block.options else BIN
 
 
+def exported(block: Block, openai: Any, anthropic: Any) -> dict[str, Any]:
+    """The loopback servers the block's ``server=`` asks for, with the good key of each, as ``command_env`` takes
+    them (``openai``, ``anthropic``: the running fakes)."""
+    server = block.options.get("server")
+    servers: dict[str, Any] = {}
+    if server in ("openai", "both"):
+        servers.update(openai=openai, openai_key=GOOD_KEY)
+    if server in ("anthropic", "both"):
+        servers.update(anthropic=anthropic, anthropic_key=ANTHROPIC_KEY)
+    return servers
+
+
 def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     bin_dir = venv_bin(block)
@@ -127,7 +141,7 @@ def run_commands(block: Block, workdir: Path, env: dict[str, str]) -> None:
     if "examples" in block.options:
         copy_examples(workdir)
     expected_exit = int(block.options.get("exit", "0"))
-    if block.kind == "shell":
+    if block.language in SHELL:
         result = shell("set -euo pipefail\n" + block.source, workdir, env)
         if result.returncode != expected_exit:
             raise BlockFailed(
@@ -139,17 +153,32 @@ def run_commands(block: Block, workdir: Path, env: dict[str, str]) -> None:
     if not commands:
         raise BlockFailed(f"{block.id}: a console block without a '$ ' command (use ```text for output)")
     for index, command in enumerate(commands):
-        result = shell(command.line, workdir, env)
-        want = expected_exit if index == len(commands) - 1 else 0
-        output = (result.stdout + result.stderr).splitlines()
-        if result.returncode != want:
-            raise BlockFailed(
-                f"{block.id}: `{command.line}` exited {result.returncode}, the page expects {want}:\n"
-                + "\n".join(output[-60:])
-            )
-        mismatch = output_mismatch(command.expected, output)
-        if mismatch is not None:
-            raise BlockFailed(
-                f"{block.id}: `{command.line}` does not print what the page shows: {mismatch}\n--- real output:\n"
-                + "\n".join(output[-80:])
-            )
+        run_command(block, index, command, workdir, env)
+
+
+def run_command(
+    block: Block, index: int, command: Command, workdir: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """The console block's command ``index``, as the page shows it: its exit status and its shown lines checked."""
+    result = shell(command.line, workdir, env)
+    last = index == len(console_commands(block.source)) - 1
+    want = int(block.options.get("exit", "0")) if last else 0
+    output = (result.stdout + result.stderr).splitlines()
+    if result.returncode != want:
+        raise BlockFailed(
+            f"{block.id}: `{command.line}` exited {result.returncode}, the page expects {want}:\n"
+            + "\n".join(output[-60:])
+        )
+    mismatch = output_mismatch(command.expected, output)
+    if mismatch is not None:
+        raise BlockFailed(
+            f"{block.id}: `{command.line}` does not print what the page shows: {mismatch}\n--- real output:\n"
+            + "\n".join(output[-80:])
+        )
+    return result
+
+
+def claimed(page: str, by: str) -> list[Block]:
+    """The blocks of ``page`` (relative to the root) that its ``by=`` leaves to the test file ``by``: that file runs
+    them as written (``write_files``, ``command_env``, ``run_command``) and checks more than this runner would."""
+    return [b for b in page_blocks(ROOT / page) if b.options.get("by") == by]

@@ -1,7 +1,9 @@
 """Every code block of README.md and docs/*.md is run (or skipped with a reason), one test item per block.
 
 The convention an author follows is docs/contributing-docs.md; the parsing is tests/docs/blocks.py and the running
-tests/docs/run.py. Items are ``PAGE:LINE-LANG``, so ``-k recipes`` runs one page's blocks.
+tests/docs/run.py. Items are ``PAGE:LINE-LANG``, so ``-k recipes`` runs one page's blocks. A block whose ``by=``
+names a test file is run there instead, as written, with that file's deeper checks (the framework recipes' sessions
+are their recording sessions): it is not run twice.
 """
 
 from __future__ import annotations
@@ -9,11 +11,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from docs.blocks import ROOT, Block, DirectiveError, page_blocks, pages
-from docs.run import command_env, run_commands, run_consistency_yaml, run_python, run_yaml, venv_bin
+from docs.run import command_env, exported, run_commands, run_consistency_yaml, run_python, run_yaml, venv_bin
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_openai import GOOD_KEY
 
@@ -23,13 +24,15 @@ def collected() -> tuple[list[Block], list[tuple[str, str]]]:
     broken: list[tuple[str, str]] = []
     for page in pages():
         try:
-            blocks += [b for b in page_blocks(page) if b.kind != "inert" and b.kind != "file"]
+            blocks += [b for b in page_blocks(page) if b.kind not in ("inert", "file")]
         except DirectiveError as exc:
             broken.append((str(page.relative_to(ROOT)), str(exc)))
     return blocks, broken
 
 
-BLOCKS, BROKEN = collected()
+FOUND, BROKEN = collected()
+BLOCKS = [b for b in FOUND if b.kind != "claimed"]
+CLAIMED = [b for b in FOUND if b.kind == "claimed"]
 
 
 def require_venv(block: Block) -> None:
@@ -68,23 +71,36 @@ def test_block(block: Block, pytester: pytest.Pytester, request: pytest.FixtureR
     if kind == "yaml":
         run_yaml(block)
         return
-    servers: dict[str, Any] = {}
     server = block.options.get("server")
+    fake = claude = None
     if server in ("openai", "both"):
         fake = request.getfixturevalue("fake_server")
         fake.reset()
         fake.keys = {GOOD_KEY, GOOD_KEY + "-second"}  # a page may show key drift with a second key
-        servers.update(openai=fake, openai_key=GOOD_KEY)
     if server in ("anthropic", "both"):
         claude = request.getfixturevalue("anthropic_server")
         claude.reset()
         claude.keys = {ANTHROPIC_KEY}
-        servers.update(anthropic=claude, anthropic_key=ANTHROPIC_KEY)
+    servers = exported(block, fake, claude)
     env = command_env(block, servers)
     if kind == "consistency-yaml":
         run_consistency_yaml(block, workdir, env)
     else:
         run_commands(block, workdir, env)
+
+
+def test_every_block_left_to_a_test_file_is_asked_for_there() -> None:
+    """A ``by=`` block is run by the file it names, which asks for its page's blocks by ``claimed(PAGE, ITSELF)``
+    and checks there that it runs each of them; a file that no longer does would leave the block unrun."""
+    assert CLAIMED, "no by= block: the recipes' sessions are run by tests/integration/docs/test_recipes.py"
+    for block in CLAIMED:
+        by = block.options["by"]
+        path = ROOT / by
+        assert path.is_file(), f"{block.id}: by={by}: no such test file"
+        source = path.read_text(encoding="utf-8")
+        assert f'claimed("{block.page}", "{by}")' in source, (
+            f"{block.id}: {by} does not ask for the blocks of {block.page} left to it: claimed({block.page!r}, {by!r})"
+        )
 
 
 def test_every_page_has_blocks_that_run() -> None:

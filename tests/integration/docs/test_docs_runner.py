@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from docs.blocks import ROOT, DirectiveError, output_mismatch, page_blocks
-from docs.run import BlockFailed, command_env, run_commands, run_consistency_yaml, run_python
+from docs.blocks import ROOT, DirectiveError, console_commands, output_mismatch, page_blocks
+from docs.run import BlockFailed, command_env, run_command, run_commands, run_consistency_yaml, run_python, write_files
 
 FENCE = "```"
 
@@ -102,8 +102,23 @@ def test_continue_runs_after_the_pages_earlier_python(tmp_path: Path) -> None:
         ("<!-- docs: colour=red -->\n~~~bash\nls\n~~~\n", "unknown directive word 'colour=red'"),
         ("<!-- docs: venv=/opt/venv -->\n~~~bash\nls\n~~~\n", "venv=/opt/venv is not a venv of the repository's"),
         ("<!-- docs: venv=.venv-x -->\n~~~python\npass\n~~~\n", "venv= is for console and bash blocks"),
+        ("<!-- docs: by=tests/test_x.py -->\n~~~python\npass\n~~~\n", "by= is for console and bash blocks"),
+        ("<!-- docs: by=../elsewhere/test_x.py -->\n~~~bash\nls\n~~~\n", "by=../elsewhere/test_x.py is not a test"),
+        ("<!-- docs: by=tests/helpers.py -->\n~~~bash\nls\n~~~\n", "by=tests/helpers.py is not a test file"),
     ],
-    ids=["empty reason", "bare skip", "orphan", "file never run", "server", "unknown key", "venv path", "venv python"],
+    ids=[
+        "empty reason",
+        "bare skip",
+        "orphan",
+        "file never run",
+        "server",
+        "unknown key",
+        "venv path",
+        "venv python",
+        "by python",
+        "by outside",
+        "by not a test",
+    ],
 )
 def test_a_directive_that_cannot_be_read_fails_the_page(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(DirectiveError, match=message):
@@ -116,6 +131,21 @@ def test_a_venv_blocks_commands_are_that_venvs(tmp_path: Path) -> None:
     env = command_env(block, {})
     assert env["PATH"].split(os.pathsep)[0] == str(ROOT / ".venv-openai2" / "bin")
     assert env["PYTHON"] == str(ROOT / ".venv-openai2" / "bin" / "python")
+
+
+def test_a_block_left_to_a_test_file_runs_there_as_the_page_shows_it(tmp_path: Path, pytester: pytest.Pytester) -> None:
+    """``by=``: not run by the runner (kind ``claimed``); ``claimed`` hands it to the file it names, whose
+    ``run_command`` checks the exit status and the shown lines as the runner would."""
+    text = (
+        "<!-- docs: file=test_x.py -->\n~~~python\ndef test_x():\n    pass\n~~~\n\n"
+        "<!-- docs: by=tests/integration/docs/test_x.py -->\n~~~console\n$ pytest -q test_x.py\n...\n3 passed\n~~~\n"
+    )
+    (block,) = runnable(page(tmp_path, text))
+    assert block.kind == "claimed" and [f.options["file"] for f in block.files] == ["test_x.py"]
+    write_files(block, pytester.path)
+    (command,) = console_commands(block.source)
+    with pytest.raises(BlockFailed, match="does not print what the page shows: shown line not in the output"):
+        run_command(block, 0, command, pytester.path, command_env(block, {}))
 
 
 def test_blocks_shown_inside_a_longer_fence_are_not_run(tmp_path: Path) -> None:

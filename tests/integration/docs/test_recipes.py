@@ -2,8 +2,11 @@
 
 Each ``file=`` block of the page is a test file; it runs as a real pytest session (a subprocess: the frameworks
 keep process-wide caches, which is what some recipes are about), records cassettes from the loopback servers and
-replays them, with ``--route-drift-max=0``. Every repetition must pass and no task may drift, and the replay must
-give each repetition the answer and the calls its recording had (the newer recipes replay under ``-n 2`` too). Then
+replays them, with ``--route-drift-max=0``. The page's own commands are the first sessions: its console blocks
+carry ``by=`` this file, so the docs runner leaves them to it, and they run here as the page shows them (through
+tests/docs/run.py, their exit status and shown lines checked), each also writing the report the checks read.
+Every repetition must pass and no task may drift, and the replay must give each repetition the answer and the calls
+its recording had (the newer recipes replay under ``-n 2`` too). Then
 each recipe runs without its setting ("if you forget"), and the drift or failure the page promises must show up: a
 recipe whose setting changed nothing would fail here. The instructor and LlamaIndex recipes need openai 2.x, which the
 other frameworks do not install beside: their sessions run with the interpreter of ``.venv-openai2`` (the README's
@@ -27,6 +30,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from docs.blocks import Block, console_commands
+from docs.run import claimed, command_env, exported, run_command, write_files
+from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
@@ -34,6 +40,10 @@ from loopback import LoopbackServer, QuietHandler
 from suites import ROOT, load_report
 
 PAGE = ROOT / "docs" / "recipes.md"
+#: The page's console blocks, each the commands of one recipe as a reader runs them: run here, not by the docs runner.
+PAGE_BLOCKS = claimed("docs/recipes.md", "tests/integration/docs/test_recipes.py")
+#: What a page command's sessions add to the page's options, for the checks: the report they read, a fixed order.
+PAGE_ADDOPTS = " --consistency-report=report.json -p no:randomly"
 #: A recipe's file; a ``skip="why"`` after its name keeps the docs runner from running it (``Recipe.requires``).
 FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+)(?: [^\n]*?)? -->\n```python\n(.*?)```", re.S)
 LANGSMITH_KEY = "lsv2-test-langsmith-key-0123456789"
@@ -326,11 +336,18 @@ def tasks_of(pytester: pytest.Pytester) -> dict[str, dict[str, object]]:
     return {t["task_id"].split("::")[-1]: t for t in load_report(pytester)["tasks"]}
 
 
-def assert_no_secret(pytester: pytest.Pytester, result: pytest.RunResult) -> None:
-    texts = [result.stdout.str(), result.stderr.str(), (pytester.path / "report.json").read_text()]
+def block_keys(block: Block) -> tuple[str, ...]:
+    """The keys a page's block sets itself (``env="..._API_KEY=..."``)."""
+    pairs = (pair.partition("=") for pair in block.options.get("env", "").split())
+    return tuple(value for name, _, value in pairs if name.endswith("_KEY"))
+
+
+def assert_no_secret(pytester: pytest.Pytester, output: str, *keys: str) -> None:
+    """No key of the session (the routes', LangSmith's, ``keys``) in its output, its report or its cassettes."""
+    texts = [output, (pytester.path / "report.json").read_text()]
     texts += [p.read_text() for p in Path(pytester.path, "cassettes").rglob("*.yaml")]
     for text in texts:
-        for secret in (GOOD_KEY, LANGSMITH_KEY):
+        for secret in (GOOD_KEY, ANTHROPIC_KEY, LANGSMITH_KEY, *keys):
             assert secret not in text and secret[8:24] not in text
 
 
@@ -393,18 +410,49 @@ def test_the_page_holds_every_recipe() -> None:
     assert sorted(recipes()) == sorted([*WORKING, "test_langchain_forgot.py"])
 
 
+def page_block(name: str) -> Block | None:
+    """The page's console block whose commands run the recipe ``name``; None where the page shows no command for
+    it (instructor's, whose file is skipped by the docs runner, and the module-wide LiteLLM recipe's)."""
+    found = [b for b in PAGE_BLOCKS if any(name in c.line.split() for c in console_commands(b.source))]
+    assert len(found) <= 1, [b.id for b in found]
+    return found[0] if found else None
+
+
+def test_every_command_of_the_page_is_run_here() -> None:
+    """The blocks the page leaves to this file (``by=``) are each the commands of one recipe this file runs."""
+    run_here = [page_block(name) for name in [*WORKING, "test_langchain_forgot.py"]]
+    assert sorted(b.id for b in run_here if b is not None) == sorted(b.id for b in PAGE_BLOCKS)
+    assert len(PAGE_BLOCKS) == 13
+
+
+def run_page_block(
+    pytester: pytest.Pytester, block: Block, fake: FakeOpenAI, claude: FakeAnthropic
+) -> Iterator[tuple[str, str]]:
+    """The block's commands as the page shows them (its files, its environment, its exit statuses and shown lines),
+    each also writing report.json: after each, its cassette mode (``--consistency-record``) and its output."""
+    write_files(block, pytester.path)
+    env = command_env(block, exported(block, fake, claude))
+    env["PYTEST_ADDOPTS"] += PAGE_ADDOPTS
+    for index, command in enumerate(console_commands(block.source)):
+        result = run_command(block, index, command, pytester.path, env)
+        modes = [w.partition("=")[2] for w in command.line.split() if w.startswith("--consistency-record=")]
+        yield (modes[-1] if modes else "none"), result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("name", [pytest.param(n, marks=NEEDS_OPENAI2) if n in OPENAI2_RECIPES else n for n in WORKING])
 def test_recipe_records_and_replays_every_repetition_without_drift(
     pytester: pytest.Pytester,
     both: FakeOpenAI,
+    claude: FakeAnthropic,
     monkeypatch: pytest.MonkeyPatch,
     request: pytest.FixtureRequest,
     name: str,
 ) -> None:
+    """The page's commands first (the recording, and the replay where it shows one), then the replays it does not
+    show: serially, and under ``-n 2`` for the newer recipes."""
     recipe = cases(both)[name]
     python = openai2_python() if name in OPENAI2_RECIPES else None
-    for variable, value in recipe.env.items():
-        monkeypatch.setenv(variable, value)
+    block = page_block(name)
     if recipe.home:
         monkeypatch.setenv("HOME", str(pytester.path))
     sink = request.getfixturevalue("posthog_sink") if recipe.conftest == HAYSTACK_TELEMETRY_TO_LOOPBACK else None
@@ -413,17 +461,12 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
         both.script(*[Step(text=recipe.reply)] * 20)
     if recipe.step is not None:
         both.script(*[recipe.step] * 20)
-    recorded = None
-    runs = [("once", ()), ("none", ())] + ([("none", ("-n", "2"))] if recipe.xdist else [])
-    for mode, workers in runs:
-        result = session(pytester, both, mode, "--route-drift-max=0", *recipe.args, *workers, python=python)
-        assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
-        result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
+    recorded: dict[str, Any] | None = None
+
+    def check(mode: str, workers: tuple[str, ...], output: str) -> None:
+        nonlocal recorded
         cassettes = sorted(p.name for p in (pytester.path / "cassettes").rglob("*.yaml"))
-        assert cassettes == sorted(["rep-1.yaml", "rep-2.yaml", "rep-3.yaml"] * recipe.tasks), (
-            mode,
-            result.stdout.str(),
-        )
+        assert cassettes == sorted(["rep-1.yaml", "rep-2.yaml", "rep-3.yaml"] * recipe.tasks), (mode, output)
         tasks = tasks_of(pytester)
         assert len(tasks) == recipe.tasks, (mode, sorted(tasks))
         for task_name, task in tasks.items():
@@ -437,13 +480,30 @@ def test_recipe_records_and_replays_every_repetition_without_drift(
             assert {c["replayed"] for c in calls} == {mode == "none"}, (mode, task_name)
             if recipe.answer is not None:
                 assert [r["answer"] for r in repetitions] == [recipe.answer] * 3, (mode, task_name)
-        assert_no_secret(pytester, result)
+        assert_no_secret(pytester, output, *(block_keys(block) if block else ()))
         # The replay gives every repetition the answer and the calls (URL, model, status, tokens, ...) it recorded.
         if recorded is None:
             recorded = transcript(pytester)
         else:
             replayed = transcript(pytester)
             assert replayed == recorded, (mode, workers, differences(recorded, replayed))
+
+    shown = []  # the page's commands, each checked before the next one runs (they share report.json)
+    for mode, output in run_page_block(pytester, block, both, claude) if block is not None else ():
+        check(mode, (), output)
+        shown.append(mode)
+    # The sessions the page does not show, with the variables its commands set (the test sets them from here on).
+    for variable, value in recipe.env.items():
+        monkeypatch.setenv(variable, value)
+    runs = [] if block is not None else [("once", ())]
+    runs += [] if "none" in shown else [("none", ())]
+    runs += [("none", ("-n", "2"))] if recipe.xdist else []
+    for mode, workers in runs:
+        # the recipe's file alone: the page's block may have written the next recipe's file beside it
+        result = session(pytester, both, mode, name, "--route-drift-max=0", *recipe.args, *workers, python=python)
+        assert result.ret == 0, (mode, result.stdout.str()[-3000:], result.stderr.str()[-3000:])
+        result.stdout.fnmatch_lines(["gate --route-drift-max: route drift 0.0 pp <= 0.0 pp  ok"])
+        check(mode, workers, result.stdout.str() + result.stderr.str())
     if sink is not None:  # the setting kept haystack's telemetry off: nothing posted, no user id written
         assert sink.events == [] and not (pytester.path / ".haystack").exists()
     if recipe.traced:
@@ -497,14 +557,18 @@ def test_agents_traces_ignored_by_url_are_neither_recorded_nor_drift(
     assert replayed.ret == 0, replayed.stdout.str()
 
 
-def test_langchain_chat_model_per_repetition_fails_on_the_second(pytester: pytest.Pytester, both: FakeOpenAI) -> None:
-    write(pytester, "test_langchain_forgot.py")
-    result = session(pytester, both, "off")
-    assert result.ret == 1
+def test_langchain_chat_model_per_repetition_fails_on_the_second(
+    pytester: pytest.Pytester, both: FakeOpenAI, claude: FakeAnthropic
+) -> None:
+    """The page's command for its example of the mistake: exit status 1 and the closed loop it shows; the report
+    says where: the first repetition passes, the second fails."""
+    block = page_block("test_langchain_forgot.py")
+    assert block is not None
+    ((mode, output),) = run_page_block(pytester, block, both, claude)
+    assert mode == "off", mode
     outcomes = [r["outcome"] for r in tasks_of(pytester)["test_chat_openai_per_repetition"]["repetitions"]]  # type: ignore[index]
     assert outcomes[:2] == ["passed", "failed"], outcomes
-    result.stdout.fnmatch_lines(["E * RuntimeError: Event loop is closed"])
-    result.stdout.fnmatch_lines(["FAILED *test_chat_openai_per_repetition[[]rep2[]]*"])
+    assert "FAILED test_langchain_forgot.py::test_chat_openai_per_repetition[rep2]" in output, output[-3000:]
 
 
 def test_chat_anthropic_without_the_session_loop_meets_a_closed_loop(
@@ -549,7 +613,7 @@ def test_langsmith_tracing_without_ignoring_its_endpoint_is_unobserved(
     result = session(pytester, both, "once", "--route-drift-max=0")
     assert result.ret == 1, result.stdout.str()
     assert tasks_of(pytester)["test_traced_chain"]["drift"]["kinds"] == ["unobserved"]  # type: ignore[index]
-    assert_no_secret(pytester, result)
+    assert_no_secret(pytester, result.stdout.str() + result.stderr.str())
 
 
 def test_haystack_telemetry_forgotten_posts_each_pipeline_run_into_its_repetition(
@@ -574,7 +638,7 @@ def test_haystack_telemetry_forgotten_posts_each_pipeline_run_into_its_repetitio
     replayed = session(pytester, both, "none", "--route-drift-max=0")
     assert replayed.ret == 0, replayed.stdout.str()[-3000:]
     assert len(posthog_sink.events) == 3  # refused by the network block, not sent
-    assert_no_secret(pytester, replayed)
+    assert_no_secret(pytester, replayed.stdout.str() + replayed.stderr.str())
 
 
 def test_autogen_without_model_info_refuses_a_model_name_that_is_not_openais(
