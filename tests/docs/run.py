@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,48 +138,61 @@ def shell(script: str, workdir: Path, env: dict[str, str]) -> subprocess.Complet
 
 
 def run_commands(block: Block, workdir: Path, env: dict[str, str]) -> None:
-    write_files(block, workdir)
-    if "examples" in block.options:
-        copy_examples(workdir)
-    expected_exit = int(block.options.get("exit", "0"))
     if block.language in SHELL:
-        result = shell("set -euo pipefail\n" + block.source, workdir, env)
+        prepare(block, workdir)
+        expected_exit = int(block.options.get("exit", "0"))
+        result = shell(script(block), workdir, env)
         if result.returncode != expected_exit:
             raise BlockFailed(
                 f"{block.id}: exit status {result.returncode}, the page expects {expected_exit}:\n"
                 f"{(result.stdout + result.stderr)[-4000:]}"
             )
         return
+    for _ in run_each(block, workdir, env):
+        pass
+
+
+def script(block: Block) -> str:
+    """A bash block as it runs: one script that stops at the first command that fails."""
+    return "set -euo pipefail\n" + block.source
+
+
+def prepare(block: Block, workdir: Path) -> None:
+    """The session directory as the page has it: the block's files, and the example suite where it asks for it."""
+    write_files(block, workdir)
+    if "examples" in block.options:
+        copy_examples(workdir)
+
+
+def run_each(
+    block: Block, workdir: Path, env: dict[str, str]
+) -> Iterator[tuple[Command, subprocess.CompletedProcess[str]]]:
+    """A console block's commands in ``workdir`` (prepared first), one at a time, as the page shows them: each one's
+    exit status and shown lines are checked before it is handed on, and the next runs only when the caller asks."""
     commands = console_commands(block.source)
     if not commands:
         raise BlockFailed(f"{block.id}: a console block without a '$ ' command (use ```text for output)")
+    prepare(block, workdir)
+    expected_exit = int(block.options.get("exit", "0"))
     for index, command in enumerate(commands):
-        run_command(block, index, command, workdir, env)
-
-
-def run_command(
-    block: Block, index: int, command: Command, workdir: Path, env: dict[str, str]
-) -> subprocess.CompletedProcess[str]:
-    """The console block's command ``index``, as the page shows it: its exit status and its shown lines checked."""
-    result = shell(command.line, workdir, env)
-    last = index == len(console_commands(block.source)) - 1
-    want = int(block.options.get("exit", "0")) if last else 0
-    output = (result.stdout + result.stderr).splitlines()
-    if result.returncode != want:
-        raise BlockFailed(
-            f"{block.id}: `{command.line}` exited {result.returncode}, the page expects {want}:\n"
-            + "\n".join(output[-60:])
-        )
-    mismatch = output_mismatch(command.expected, output)
-    if mismatch is not None:
-        raise BlockFailed(
-            f"{block.id}: `{command.line}` does not print what the page shows: {mismatch}\n--- real output:\n"
-            + "\n".join(output[-80:])
-        )
-    return result
+        result = shell(command.line, workdir, env)
+        want = expected_exit if index == len(commands) - 1 else 0
+        output = (result.stdout + result.stderr).splitlines()
+        if result.returncode != want:
+            raise BlockFailed(
+                f"{block.id}: `{command.line}` exited {result.returncode}, the page expects {want}:\n"
+                + "\n".join(output[-60:])
+            )
+        mismatch = output_mismatch(command.expected, output)
+        if mismatch is not None:
+            raise BlockFailed(
+                f"{block.id}: `{command.line}` does not print what the page shows: {mismatch}\n--- real output:\n"
+                + "\n".join(output[-80:])
+            )
+        yield command, result
 
 
 def claimed(page: str, by: str) -> list[Block]:
     """The blocks of ``page`` (relative to the root) that its ``by=`` leaves to the test file ``by``: that file runs
-    them as written (``write_files``, ``command_env``, ``run_command``) and checks more than this runner would."""
+    them as written (``command_env``, ``run_each``) and checks more than this runner would."""
     return [b for b in page_blocks(ROOT / page) if b.options.get("by") == by]

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from docs.blocks import ROOT, DirectiveError, console_commands, output_mismatch, page_blocks
-from docs.run import BlockFailed, command_env, run_command, run_commands, run_consistency_yaml, run_python, write_files
+from docs.blocks import ROOT, DirectiveError, output_mismatch, page_blocks
+from docs.run import BlockFailed, command_env, run_commands, run_consistency_yaml, run_each, run_python
 
 FENCE = "```"
 
@@ -135,17 +135,16 @@ def test_a_venv_blocks_commands_are_that_venvs(tmp_path: Path) -> None:
 
 def test_a_block_left_to_a_test_file_runs_there_as_the_page_shows_it(tmp_path: Path, pytester: pytest.Pytester) -> None:
     """``by=``: not run by the runner (kind ``claimed``); ``claimed`` hands it to the file it names, whose
-    ``run_command`` checks the exit status and the shown lines as the runner would."""
+    ``run_each`` checks the exit status and the shown lines as the runner would."""
     text = (
         "<!-- docs: file=test_x.py -->\n~~~python\ndef test_x():\n    pass\n~~~\n\n"
         "<!-- docs: by=tests/integration/docs/test_x.py -->\n~~~console\n$ pytest -q test_x.py\n...\n3 passed\n~~~\n"
     )
     (block,) = runnable(page(tmp_path, text))
     assert block.kind == "claimed" and [f.options["file"] for f in block.files] == ["test_x.py"]
-    write_files(block, pytester.path)
-    (command,) = console_commands(block.source)
     with pytest.raises(BlockFailed, match="does not print what the page shows: shown line not in the output"):
-        run_command(block, 0, command, pytester.path, command_env(block, {}))
+        next(run_each(block, pytester.path, command_env(block, {})))
+    assert (pytester.path / "test_x.py").is_file()  # the session directory as the page has it
 
 
 def test_blocks_shown_inside_a_longer_fence_are_not_run(tmp_path: Path) -> None:

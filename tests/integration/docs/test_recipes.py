@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import pytest
 from docs.blocks import Block, console_commands
-from docs.run import claimed, command_env, exported, run_command, write_files
+from docs.run import claimed, command_env, exported, run_each
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
@@ -430,11 +430,9 @@ def run_page_block(
 ) -> Iterator[tuple[str, str]]:
     """The block's commands as the page shows them (its files, its environment, its exit statuses and shown lines),
     each also writing report.json: after each, its cassette mode (``--consistency-record``) and its output."""
-    write_files(block, pytester.path)
     env = command_env(block, exported(block, fake, claude))
     env["PYTEST_ADDOPTS"] += PAGE_ADDOPTS
-    for index, command in enumerate(console_commands(block.source)):
-        result = run_command(block, index, command, pytester.path, env)
+    for command, result in run_each(block, pytester.path, env):
         modes = [w.partition("=")[2] for w in command.line.split() if w.startswith("--consistency-record=")]
         yield (modes[-1] if modes else "none"), result.stdout + result.stderr
 

@@ -4,6 +4,8 @@
 gates, the step summary, HTML and JUnit outputs) on the example suite, replayed offline from the committed
 cassettes. A degraded agent is a copy of the example suite with one expectation made stricter (the committed
 cassettes are never edited): the recorded answers stay, the agent's verdicts get worse, as a regression would.
+docs/ci.md's two commands (a run, then an unchanged run against it under ``-n 2``) carry ``by=`` this file: they run
+here as the page shows them, in a copy of the example suite (tests/docs/run.py), and are the first runs checked.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from typing import Any
 
 import inner
 import pytest
+from docs.run import claimed, command_env, prepare, script, shell
 from suites import ROOT, replay_examples, validate_junit
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 WORKFLOWS = sorted((ROOT / "examples" / "ci").glob("*.yml"))
 SCRIPT = ROOT / "scripts" / "ci_local.sh"
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
+#: docs/ci.md's block: ``ci_local.sh --out ci-main``, then ``--out ci-pr --baseline ci-main/consistency.json -- -n 2``.
+(PAGE_BLOCK,) = claimed("docs/ci.md", "tests/integration/project/test_ci_workflow.py")
 
 
 def example_copy(tmp_path: Path, name: str = "suite") -> Path:
@@ -87,13 +92,23 @@ def degraded(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def unchanged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """The example suite through two shards and the merge, no baseline: the next runs' baseline."""
-    out = tmp_path_factory.mktemp("ci") / "unchanged"
-    before = files_in(ROOT / "examples")
-    result = ci_local("--shards", "2", "--out", str(out))
-    assert files_in(ROOT / "examples") == before  # every file went into --out
-    return out, result
+def page_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """docs/ci.md's block as written, in a copy of the example suite: ``ci-main`` (two shards and the merge, no
+    baseline) is the next runs' baseline, ``ci-pr`` an unchanged run against it under ``-n 2``."""
+    session = tmp_path_factory.mktemp("ci") / "session"
+    session.mkdir()
+    prepare(PAGE_BLOCK, session)
+    before = files_in(session / "examples")
+    result = shell(script(PAGE_BLOCK), session, command_env(PAGE_BLOCK, {}))
+    assert files_in(session / "examples") == before  # every file went into --out
+    return session, result
+
+
+@pytest.fixture(scope="module")
+def unchanged(page_run: tuple[Path, subprocess.CompletedProcess[str]]) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The example suite through two shards and the merge, no baseline (the page's first command)."""
+    session, result = page_run
+    return session / "ci-main", result
 
 
 def test_shards_and_the_merge_give_the_figures_of_one_run_and_every_output(
@@ -120,21 +135,33 @@ def test_shards_and_the_merge_give_the_figures_of_one_run_and_every_output(
     validate_junit(out / "junit.xml")
 
 
-@pytest.mark.parametrize("workers", [[], ["--", "-n", "2"]], ids=["serial", "xdist"])
-def test_an_unchanged_replay_passes_against_its_baseline(
-    unchanged: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path, workers: list[str]
-) -> None:
-    baseline = unchanged[0] / "consistency.json"
-    result = ci_local("--shards", "3", "--out", str(tmp_path), "--baseline", str(baseline), *workers)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+def passes_against_its_baseline(stdout: str, out: Path) -> None:
     # four statistical gates ($GATES' gap, $BASELINE_GATES' two, the suite-level test on with a baseline): 0.05 / 4
     level = "level 0.0125 = 0.05 / 4 gates (Bonferroni)"
-    assert f"gate --consistency-regressions-max: consistency regressions 0 <= 0  ok ({level})" in result.stdout
-    assert "gate --gap-increase-max: gap increase 0.0 pp, one-sided bounds [" in result.stdout
-    suite = next(line for line in result.stdout.splitlines() if line.startswith("gate --consistency-suite-regression"))
+    assert f"gate --consistency-regressions-max: consistency regressions 0 <= 0  ok ({level})" in stdout
+    assert "gate --gap-increase-max: gap increase 0.0 pp, one-sided bounds [" in stdout
+    suite = next(line for line in stdout.splitlines() if line.startswith("gate --consistency-suite-regression"))
     assert suite.endswith(f"> 0.0125  ok ({level})"), suite
-    comparison = json.loads((tmp_path / "consistency.json").read_text())["summary"]["comparison"]
+    comparison = json.loads((out / "consistency.json").read_text())["summary"]["comparison"]
     assert comparison["regressions"] == 0 and comparison["gap_change_pp"] == 0
+
+
+def test_an_unchanged_replay_under_xdist_passes_against_its_baseline(
+    page_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """The page's second command: two shards, each under ``-n 2``, merged and compared with the first's run."""
+    session, result = page_run
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    passes_against_its_baseline(result.stdout, session / "ci-pr")
+
+
+def test_an_unchanged_replay_over_three_shards_passes_against_its_baseline(
+    unchanged: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    baseline = unchanged[0] / "consistency.json"
+    result = ci_local("--shards", "3", "--out", str(tmp_path), "--baseline", str(baseline))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    passes_against_its_baseline(result.stdout, tmp_path)
 
 
 def test_a_degraded_replay_fails_the_merge_naming_the_task(

@@ -1,9 +1,15 @@
-"""The example suite replays offline from the repository's cassettes and reproduces what was recorded."""
+"""The example suite replays offline from the repository's cassettes and reproduces what was recorded.
+
+The pages' own replays of it (docs/example-suite.md's, the README's main job; docs/trajectory.md's resampling demos
+and bisection) carry ``by=`` this file: they run here as the pages show them, in a copy of the suite, their exit
+statuses and shown lines checked (tests/docs/run.py), and then this file's checks on the report they also write.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -11,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docs.blocks import Block, console_commands
+from docs.run import claimed, command_env, run_each
 from suites import ROOT, junit_props, replay_examples, validate_junit
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
@@ -29,6 +37,38 @@ CAUSE_TASKS = {
 }
 
 
+#: The pages' commands on the example suite that run here as written (their ``by=``), with this file's checks.
+SUITE_PAGE = claimed("docs/example-suite.md", "tests/integration/project/test_examples.py")
+TRAJECTORY_PAGE = claimed("docs/trajectory.md", "tests/integration/project/test_examples.py")
+
+
+def page_command(blocks: list[Block], *words: str) -> Block:
+    """The one block whose one command holds every word of ``words`` (shell words, as the shell reads them)."""
+    found = [b for b in blocks if all(w in shlex.split(console_commands(b.source)[0].line) for w in words)]
+    assert len(found) == 1 and len(console_commands(found[0].source)) == 1, (words, [b.id for b in found])
+    return found[0]
+
+
+def page_replay(tmp_path: Path, block: Block, report: bool = True) -> tuple[str, dict[str, Any]]:
+    """The page's command as written, in a copy of the example suite, offline (no key, as the page's reader runs
+    it); with ``report``, its session also writes the JSON report the checks read."""
+    env = command_env(block, {})
+    out = tmp_path / "report.json"
+    if report:
+        env["PYTEST_ADDOPTS"] += f" --consistency-report={out} -p no:randomly"
+    session = tmp_path / "session"
+    session.mkdir()
+    ((_, result),) = run_each(block, session, env)
+    return result.stdout, json.loads(out.read_text()) if report else {}
+
+
+def test_every_command_the_pages_leave_here_is_run_here() -> None:
+    demos = [page_command(TRAJECTORY_PAGE, f"--consistency-resample={target}") for target, _, _ in DEMOS]
+    bisection = page_command(TRAJECTORY_PAGE, "pytest_consistency.resample")
+    assert sorted(b.id for b in [*demos, bisection]) == sorted(b.id for b in TRAJECTORY_PAGE)
+    assert [page_command(SUITE_PAGE, *GATES)] == SUITE_PAGE
+
+
 def replay(
     tmp_path: Path, *args: str, root: Path = ROOT, name: str = "report.json"
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
@@ -40,8 +80,13 @@ def replay(
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers: list[str]) -> None:
-    result, report = replay(tmp_path, *GATES, *workers)
-    assert result.returncode == 0, result.stdout[-3000:]
+    """Serially, docs/example-suite.md's command (the README's main job) as written; under xdist, the same gates."""
+    if workers:
+        result, report = replay(tmp_path, *GATES, *workers)
+        assert result.returncode == 0, result.stdout[-3000:]
+        stdout = result.stdout
+    else:
+        stdout, report = page_replay(tmp_path, page_command(SUITE_PAGE, *GATES))
     summary = report["summary"]
     for name in ("consistency_gap_pp", "answer_disagreement_pp", "mean_at_k", "pass_hat_k"):
         assert summary[name] == pytest.approx(EXPECTED[name]), name
@@ -55,7 +100,7 @@ def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers
     assert inconsistent and all(any(name in t for name in on_purpose) for t in inconsistent)
     drifted = [task_id for task_id, t in tasks.items() if t["attribution"] == "route drift"]
     assert drifted == ["examples/test_cause_tasks.py::test_cause_route"]
-    assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp [" in result.stdout
+    assert f"consistency gap {EXPECTED['consistency_gap_pp']:.1f} pp [" in stdout
 
 
 def test_each_cause_task_is_inconsistent_for_its_own_cause(tmp_path: Path) -> None:
@@ -230,7 +275,8 @@ DEMOS = [line.split() for line in (ROOT / "examples" / "resample-demo.txt").read
 DEMOS = [d for d in DEMOS if d and not d[0].startswith("#")]
 
 
-#: Every demo serially; under xdist the first (the samples cross workers the same way for every step).
+#: Every demo serially (docs/trajectory.md's command for it, as written); under xdist the first (the samples cross
+#: workers the same way for every step).
 @pytest.mark.parametrize(
     ("target", "samples", "source", "workers"),
     [pytest.param(*d, [], id=f"{d[0].rsplit('@', 1)[1]}-serial") for d in DEMOS]
@@ -241,26 +287,24 @@ def test_resampling_demo_replays_offline_from_committed_cassettes(
 ) -> None:
     """The ReAct task's resampling demos: no key, no network, the decision distribution as recorded."""
     args = [f"--consistency-resample={target}", f"--consistency-resample-n={samples}"]
-    result, report = replay(tmp_path, *args, f"--consistency-resample-from={source}", *workers)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    args += [f"--consistency-resample-from={source}"]
+    if workers:
+        result, report = replay(tmp_path, *args, *workers)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+        stdout = result.stdout
+    else:
+        stdout, report = page_replay(tmp_path, page_command(TRAJECTORY_PAGE, *args))
     section = report["summary"]["resample"]
     expected = EXPECTED["resample"][f"{target} from {source}"]
     assert [[r["label"], r["samples"], r["passed"]] for r in section["rows"]] == expected["rows"]
     assert (section["samples"], section["steps"], section["live"]) == (expected["samples"], expected["steps"], 0)
-    assert "every sample replays its committed cassette: no live call" in result.stdout
+    assert "every sample replays its committed cassette: no live call" in stdout
     assert all(c["replayed"] for t in report["tasks"] for r in t["repetitions"] for c in r["calls"])
 
 
 def test_bisection_of_the_react_task_replays_offline_and_names_step_1(tmp_path: Path) -> None:
-    import os
-    import sys
-
+    """docs/trajectory.md's bisection command as written (its probes and its conclusion are the lines it shows)."""
     target, samples, source = DEMOS[0]
-    env = {k: v for k, v in os.environ.items() if k not in ("EXAMPLE_LLM_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    command = [sys.executable, "-m", "pytest_consistency.resample", target.rsplit("@", 1)[0], "-n", samples]
-    command += ["--from", source, "--reports", str(tmp_path), "--", "examples", "-p", "no:randomly"]
-    command += ["--consistency-config=examples/consistency.yaml", f"--consistency-cassettes={ROOT / 'cassettes'}"]
-    command += [f"--consistency-md={tmp_path / 'out.md'}", f"--consistency-html={tmp_path / 'out.html'}"]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1].startswith("step 1 is the step whose resampling alone reproduces")
+    block = page_command(TRAJECTORY_PAGE, "pytest_consistency.resample", target.rsplit("@", 1)[0], samples, source)
+    stdout, _ = page_replay(tmp_path, block, report=False)
+    assert stdout.splitlines()[-1].startswith("step 1 is the step whose resampling alone reproduces")
