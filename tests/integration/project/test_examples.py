@@ -49,17 +49,26 @@ def page_command(blocks: list[Block], *words: str) -> Block:
     return found[0]
 
 
-def page_replay(tmp_path: Path, block: Block, report: bool = True) -> tuple[str, dict[str, Any]]:
+def page_replay(tmp_path: Path, block: Block, *addopts: str, report: bool = True) -> tuple[str, dict[str, Any]]:
     """The page's command as written, in a copy of the example suite, offline (no key, as the page's reader runs
-    it); with ``report``, its session also writes the JSON report the checks read."""
+    it); with ``report``, its session also writes the JSON report the checks read (and ``addopts``)."""
     env = command_env(block, {})
     out = tmp_path / "report.json"
     if report:
-        env["PYTEST_ADDOPTS"] += f" --consistency-report={out} -p no:randomly"
+        env["PYTEST_ADDOPTS"] += " ".join(["", f"--consistency-report={out}", "-p", "no:randomly", *addopts])
     session = tmp_path / "session"
     session.mkdir()
     ((_, result),) = run_each(block, session, env)
     return result.stdout, json.loads(out.read_text()) if report else {}
+
+
+@pytest.fixture(scope="module")
+def page_suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
+    """docs/example-suite.md's command (the README's main job) as written, once for the file: its output, the report
+    and the JUnit XML it also writes (in the returned folder), and the baseline of the comparisons below."""
+    folder = tmp_path_factory.mktemp("page")
+    stdout, report = page_replay(folder, page_command(SUITE_PAGE, *GATES), f"--junitxml={folder / 'junit.xml'}")
+    return stdout, report, folder
 
 
 def test_every_command_the_pages_leave_here_is_run_here() -> None:
@@ -79,14 +88,16 @@ def replay(
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_replay_reproduces_the_recorded_gap_and_verdicts(tmp_path: Path, workers: list[str]) -> None:
+def test_replay_reproduces_the_recorded_gap_and_verdicts(
+    tmp_path: Path, workers: list[str], request: pytest.FixtureRequest
+) -> None:
     """Serially, docs/example-suite.md's command (the README's main job) as written; under xdist, the same gates."""
     if workers:
         result, report = replay(tmp_path, *GATES, *workers)
         assert result.returncode == 0, result.stdout[-3000:]
         stdout = result.stdout
     else:
-        stdout, report = page_replay(tmp_path, page_command(SUITE_PAGE, *GATES))
+        stdout, report, _ = request.getfixturevalue("page_suite")
     summary = report["summary"]
     for name in ("consistency_gap_pp", "answer_disagreement_pp", "mean_at_k", "pass_hat_k"):
         assert summary[name] == pytest.approx(EXPECTED[name]), name
@@ -214,9 +225,10 @@ def degraded(tmp_path: Path) -> Path:
     return copy
 
 
-def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate(tmp_path: Path) -> None:
-    replay(tmp_path, name="base.json")
-    gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
+def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate(
+    tmp_path: Path, page_suite: tuple[str, dict[str, Any], Path]
+) -> None:
+    gate = (f"--consistency-baseline={page_suite[2] / 'report.json'}", "--consistency-regressions-max=0")
     result, report = replay(tmp_path, *gate, root=degraded(tmp_path))
     assert result.returncode == 1, result.stdout[-3000:]
     # The task is shared by both routes' tests, so the agent's regression shows on both; with 13 tasks compared,
@@ -241,11 +253,12 @@ def test_a_degraded_task_is_named_as_a_significant_regression_and_fails_the_gate
     assert comparison["minimum_detectable_drop"] == 4 and report["summary"]["passed"] is False
 
 
-def test_two_replays_of_the_same_cassettes_never_regress(tmp_path: Path) -> None:
+def test_two_replays_of_the_same_cassettes_never_regress(
+    tmp_path: Path, page_suite: tuple[str, dict[str, Any], Path]
+) -> None:
     """Serially; under xdist the replay gives the same figures and verdicts
     (``test_replay_reproduces_the_recorded_gap_and_verdicts[xdist]``), so the same comparison."""
-    replay(tmp_path, name="base.json")
-    gate = (f"--consistency-baseline={tmp_path / 'base.json'}", "--consistency-regressions-max=0")
+    gate = (f"--consistency-baseline={page_suite[2] / 'report.json'}", "--consistency-regressions-max=0")
     result, report = replay(tmp_path, *gate, "--gap-increase-max=0")
     assert result.returncode == 0, result.stdout[-3000:]
     comparison = report["summary"]["comparison"]
@@ -253,10 +266,11 @@ def test_two_replays_of_the_same_cassettes_never_regress(tmp_path: Path) -> None
     assert {t["status"] for t in comparison["tasks"]} <= {"unchanged", "still flaky"}
 
 
-def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(tmp_path: Path) -> None:
-    xml = tmp_path / "junit.xml"
-    result, report = replay(tmp_path, f"--junitxml={xml}", *GATES)
-    assert result.returncode == 0, result.stdout[-3000:]
+def test_the_example_suites_junit_xml_validates_and_carries_each_tasks_figures(
+    page_suite: tuple[str, dict[str, Any], Path],
+) -> None:
+    _, report, folder = page_suite
+    xml = folder / "junit.xml"
     validate_junit(xml)
     (suite,) = ET.parse(xml).getroot().findall("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("66", "0", "0")  # 65 + the gates
