@@ -107,3 +107,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     took 0.2 s each time to walk them all (measured: the resample and core plugin tests 63.7 s -> 60.4 s)."""
     gc.collect()
     gc.freeze()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n N`` without ``--dist``: work-stealing, not xdist's default ``load``, which hands each worker its share
+    of the items in chunks and never moves them again: the slow integration tests ended queued on one worker, and the
+    other stood idle for the last 260 s of an 815-s run. An explicit ``--dist`` is kept (docs/testing.md)."""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "worksteal"

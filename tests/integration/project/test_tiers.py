@@ -168,3 +168,16 @@ def test_the_conftest_loads_without_the_test_extras_sdks() -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "tests collected" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("dist", "scheduler"), [((), "WorkStealingScheduling"), (("--dist", "load"), "LoadScheduling")], ids=repr
+)
+def test_the_suites_workers_steal_work_unless_a_dist_is_given(dist: tuple[str, ...], scheduler: str) -> None:
+    """``-n 2`` alone schedules by work-stealing (tests/conftest.py), so that no worker idles while the other still
+    holds a queue of slow tests; a ``--dist`` given is kept."""
+    command = [sys.executable, "-m", "pytest", "-n", "2", *dist, "-v", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command.append("tests/unit/shared/test_doorbell.py")
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"scheduling tests via {scheduler}" in result.stdout, result.stdout[-3000:]
