@@ -75,14 +75,17 @@ def test_task(pinned_client, consistency):
 def subprocess_session(pytester: Any, mode: str, *args: str, timeout: float = 300) -> Any:
     """An inner session in a fresh interpreter (what a CI job runs, environment and all), in cassette mode ``mode``,
     writing ``report.json``."""
-    return pytester.runpytest_subprocess(
-        f"--consistency-record={mode}",
-        "--consistency-report=report.json",
-        "-p",
-        "no:cacheprovider",
-        *args,
-        timeout=timeout,
-    )
+    return pytester.runpytest_subprocess(*session_args(mode, *args), timeout=timeout)
+
+
+def inprocess_session(pytester: Any, mode: str, *args: str) -> Any:
+    """The same session in the test's own process (where the SDKs are imported already): for a run whose promise is
+    not about a fresh interpreter, such as a recording with the key exported before the replay a test is about."""
+    return pytester.runpytest(*session_args(mode, *args))
+
+
+def session_args(mode: str, *args: str) -> tuple[str, ...]:
+    return (f"--consistency-record={mode}", "--consistency-report=report.json", "-p", "no:cacheprovider", *args)
 
 
 def replays_everywhere(pytester: Any, base_url: str, ret: int) -> dict[str, dict[str, Any]]:

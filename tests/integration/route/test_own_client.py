@@ -1,8 +1,9 @@
 """The first hour with the agent's own client: an agent that builds its own ``openai.OpenAI()`` (what frameworks do).
 
 Recorded live from the loopback server with the key and the base URL exported, as a user does; then replayed as a CI
-job would: another process, no key, no server. Each session is a subprocess, because what is under test is the
-environment the agent's own client reads.
+job would: another process, no key, no server. Each replay is a subprocess, because what is under test is the
+environment the agent's own client reads there; the recordings before them run in the test's process (a user's run
+with the key exported, which the test's environment is), where the SDKs are imported already.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_anthropic import Step as ClaudeStep
 from fake_openai import GOOD_KEY, FakeOpenAI, Step
-from suites import consistency_section, subprocess_session
+from suites import consistency_section, inprocess_session, subprocess_session
 from suites import load_report as report
 
 from pytest_consistency.secrets.keys import REPLAY_KEY, fingerprint
@@ -86,6 +87,7 @@ GAP_GATE = ("--consistency-gap-max=10", "--consistency-gate-on=point")
 
 
 session = subprocess_session
+record = inprocess_session
 
 
 def outcomes(pytester: pytest.Pytester) -> dict[str, Any]:
@@ -122,7 +124,7 @@ def record_then_forget(
     fake.script(*[Step(text=text) for text in REPLIES])
     pytester.makepyfile(test_agent=source)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    recorded = session(pytester, "once", *GAP_GATE, *args)
+    recorded = record(pytester, "once", *GAP_GATE, *args)
     assert len(fake.requests) == 3, recorded.stdout.str()
     monkeypatch.delenv("OPENAI_API_KEY")
     fake.reset()
@@ -167,7 +169,7 @@ def test_a_keyless_replay_of_an_anthropic_client_gives_the_recorded_outcomes(
 ) -> None:
     claude.script(*[ClaudeStep(text=text) for text in CLAUDE_REPLIES])
     logged.makepyfile(test_agent=CLAUDE_AGENT)
-    assert session(logged, "once").ret == 0
+    assert record(logged, "once").ret == 0
     expected = outcomes(logged)
     assert next(iter(expected.values()))[0] == ["passed", "failed", "passed"]
     (logged.path / "env.log").unlink()
@@ -250,7 +252,7 @@ def test_a_replay_on_another_base_url_shows_both_and_names_the_fix(
     fake.script(*[Step(text=text) for text in REPLIES])
     pytester.makepyfile(test_agent=source)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    assert session(pytester, "once").ret == 0
+    assert record(pytester, "once").ret == 0
     fake.reset()
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY + "-ci")  # a CI job's own key: never shown, never sent
@@ -290,7 +292,7 @@ def test_the_route_line_says_which_client_timeout_and_retries_are_about(
     """The route's timeout and retries are the pinned clients'; a client the agent built keeps the SDK's."""
     pytester.makepyfile(test_agent=PINNED_AND_OWN)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    result = session(pytester, "off", "--consistency-html=report.html")
+    result = record(pytester, "off", "--consistency-html=report.html")
     assert result.ret == 0, result.stdout.str()
     line = route_line(result)
     assert line.endswith("pinned clients: timeout 60s, retries 1; the agent's own clients: the SDK's unless set"), line
@@ -315,9 +317,9 @@ def test_task(pinned_client, consistency, task):
 """
     )
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-    assert session(pytester, "once", "-k", "alpha or beta").ret == 0
+    assert record(pytester, "once", "-k", "alpha or beta").ret == 0
     monkeypatch.setenv("OPENAI_API_KEY", GOOD_KEY + "-second")
-    assert session(pytester, "once", "-k", "gamma").ret == 0
+    assert record(pytester, "once", "-k", "gamma").ret == 0
     monkeypatch.delenv("OPENAI_API_KEY")
     result = session(pytester, "none", "--route-drift-max=0", "--consistency-html=report.html")
     assert result.ret == 0, result.stdout.str()

@@ -3,7 +3,8 @@
 A keyless replay gives the clients the agent builds itself a stand-in key (``keys.REPLAY_KEY``) so that the SDK can
 be built; nothing is sent with it, as the replay answers every request. These sessions try the ways it could get out
 anyway, against the loopback servers with the real SDKs and real cassettes, in subprocess sessions (what is under
-test is the environment the agent's clients and children read):
+test is the environment the agent's clients and children read; the recordings before them, with the key exported,
+run in the test's process):
 
 - a session-scoped client built while a repetition replays, then used by a repetition that records live (``once``);
 - the same client used by a test that is not a repetition at all;
@@ -23,8 +24,8 @@ from fake_anthropic import MODEL as CLAUDE_MODEL
 from fake_anthropic import FakeAnthropic
 from fake_anthropic import Step as ClaudeStep
 from fake_openai import FakeOpenAI, Step
+from suites import inprocess_session, subprocess_session
 from suites import load_report as report
-from suites import subprocess_session
 
 from pytest_consistency.secrets.keys import REPLAY_KEY
 
@@ -98,7 +99,14 @@ def test_plain(client):
 
 
 def session(pytester: pytest.Pytester, mode: str, *args: str) -> pytest.RunResult:
+    """The keyless run under test: a subprocess, whose environment is the CI job's and is all its children see."""
     return subprocess_session(pytester, mode, "-p", "no:randomly", *args)
+
+
+def record(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """The recording before it, with the key exported: in the test's process (it is the user's environment), where
+    the SDKs are imported already."""
+    return inprocess_session(pytester, "once", "-p", "no:randomly", *args)
 
 
 def stand_in_requests(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -127,7 +135,7 @@ def test_a_session_client_built_in_a_replay_never_records_with_the_stand_in_key(
     pytester.makepyfile(test_agent=TWO_TASKS)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.script(Step(text="a one"), Step(text="a two"))
-    recorded = session(pytester, "once", "test_agent.py::test_a")
+    recorded = record(pytester, "test_agent.py::test_a")
     assert recorded.ret == 0, recorded.stdout.str()
     assert len(cassettes_of(pytester, "test_a")) == 2
     fake.reset()
@@ -158,7 +166,7 @@ def test_an_anthropic_session_client_built_in_a_replay_never_records_with_the_st
     pytester.makeconftest(CLAUDE_SESSION_CLIENT)
     pytester.makepyfile(test_agent=CLAUDE_TASKS)
     claude.script(ClaudeStep(text="a one"), ClaudeStep(text="a two"))
-    assert session(pytester, "once", "test_agent.py::test_a").ret == 0
+    assert record(pytester, "test_agent.py::test_a").ret == 0
     claude.reset()
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     result = session(pytester, "once")
@@ -182,7 +190,7 @@ def test_a_session_client_built_in_a_replay_cannot_call_from_an_unmarked_test(
     pytester.makepyfile(test_agent=TWO_TASKS + UNMARKED)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.script(Step(text="a one"), Step(text="a two"))
-    assert session(pytester, "once", "test_agent.py::test_a").ret == 0
+    assert record(pytester, "test_agent.py::test_a").ret == 0
     fake.reset()
     monkeypatch.delenv("OPENAI_API_KEY")
     result = session(pytester, "none", "test_agent.py::test_a", "test_agent.py::test_plain", *workers)
@@ -258,7 +266,7 @@ def test_a_child_process_of_a_keyless_replay_never_inherits_the_stand_in_key(
     pytester.makepyfile(test_agent=CHILD_AGENT.format(child=CHILD, log=str(log), ways=INHERITING))
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.script(*[Step(text=f"plan {i}") for i in range(2 * len(INHERITING))])
-    recorded = session(pytester, "once")
+    recorded = record(pytester)
     assert recorded.ret == 0, recorded.stdout.str()
     log.unlink()
     fake.reset()
@@ -312,7 +320,7 @@ def test_a_child_handed_the_stand_in_key_is_never_started(
     pytester.makepyfile(test_agent=HANDING)
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.script(*[Step(text=f"plan {i}") for i in range(10)])
-    assert session(pytester, "once").ret == 0
+    assert record(pytester).ret == 0
     (pytester.path / "started.log").unlink()
     fake.reset()
     monkeypatch.delenv("OPENAI_API_KEY")
