@@ -112,7 +112,9 @@ def exported(block: Block, openai: Any, anthropic: Any) -> dict[str, Any]:
     return servers
 
 
-def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
+def command_env(block: Block, servers: dict[str, Any], *addopts: str) -> dict[str, str]:
+    """The page's commands' environment; ``addopts``: what a test that runs a ``by=`` block adds to every pytest
+    session of it (the report its checks read), through ``PYTEST_ADDOPTS``, the command lines left as written."""
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     bin_dir = venv_bin(block)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
@@ -120,7 +122,7 @@ def command_env(block: Block, servers: dict[str, Any]) -> dict[str, str]:
     # scripts/ci_local.sh runs the example suite with it
     env["PYTHON"] = str(bin_dir / "python") if "venv" in block.options else sys.executable
     env["PYTHONIOENCODING"] = "utf-8"
-    env["PYTEST_ADDOPTS"] = inner.addopts(env.get("PYTEST_ADDOPTS", "") + " -p no:cacheprovider")
+    env["PYTEST_ADDOPTS"] = inner.addopts(" ".join([env.get("PYTEST_ADDOPTS", ""), "-p no:cacheprovider", *addopts]))
     if "openai" in servers:
         env["OPENAI_BASE_URL"] = servers["openai"].base_url
         env["OPENAI_API_KEY"] = servers["openai_key"]

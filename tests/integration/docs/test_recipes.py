@@ -43,7 +43,7 @@ PAGE = ROOT / "docs" / "recipes.md"
 #: The page's console blocks, each the commands of one recipe as a reader runs them: run here, not by the docs runner.
 PAGE_BLOCKS = claimed("docs/recipes.md", "tests/integration/docs/test_recipes.py")
 #: What a page command's sessions add to the page's options, for the checks: the report they read, a fixed order.
-PAGE_ADDOPTS = " --consistency-report=report.json -p no:randomly"
+PAGE_ADDOPTS = ("--consistency-report=report.json", "-p no:randomly")
 #: A recipe's file; a ``skip="why"`` after its name keeps the docs runner from running it (``Recipe.requires``).
 FILE_BLOCK = re.compile(r"<!-- docs: file=(\S+)(?: [^\n]*?)? -->\n```python\n(.*?)```", re.S)
 LANGSMITH_KEY = "lsv2-test-langsmith-key-0123456789"
@@ -430,8 +430,7 @@ def run_page_block(
 ) -> Iterator[tuple[str, str]]:
     """The block's commands as the page shows them (its files, its environment, its exit statuses and shown lines),
     each also writing report.json: after each, its cassette mode (``--consistency-record``) and its output."""
-    env = command_env(block, exported(block, fake, claude))
-    env["PYTEST_ADDOPTS"] += PAGE_ADDOPTS
+    env = command_env(block, exported(block, fake, claude), *PAGE_ADDOPTS)
     for command, result in run_each(block, pytester.path, env):
         modes = [w.partition("=")[2] for w in command.line.split() if w.startswith("--consistency-record=")]
         yield (modes[-1] if modes else "none"), result.stdout + result.stderr

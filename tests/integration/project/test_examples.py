@@ -52,10 +52,9 @@ def page_command(blocks: list[Block], *words: str) -> Block:
 def page_replay(tmp_path: Path, block: Block, *addopts: str, report: bool = True) -> tuple[str, dict[str, Any]]:
     """The page's command as written, in a copy of the example suite, offline (no key, as the page's reader runs
     it); with ``report``, its session also writes the JSON report the checks read (and ``addopts``)."""
-    env = command_env(block, {})
     out = tmp_path / "report.json"
-    if report:
-        env["PYTEST_ADDOPTS"] += " ".join(["", f"--consistency-report={out}", "-p", "no:randomly", *addopts])
+    reported = (f"--consistency-report={out}", "-p no:randomly", *addopts) if report else ()
+    env = command_env(block, {}, *reported)
     session = tmp_path / "session"
     session.mkdir()
     ((_, result),) = run_each(block, session, env)
