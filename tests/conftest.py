@@ -3,10 +3,14 @@ import gc
 import importlib
 import os
 import pkgutil
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
+import forkserver
 import inner
 import pytest
+import xdist.plugin
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
@@ -34,14 +38,50 @@ for _module in pkgutil.walk_packages(pytest_consistency.__path__, "pytest_consis
 
 pytest_plugins = ["pytester"]
 
+# The inner sessions' plugin of the fork server (tests/support/forkserver.py), for those run in this process: on the
+# path before any pytester session snapshots it (each restores the path it found), and on the copy of the path xdist
+# took at its import for the local workers of those sessions (xdist gives them that copy, not PYTHONPATH).
+sys.path.append(forkserver.PLUGIN_DIRECTORY)
+xdist.plugin._sys_path.append(forkserver.PLUGIN_DIRECTORY)
+
+
+@pytest.fixture(scope="session")
+def _fork_server() -> Iterator[forkserver.Running | None]:
+    """The warm server inner sessions' processes are forked from (tests/support/forkserver.py), for this process's
+    tests, started at the first test that runs an inner session; none with ``FORKSERVER_OFF`` set."""
+    if os.environ.get(forkserver.OFF_VARIABLE):
+        yield None
+        return
+    log = os.environ.get(forkserver.LOG_VARIABLE)
+    with forkserver.running(log=log) as server, pytest.MonkeyPatch.context() as monkeypatch:
+        for name, value in server.environment().items():
+            monkeypatch.setenv(name, value)
+        yield server
+
+
+#: The integration tests, whose commands and inner sessions start processes: the fork server runs for each of them.
+INTEGRATION = Path(__file__).parent / "integration"
+
 
 @pytest.fixture(autouse=True)
 def _quiet_inner_asyncio(request: pytest.FixtureRequest) -> None:
     """Inner sessions load pytest-asyncio from the environment; give it the setting it warns about. They leave out
-    the other test tools' plugins unless a test asks for one (tests/support/inner.py says which and why)."""
-    if "pytester" in request.fixturenames:
-        request.getfixturevalue("pytester").makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    the other test tools' plugins unless a test asks for one (tests/support/inner.py says which and why). Their
+    processes (``runpytest_subprocess``, ``-n N`` workers, the docs' ``pytest``, the example replays) are forked from
+    the warm server, which every integration test and every test of an inner session has running; a test marked
+    ``cold_start`` (what a process imports is its point) starts them cold."""
+    uses_pytester = "pytester" in request.fixturenames
+    forked = uses_pytester or request.path.is_relative_to(INTEGRATION)
+    server = request.getfixturevalue("_fork_server") if forked else None
+    if server is not None and request.node.get_closest_marker("cold_start"):
+        request.getfixturevalue("monkeypatch").setenv(forkserver.OFF_VARIABLE, "1")
+        server = None
+    if uses_pytester:
+        pytester = request.getfixturevalue("pytester")
+        pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         monkeypatch = request.getfixturevalue("monkeypatch")
+        if server is not None:
+            monkeypatch.setattr(pytester, "_getpytestargs", lambda: (server.client, "-mpytest"))
         monkeypatch.setenv("PYTEST_ADDOPTS", inner.addopts(os.environ.get("PYTEST_ADDOPTS", "")))
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import inner
 import yaml
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
@@ -118,6 +119,8 @@ def command_env(block: Block, servers: dict[str, Any], *addopts: str) -> dict[st
     env = {k: v for k, v in os.environ.items() if k not in DROPPED}
     bin_dir = venv_bin(block)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    if "venv" not in block.options:
+        env["PATH"] = forkserver.shell_path(env["PATH"])  # its pytest forked from the warm server (tests/support)
     env["COLUMNS"] = "80"
     # scripts/ci_local.sh runs the example suite with it
     env["PYTHON"] = str(bin_dir / "python") if "venv" in block.options else sys.executable

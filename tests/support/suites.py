@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import inner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +202,7 @@ def replay_examples(
     env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONIOENCODING"] = "utf-8"
     env["PYTEST_ADDOPTS"] = inner.addopts(env.get("PYTEST_ADDOPTS", ""))  # as the main job's venv: no other test tools
-    command = [sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command = [forkserver.interpreter(), "-m", "pytest", suite, "-p", "no:cacheprovider", "-p", "no:randomly"]
     command += [f"--consistency-config={suite}/consistency.yaml", f"--consistency-report={report}"]
     command += [f"--consistency-md={report.with_suffix('.md')}", f"--consistency-html={report.with_suffix('.html')}"]
     command += [f"--consistency-cassettes={ROOT / 'cassettes'}", *args]

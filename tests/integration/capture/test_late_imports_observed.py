@@ -11,6 +11,10 @@ from suites import report_calls as calls
 
 from pytest_consistency.secrets.keys import fingerprint
 
+#: Their sessions' processes start cold, not forked from the warm server (tests/support/forkserver.py):
+#: an HTTP library first imported inside a repetition is their point (a fork has them all).
+pytestmark = pytest.mark.cold_start
+
 
 def run_sub(pytester: pytest.Pytester, mode: str, *args: str, timeout: float = 90) -> pytest.RunResult:
     """The same in a fresh interpreter (respx, which imports httpx at startup, left out)."""

@@ -22,6 +22,10 @@ from pytest_consistency.model.records import CallRecord, RepetitionResult
 from pytest_consistency.model.trajectory import Decision, ToolCall
 from pytest_consistency.route.providers import builtin
 
+#: Their sessions' processes start cold, not forked from the warm server (tests/support/forkserver.py):
+#: what a session imports by itself is what these tests measure.
+pytestmark = pytest.mark.cold_start
+
 URL = "http://127.0.0.1:8000/v1/chat/completions"
 
 

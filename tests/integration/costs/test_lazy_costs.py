@@ -19,6 +19,10 @@ from fake_openai import GOOD_KEY, FakeOpenAI
 
 import pytest_consistency
 
+#: Their sessions' processes start cold, not forked from the warm server (tests/support/forkserver.py):
+#: what a session imports by itself is what these tests measure.
+pytestmark = pytest.mark.cold_start
+
 PROBE = """
 import json
 import sys

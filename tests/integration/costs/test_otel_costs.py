@@ -17,6 +17,10 @@ import pytest
 from collector import Collector
 from fake_openai import FakeOpenAI, Step
 
+#: Their sessions' processes start cold, not forked from the warm server (tests/support/forkserver.py):
+#: what a session imports by itself is what these tests measure.
+pytestmark = pytest.mark.cold_start
+
 #: The modules a session loaded that are OpenTelemetry's or protobuf's (the OTLP exporter's encoding), written last.
 PROBE = """
 import json

@@ -20,6 +20,10 @@ import pytest
 from asleep import ASLEEP, ASLEEP_ROLES, REWRITTEN, without_reasons_to_wake
 from asleep import PROBE as ASLEEP_PROBE
 
+#: Their sessions' processes start cold, not forked from the warm server (tests/support/forkserver.py):
+#: what a session imports by itself is what these tests measure.
+pytestmark = pytest.mark.cold_start
+
 pytest.importorskip("xdist")
 
 #: Every process of the session (the controller and each worker) writes what of the plugin it imported and which
