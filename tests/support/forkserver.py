@@ -578,6 +578,13 @@ def interpreter() -> str:
     return client if client and os.environ.get(PYTHON_VARIABLE) == sys.executable else sys.executable
 
 
+def worker_options() -> list[str]:
+    """The options that start a session's ``-n N`` workers forked too (the plugin ``inner.addopts`` adds), where a
+    server runs for this interpreter; none where none does."""
+    running = os.environ.get(CLIENT_VARIABLE) and os.environ.get(PYTHON_VARIABLE) == sys.executable
+    return ["-p", "forked_sessions"] if running else []
+
+
 def shell_path(path: str) -> str:
     """``PATH`` for a shell whose ``pytest`` is this interpreter's venv's: the server's ``pytest`` first, if it runs."""
     commands = os.environ.get(COMMANDS_VARIABLE)

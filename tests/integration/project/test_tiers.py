@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 from tiers import ROOT, TIER_MARKERS, tiers
 
@@ -39,7 +40,17 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     (tmp / "tierdump.py").write_text(DUMP)
     pythonpath = os.pathsep.join([str(tmp), str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PYTHONPATH": pythonpath, "TIERDUMP": str(tmp / "tiers.json")}
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "tierdump", "-p", "no:cacheprovider"]
+    command = [
+        forkserver.interpreter(),
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "-p",
+        "tierdump",
+        "-p",
+        "no:cacheprovider",
+    ]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return dict(json.loads((tmp / "tiers.json").read_text()))
@@ -176,7 +187,8 @@ def test_the_conftest_loads_without_the_test_extras_sdks() -> None:
 def test_the_suites_workers_steal_work_unless_a_dist_is_given(dist: tuple[str, ...], scheduler: str) -> None:
     """``-n 2`` alone schedules by work-stealing (tests/conftest.py), so that no worker idles while the other still
     holds a queue of slow tests; a ``--dist`` given is kept."""
-    command = [sys.executable, "-m", "pytest", "-n", "2", *dist, "-v", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    command = [forkserver.interpreter(), "-m", "pytest", "-n", "2", *dist, "-v", "-p", "no:cacheprovider"]
+    command += ["-p", "no:randomly", *forkserver.worker_options()]
     command.append("tests/unit/shared/test_doorbell.py")
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
