@@ -10,7 +10,6 @@ from pathlib import Path
 import forkserver
 import inner
 import pytest
-import xdist.plugin
 from fake_anthropic import GOOD_KEY as ANTHROPIC_KEY
 from fake_anthropic import FakeAnthropic
 from fake_openai import GOOD_KEY, FakeOpenAI
@@ -42,7 +41,10 @@ pytest_plugins = ["pytester"]
 # path before any pytester session snapshots it (each restores the path it found), and on the copy of the path xdist
 # took at its import for the local workers of those sessions (xdist gives them that copy, not PYTHONPATH).
 sys.path.append(forkserver.PLUGIN_DIRECTORY)
-xdist.plugin._sys_path.append(forkserver.PLUGIN_DIRECTORY)
+with contextlib.suppress(ImportError):  # without the test extra, no xdist: this file still loads
+    import xdist.plugin
+
+    xdist.plugin._sys_path.append(forkserver.PLUGIN_DIRECTORY)
 
 
 @pytest.fixture(scope="session")

@@ -157,13 +157,13 @@ def test_every_tier_is_declared_and_documented_and_ci_deselects_none(pytestconfi
         assert f"`{marker}`" in page, marker
 
 
-#: Runs pytest with the SDKs and HTTP stacks the test extra installs made impossible to import.
+#: Runs pytest with the SDKs, HTTP stacks and xdist the test extra installs made impossible to import.
 WITHOUT_SDKS = """
 import sys, pytest
 
 class Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai", "vcr"}:
+        if name.split(".")[0] in {"anthropic", "httpcore", "httpcore2", "httpx", "httpx2", "openai", "vcr", "xdist"}:
             raise ImportError(f"No module named {name!r}")
 
 sys.meta_path.insert(0, Absent())
