@@ -36,6 +36,7 @@ import json
 import os
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import struct
@@ -306,6 +307,8 @@ def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     listener.listen(64)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
+    # its stdin is a pipe its starter holds open: at its end (the starter gone, even killed) the server ends too
+    selector.register(sys.stdin, selectors.EVENT_READ, "starter")
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # its starter stops reading: nothing more of the server's goes there
@@ -313,6 +316,13 @@ def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     try:
         while True:
             for key, _ in selector.select():
+                if key.data == "starter":
+                    if os.read(0, 4096):
+                        continue
+                    for pid in server.children:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                    raise SystemExit(0)
                 if key.data == "accept":
                     conn, _ = listener.accept()
                     conn.settimeout(30)
@@ -532,8 +542,9 @@ class Running:
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
-        with contextlib.suppress(OSError):
-            os.unlink(self.socket)
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def start(python: str = sys.executable, log: str | None = None) -> Running:
@@ -559,7 +570,7 @@ def start(python: str = sys.executable, log: str | None = None) -> Running:
     process = subprocess.Popen(
         [python, __file__, path, *([log] if log else [])],
         stdout=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         env=env,
         cwd=directory,
     )

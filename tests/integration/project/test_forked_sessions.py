@@ -175,3 +175,28 @@ def test_a_client_killed_by_its_caller_takes_its_child_with_it(server: forkserve
     while Path(f"/proc/{child}").exists() and "Z" not in Path(f"/proc/{child}/stat").read_text().split()[2]:
         assert time.monotonic() < deadline, "the child outlived its client"
         time.sleep(0.05)
+
+
+#: A test process that starts a server, says its pid, and waits to be killed.
+STARTER = """
+import sys, time
+sys.path.insert(0, {support!r})
+import forkserver
+server = forkserver.start()
+print(server.process.pid, server.directory, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_server_whose_test_process_is_killed_ends_too(tmp_path: Path) -> None:
+    """A worker killed mid-run (a CI timeout, a crash) leaves no server behind, waiting forever."""
+    code = STARTER.format(support=str(Path(forkserver.__file__).parent))
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert starter.stdout is not None
+    pid, _ = starter.stdout.readline().split()
+    starter.kill()
+    starter.wait()
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+        assert time.monotonic() < deadline, "the server outlived the process that started it"
+        time.sleep(0.05)
