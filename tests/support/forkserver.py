@@ -60,7 +60,7 @@ LOG_VARIABLE = "FORKSERVER_LOG"
 #: The client, and the interpreter it stands for: for ``forked_sessions.py``, the inner sessions' plugin.
 CLIENT_VARIABLE = "FORKSERVER_CLIENT"
 PYTHON_VARIABLE = "FORKSERVER_PYTHON"
-#: The directory of the commands that stand for the venv's (``pytest``): first on a shell's PATH, they start forked.
+#: The directory of the commands that stand for the venv's (``COMMANDS``): first on a shell's PATH, they start forked.
 COMMANDS_VARIABLE = "FORKSERVER_COMMANDS"
 #: Where ``forked_sessions.py`` is: on ``PYTHONPATH`` while a server runs, so that every inner session finds it.
 PLUGIN_DIRECTORY = str(Path(__file__).parent / "forked")
@@ -114,8 +114,10 @@ class Plan:
     no_bytecode: bool
 
 
-#: The scripts of the server's interpreter a child may run: its venv's ``pytest`` (the docs' commands say ``pytest``).
-SCRIPTS = (str(Path(sys.executable).parent / "pytest"),)
+#: The commands of the server's venv a child may run (the docs' commands and the CLI's tests run them by name).
+COMMANDS = ("pytest", "pytest-consistency")
+#: Their scripts, as the server's interpreter finds them.
+SCRIPTS = tuple(str(Path(sys.executable).parent / name) for name in COMMANDS)
 
 
 def plan(argv: list[str]) -> Plan | None:
@@ -247,17 +249,22 @@ def send(sock: socket.socket, message: object, fds: list[int] | None = None) -> 
 
 def receive(sock: socket.socket, fds: int = 0) -> tuple[object, list[int]]:
     got: list[int] = []
-    if fds:
-        header, got, _, _ = socket.recv_fds(sock, 4, fds)
-    else:
-        header = sock.recv(4, socket.MSG_WAITALL)
-    if len(header) < 4:
-        raise EOFError("the peer closed the connection")
-    (size,) = struct.unpack("!I", header)
-    data = sock.recv(size, socket.MSG_WAITALL) if size else b""
-    if len(data) < size:
-        raise EOFError("the peer closed the connection mid-message")
-    return json.loads(data), got
+    try:
+        if fds:
+            header, got, _, _ = socket.recv_fds(sock, 4, fds)
+        else:
+            header = sock.recv(4, socket.MSG_WAITALL)
+        if len(header) < 4:
+            raise EOFError("the peer closed the connection")
+        (size,) = struct.unpack("!I", header)
+        data = sock.recv(size, socket.MSG_WAITALL) if size else b""
+        if len(data) < size:
+            raise EOFError("the peer closed the connection mid-message")
+        return json.loads(data), got
+    except BaseException:
+        for fd in got:  # a broken request leaves none of its descriptors open in the server
+            os.close(fd)
+        raise
 
 
 # --- the server ---------------------------------------------------------------------------------------------------
@@ -311,7 +318,9 @@ def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     selector.register(sys.stdin, selectors.EVENT_READ, "starter")
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # its starter stops reading: nothing more of the server's goes there
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # its starter stops reading: nothing more of the server's goes there
+    os.close(devnull)
     owner = os.getpid()
     try:
         while True:
@@ -549,12 +558,12 @@ class Running:
 
 def start(python: str = sys.executable, log: str | None = None) -> Running:
     """A server for ``python``'s children, and its clients (executables), in a directory of their own: ``python``,
-    which stands for the interpreter, and ``bin/pytest``, for the venv's ``pytest`` command."""
+    which stands for the interpreter, and in ``bin/`` one for each of the venv's ``COMMANDS``."""
     directory = tempfile.mkdtemp(prefix="forkserver-")
     path = os.path.join(directory, "socket")
     client = os.path.join(directory, "python")
     os.mkdir(os.path.join(directory, "bin"))
-    scripts = {client: [], os.path.join(directory, "bin", "pytest"): [str(Path(python).parent / "pytest")]}
+    scripts = {client: [], **{os.path.join(directory, "bin", n): [str(Path(python).parent / n)] for n in COMMANDS}}
     for name, prefix in scripts.items():
         text = CLIENT.format(
             python=python,
@@ -594,6 +603,15 @@ def worker_options() -> list[str]:
     server runs for this interpreter; none where none does."""
     running = os.environ.get(CLIENT_VARIABLE) and os.environ.get(PYTHON_VARIABLE) == sys.executable
     return ["-p", "forked_sessions"] if running else []
+
+
+def command(name: str) -> str:
+    """The venv's command ``name`` (one of ``COMMANDS``) as a test runs it: the server's client for it, if one runs
+    for this interpreter."""
+    commands = os.environ.get(COMMANDS_VARIABLE)
+    if commands and os.environ.get(PYTHON_VARIABLE) == sys.executable:
+        return os.path.join(commands, name)
+    return str(Path(sys.executable).parent / name)
 
 
 def shell_path(path: str) -> str:

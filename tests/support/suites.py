@@ -185,7 +185,8 @@ COMMAND = str(Path(sys.executable).parent / "pytest-consistency")
 def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``pytest-consistency ARGS`` in ``cwd``, at 80 columns, as CI runs it."""
     env = {**os.environ, "COLUMNS": "80"}
-    return subprocess.run([COMMAND, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+    command = forkserver.command("pytest-consistency")  # the same script, forked from the warm server if one runs
+    return subprocess.run([command, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def replay_examples(

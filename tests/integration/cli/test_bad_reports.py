@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 from suites import pattern_suite
 
@@ -44,7 +45,13 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     cannot encode is a crash here, as it is on a UTF-8 terminal, not hidden by a C locale's surrogateescape."""
     env = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8"}
     return subprocess.run(
-        [COMMAND, *args], cwd=cwd, capture_output=True, env=env, timeout=120, text=True, errors="replace"
+        [forkserver.command("pytest-consistency"), *args],
+        cwd=cwd,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        text=True,
+        errors="replace",
     )
 
 
