@@ -43,6 +43,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import types
 from collections.abc import Iterator
@@ -281,12 +282,16 @@ class Child:
 class Server:
     path: str
     read: dict[str, str | None]
+    #: The server's threads after its imports: one, or ``fork`` would copy a process whose other threads are gone.
+    threads: int
     children: dict[int, Child] = field(default_factory=dict)
 
     def refusal(self, request: Request) -> str | None:
         """Why the interpreter must run ``request`` itself, or None where a fork is that process."""
         if request.env.get(OFF_VARIABLE):
             return f"{OFF_VARIABLE} is set"
+        if self.threads != 1:
+            return f"a preloaded module started a thread ({self.threads} running)"
         if plan(request.argv) is None:
             return f"not -m pytest or -c: {request.argv[:2]}"
         mine = start_variables(dict(os.environ))
@@ -308,7 +313,7 @@ def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     # every object, copy the pages fork shares), as tests/conftest.py keeps the run's own imports out of them
     gc.collect()
     gc.freeze()
-    server = Server(path, read)
+    server = Server(path, read, threading.active_count())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -441,6 +446,7 @@ def become(request: Request, fds: list[int], base_path: list[str]) -> Plan:
     tempfile.tempdir = None  # as a fresh process has it: read from TMPDIR at first use
     how = plan(request.argv)
     assert how is not None
+    sys.orig_argv = [sys.executable, *request.argv]
     unbuffered = how.unbuffered or bool(request.env.get("PYTHONUNBUFFERED"))
     io_encoding = request.env.get("PYTHONIOENCODING", "")
     sys.stdin, sys.stdout, sys.stderr = (standard_stream(fd, unbuffered, io_encoding) for fd in (0, 1, 2))

@@ -29,6 +29,7 @@ SEEN_AT_COLLECTION = {name: name in sys.modules for name in ("openai", "pytest_c
 def test_probe():
     out = {
         "argv": sys.argv[1:],
+        "orig_argv": sys.orig_argv[1:],
         "cwd": os.getcwd(),
         "path": [p for p in sys.path if "forked" not in p],
         "probe": os.environ.get("PROBE"),
@@ -159,6 +160,19 @@ def test_exit_statuses_and_signals_are_the_childs(server: forkserver.Running, tm
     assert echoed.stdout == "OVER STDIN ['-c', 'x']\n"
 
 
+def ends(pid: int, within: float = 30) -> bool:
+    """Whether process ``pid`` ends (is gone, or a zombie no one reaps) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z":
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_a_client_killed_by_its_caller_takes_its_child_with_it(server: forkserver.Running, tmp_path: Path) -> None:
     """As ``pytester``'s timeout kills the process it started: the child must not run on unseen."""
     pid_file = tmp_path / "pid"
@@ -171,10 +185,7 @@ def test_a_client_killed_by_its_caller_takes_its_child_with_it(server: forkserve
     child = int(pid_file.read_text())
     client.kill()
     client.wait()
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{child}").exists() and "Z" not in Path(f"/proc/{child}/stat").read_text().split()[2]:
-        assert time.monotonic() < deadline, "the child outlived its client"
-        time.sleep(0.05)
+    assert ends(child), "the child outlived its client"
 
 
 #: A test process that starts a server, says its pid, and waits to be killed.
@@ -196,7 +207,4 @@ def test_a_server_whose_test_process_is_killed_ends_too(tmp_path: Path) -> None:
     pid, _ = starter.stdout.readline().split()
     starter.kill()
     starter.wait()
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]:
-        assert time.monotonic() < deadline, "the server outlived the process that started it"
-        time.sleep(0.05)
+    assert ends(int(pid)), "the server outlived the process that started it"
