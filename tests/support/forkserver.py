@@ -284,12 +284,16 @@ class Server:
     read: dict[str, str | None]
     #: The server's threads after its imports: one, or ``fork`` would copy a process whose other threads are gone.
     threads: int
+    #: Whether this kernel gives a child's exit as a descriptor (``pidfd_open``, Linux 5.3), which the server waits on.
+    pidfds: bool
     children: dict[int, Child] = field(default_factory=dict)
 
     def refusal(self, request: Request) -> str | None:
         """Why the interpreter must run ``request`` itself, or None where a fork is that process."""
         if request.env.get(OFF_VARIABLE):
             return f"{OFF_VARIABLE} is set"
+        if not self.pidfds:
+            return "pidfd_open does not work here"
         if self.threads != 1:
             return f"a preloaded module started a thread ({self.threads} running)"
         if plan(request.argv) is None:
@@ -305,6 +309,14 @@ class Server:
         return None
 
 
+def pidfds_work() -> bool:
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
 def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     """Run the server on ``path``; returns only in a forked child: its request and standard streams. With ``log``,
     a line per request there: ``forked ARGV`` or ``cold (WHY) ARGV``."""
@@ -313,7 +325,7 @@ def serve(path: str, log: str | None = None) -> tuple[Request, list[int]]:
     # every object, copy the pages fork shares), as tests/conftest.py keeps the run's own imports out of them
     gc.collect()
     gc.freeze()
-    server = Server(path, read, threading.active_count())
+    server = Server(path, read, threading.active_count(), pidfds_work())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)

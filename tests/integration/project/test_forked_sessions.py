@@ -208,3 +208,13 @@ def test_a_server_whose_test_process_is_killed_ends_too(tmp_path: Path) -> None:
     starter.kill()
     starter.wait()
     assert ends(int(pid)), "the server outlived the process that started it"
+
+
+def test_a_server_that_cannot_wait_on_its_children_or_holds_a_thread_forks_nothing() -> None:
+    """Its refusals, asked directly: a fork of a process with other threads loses them; without ``pidfd_open`` the
+    server could not see a child end."""
+    env = {k: v for k, v in os.environ.items() if k != forkserver.OFF_VARIABLE}
+    request = forkserver.Request(["-mpytest", "-q"], "/", env)
+    assert forkserver.Server("socket", {}, threads=1, pidfds=True).refusal(request) is None
+    assert "pidfd_open" in str(forkserver.Server("socket", {}, threads=1, pidfds=False).refusal(request))
+    assert "thread" in str(forkserver.Server("socket", {}, threads=2, pidfds=True).refusal(request))
