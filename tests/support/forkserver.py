@@ -610,34 +610,33 @@ def start(python: str = sys.executable, log: str | None = None) -> Running:
     return Running(process, path, client, directory, python)
 
 
+def serving_here() -> bool:
+    """Whether a server runs for this process's interpreter (its variables set, for ``sys.executable``)."""
+    return bool(os.environ.get(CLIENT_VARIABLE)) and os.environ.get(PYTHON_VARIABLE) == sys.executable
+
+
 def interpreter() -> str:
     """What a test runs for ``sys.executable -m pytest``: the client where a server runs for this interpreter."""
-    client = os.environ.get(CLIENT_VARIABLE)
-    return client if client and os.environ.get(PYTHON_VARIABLE) == sys.executable else sys.executable
+    return os.environ[CLIENT_VARIABLE] if serving_here() else sys.executable
 
 
 def worker_options() -> list[str]:
-    """The options that start a session's ``-n N`` workers forked too (the plugin ``inner.addopts`` adds), where a
-    server runs for this interpreter; none where none does."""
-    running = os.environ.get(CLIENT_VARIABLE) and os.environ.get(PYTHON_VARIABLE) == sys.executable
-    return ["-p", "forked_sessions"] if running else []
+    """The options that start a session's ``-n N`` workers forked too (``inner.addopts`` adds them), where a server
+    runs for this interpreter; none where none does."""
+    return ["-p", "forked_sessions"] if serving_here() else []
 
 
 def command(name: str) -> str:
     """The venv's command ``name`` (one of ``COMMANDS``) as a test runs it: the server's client for it, if one runs
     for this interpreter."""
-    commands = os.environ.get(COMMANDS_VARIABLE)
-    if commands and os.environ.get(PYTHON_VARIABLE) == sys.executable:
-        return os.path.join(commands, name)
+    if serving_here():
+        return os.path.join(os.environ[COMMANDS_VARIABLE], name)
     return str(Path(sys.executable).parent / name)
 
 
 def shell_path(path: str) -> str:
     """``PATH`` for a shell whose ``pytest`` is this interpreter's venv's: the server's ``pytest`` first, if it runs."""
-    commands = os.environ.get(COMMANDS_VARIABLE)
-    if not commands or os.environ.get(PYTHON_VARIABLE) != sys.executable:
-        return path
-    return os.pathsep.join([commands, path])
+    return os.pathsep.join([os.environ[COMMANDS_VARIABLE], path]) if serving_here() else path
 
 
 @contextlib.contextmanager

@@ -13,18 +13,14 @@ An inner session leaves them out unless its test asks for one by name (``-p reru
 
 from __future__ import annotations
 
-import os
+import forkserver
 
 #: The entry-point names (``-p no:NAME``) an inner session leaves out.
 LEFT_OUT = ("flaky", "langsmith_plugin", "rerunfailures", "respx", "llmock", "hypothesispytest", "anyio")
 
 
-#: Set while a fork server runs (tests/support/forkserver.py): its inner sessions' plugin is loaded.
-FORKED = "FORKSERVER_CLIENT"
-
-
 def addopts(existing: str = "") -> str:
     """``PYTEST_ADDOPTS`` for an inner session: ``existing`` and the test tools' plugins left out; while a fork
-    server runs, the plugin that starts the session's xdist workers from it."""
-    forked = ["-p forked_sessions"] if os.environ.get(FORKED) else []
-    return " ".join([existing.strip(), *(f"-p no:{name}" for name in LEFT_OUT), *forked]).strip()
+    server runs (tests/support/forkserver.py), the plugin that starts the session's xdist workers from it."""
+    left_out = (f"-p no:{name}" for name in LEFT_OUT)
+    return " ".join([existing.strip(), *left_out, *forkserver.worker_options()]).strip()
